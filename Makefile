@@ -1,0 +1,91 @@
+# Makefile: builds bin/hmmc (the compiler) and build/libhmmrt.a (the runtime
+# of generated programs), runs the demo and the tests.
+#   make          build the compiler and the runtime
+#   make demo     compile models/casino.hmm and score models/casino.fa
+#   make test     unit, golden and differential tests (installs what is missing)
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
+BUILD   := build
+FLEX    ?= flex
+BISON   ?= bison
+
+GRAMMAR_C   := $(BUILD)/grammar/parser.c $(BUILD)/grammar/lexer.c
+GRAMMAR_O   := $(GRAMMAR_C:.c=.o)
+COMPILER_C  := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+COMPILER_O  := $(patsubst %.c,$(BUILD)/%.o,$(COMPILER_C)) $(GRAMMAR_O)
+RUNTIME_C   := $(wildcard runtime/*.c)
+RUNTIME_O   := $(patsubst %.c,$(BUILD)/%.o,$(RUNTIME_C))
+UNIT_C      := $(wildcard tests/unit/test_*.c)
+UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_C))
+TOOL_C      := $(wildcard tests/tools/*.c)
+TOOL_BIN    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
+
+INCLUDES := -Icompiler -I$(BUILD)/grammar -Iruntime
+
+.PHONY: all demo test unit golden differential deps clean
+all: bin/hmmc $(BUILD)/libhmmrt.a
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/grammar/parser.c $(BUILD)/grammar/parser.h: grammar/parser.y
+	@mkdir -p $(@D)
+	$(BISON) -Wall -Werror --header=$(BUILD)/grammar/parser.h -o $(BUILD)/grammar/parser.c $<
+
+$(BUILD)/grammar/lexer.c $(BUILD)/grammar/lexer.h: grammar/lexer.l $(BUILD)/grammar/parser.h
+	@mkdir -p $(@D)
+	$(FLEX) --header-file=$(BUILD)/grammar/lexer.h -o $(BUILD)/grammar/lexer.c $<
+
+# Generated scanners and parsers get the warnings they are known to trip turned off.
+$(BUILD)/grammar/%.o: $(BUILD)/grammar/%.c $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
+	$(CC) $(CFLAGS) $(WARN) -Wno-sign-compare -Wno-unused-function $(INCLUDES) -c $< -o $@
+
+$(BUILD)/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) $(INCLUDES) -c $< -o $@
+
+$(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -c $< -o $@
+
+$(BUILD)/libhmmc.a: $(COMPILER_O)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libhmmrt.a: $(RUNTIME_O)
+	rm -f $@ && ar rcs $@ $^
+
+bin/hmmc: $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a -lm
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lcmocka -lm
+
+$(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -Itests/tools $< -o $@ -lm
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+golden: bin/hmmc
+	@tests/golden/run
+
+differential: all $(TOOL_BIN)
+	@tests/differential/run
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
+	@$(MAKE) --no-print-directory unit golden differential
+	@echo "all tests passed"
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	bin/hmmc models/casino.hmm -o $(BUILD)/casino --target=c
+	$(BUILD)/casino models/casino.fa
+
+clean:
+	rm -rf $(BUILD) bin

@@ -1,0 +1,24 @@
+/* arena.h: a bump allocator. Everything the compiler allocates for one
+ * compilation comes from one arena and is freed at once at the end. */
+#ifndef HMMC_ARENA_H
+#define HMMC_ARENA_H
+
+#include <stddef.h>
+
+typedef struct ArenaBlock ArenaBlock;
+typedef struct Arena {
+    ArenaBlock *head;
+} Arena;
+
+void arena_init(Arena *a);
+void arena_free(Arena *a);
+/* Zeroed memory, aligned for any type; aborts with a message when memory runs out. */
+void *arena_alloc(Arena *a, size_t size);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+#endif

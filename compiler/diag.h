@@ -1,0 +1,31 @@
+/* diag.h: the one diagnostics module. Errors and warnings are printed as
+ *   FILE:LINE:COL: error: MESSAGE
+ *      LINE | source text
+ *           |     ^~~~
+ * and counted; a pass reports everything it finds and the driver stops
+ * between passes when the error count is non-zero. */
+#ifndef HMMC_DIAG_H
+#define HMMC_DIAG_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "loc.h"
+
+typedef struct Diag {
+    const char *path; /* file name shown in messages */
+    const char *src;  /* the whole source text (may hold NUL bytes) */
+    size_t len;
+    int errors;
+    int warnings;
+    FILE *out;        /* where messages go (stderr normally, a memstream in tests) */
+} Diag;
+
+void diag_init(Diag *d, const char *path, const char *src, size_t len, FILE *out);
+void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A note follows an error or warning and points at a related place. */
+void diag_note(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An error not tied to a place in the source (missing file, failed build). */
+void diag_fatal(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,137 @@
+/* ir.h: the model IR and the program IR that sema builds and the passes
+ * transform. A model is a set of states and moves; a move either emits one
+ * symbol (from an emission table) or is silent. Weights are natural logs.
+ * Every call in main gets its own copy of its model, so that each call's
+ * passes (silent-state folding, planning) can differ. */
+#ifndef HMMC_IR_H
+#define HMMC_IR_H
+
+#include <stdio.h>
+#include "arena.h"
+#include "loc.h"
+
+typedef enum StateKind {
+    STATE_START,    /* the start state: silent, nothing enters it */
+    STATE_END,      /* the end state: silent, nothing leaves it */
+    STATE_SILENT,   /* a silent state (it may still be entered by emitting transitions) */
+    STATE_EMITTING  /* every move into it emits from its emission */
+} StateKind;
+
+typedef struct IrState {
+    const char *name;
+    Loc loc;
+    StateKind kind;
+    int emission; /* STATE_EMITTING: index into the model's emissions; else -1 */
+    int folded;   /* 1 when the silent-state pass folded it into its neighbours */
+} IrState;
+
+typedef struct IrEmission {
+    const char *name;
+    Loc loc;
+    double *logp; /* K natural logs, -inf for 0 */
+} IrEmission;
+
+/* A move from one state to another. A source transition is one move; a move
+ * made by folding silent states stands for every silent path it replaced. */
+typedef struct IrMove {
+    int from, to;
+    int emission;  /* emission table of the symbol it emits, or -1 for silent */
+    double lw_sum; /* ln of the sum of the weights of the paths it stands for (forward, backward) */
+    double lw_max; /* ln of the weight of the best of those paths (viterbi) */
+    int *via;      /* the folded states that best path passes through, in order */
+    int n_via;
+} IrMove;
+
+typedef struct IrModel {
+    const char *name;
+    Loc loc;
+    const char *symbols; /* the alphabet, one character a symbol, in order */
+    int K;               /* alphabet size */
+    int n_states;
+    IrState *states;     /* in declaration order; indexes are stable across passes */
+    int start, end;
+    int n_emissions;
+    IrEmission *emissions;
+    int n_moves;
+    IrMove *moves;
+    /* The live states that receive silent moves, ordered so that every silent
+     * move goes from an earlier state (or one receiving no silent moves) to a
+     * later one; computed by the silent-state pass. Silent self-loops are
+     * folded away by then (see pass_silent.c). */
+    int n_silent_order;
+    int *silent_order;
+} IrModel;
+
+typedef enum Algorithm {
+    ALG_FORWARD,
+    ALG_BACKWARD,
+    ALG_VITERBI
+} Algorithm;
+
+/* Attributes a call may be asked for (a bit set). */
+enum {
+    ATTR_SCORE = 1,           /* .score */
+    ATTR_SCORE_TABLE = 2,     /* .score& : the whole table of values */
+    ATTR_TRACEBACK = 4,       /* .traceback (viterbi) */
+    ATTR_TRACEBACK_TABLE = 8  /* .traceback& : the whole table of back pointers */
+};
+
+/* What the used-attributes pass decides a call must keep. */
+typedef enum Storage {
+    STORE_TWO_COLUMNS, /* score only: a sliding window of two columns */
+    STORE_BACKPOINTERS,/* traceback: two columns of values plus a back-pointer table */
+    STORE_WHOLE_TABLE  /* a whole table (&) */
+} Storage;
+
+/* The plan of one call (pass_plan.c). */
+typedef struct IrPlan {
+    int n_live;        /* states not folded */
+    int max_in_degree; /* most moves into one live state */
+    int bp_bytes;      /* bytes per back pointer: 1, 2 or 4 (0 when none are kept) */
+    int unrolled;      /* C backend: moves written out as straight-line code */
+} IrPlan;
+
+typedef struct IrCall {
+    Algorithm alg;
+    int model_index;  /* which of Program.models it runs */
+    IrModel *model;   /* the call's own copy, transformed by the passes */
+    unsigned attrs;   /* ATTR_* printed somewhere */
+    Storage storage;  /* set by pass_attributes */
+    const char *label;/* e.g. "forward(casino)" */
+    Loc loc;
+    IrPlan plan;
+} IrCall;
+
+/* One print statement: one output column. */
+typedef struct IrPrint {
+    int call;
+    unsigned attr; /* exactly one ATTR_* */
+    const char *label; /* e.g. "forward(casino).score" */
+    Loc loc;
+} IrPrint;
+
+typedef struct Program {
+    Arena *arena;
+    const char *path; /* the source file */
+    int n_models;
+    IrModel *models;  /* every model of the file, as written, in order */
+    int n_calls;
+    IrCall *calls;    /* distinct calls of main, in order of first use */
+    int n_prints;
+    IrPrint *prints;  /* in program order */
+    FILE *verbose;    /* where passes explain their decisions (-v), or NULL */
+} Program;
+
+const char *algorithm_name(Algorithm alg);
+const char *attr_name(unsigned attr); /* "score", "score&", "traceback", "traceback&" */
+
+/* A deep copy of a model into the arena (each call gets its own). */
+IrModel *ir_model_copy(Arena *a, const IrModel *m);
+/* Incoming moves of every state as compressed rows: moves into state s are
+ * order[start[s] .. start[s+1]-1] (indexes into m->moves), in move order. */
+void ir_incoming(Arena *a, const IrModel *m, int **start, int **order);
+
+/* The stable text form of the program IR (--dump-after and golden tests). */
+void ir_dump(const Program *p, FILE *out);
+
+#endif
