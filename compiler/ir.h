@@ -23,6 +23,10 @@ typedef struct IrState {
     StateKind kind;
     int emission; /* STATE_EMITTING: index into the model's emissions; else -1 */
     int folded;   /* 1 when the silent-state pass folded it into its neighbours */
+    int aux_of;   /* -1 for a state of the source. Otherwise this state was made by
+                     pass_close_cycles: it gathers what enters source state aux_of,
+                     which sits on a silent cycle, before the cycle is closed; it is
+                     never printed in a traceback or a table */
 } IrState;
 
 typedef struct IrEmission {
@@ -120,6 +124,7 @@ typedef struct Program {
     int n_prints;
     IrPrint *prints;  /* in program order */
     FILE *verbose;    /* where passes explain their decisions (-v), or NULL */
+    int fold_silent;  /* fold silent states where it pays (off with --no-fold) */
 } Program;
 
 const char *algorithm_name(Algorithm alg);

@@ -42,6 +42,9 @@ void hmmrt_buf_puts(hmmrt_buf *b, const char *s);
 /* A natural-log score as the output table writes it: fixed notation with the
  * run's number of decimals (--decimals, default 6), "-inf" for impossible. */
 void hmmrt_buf_score(hmmrt_buf *b, double score);
+/* Sets the number of decimals hmmrt_buf_score writes (clamped to 0..17);
+ * hmmrt_main sets it from --decimals before any sequence is scored. */
+void hmmrt_set_decimals(int decimals);
 
 /* ---- what the generated code returns ------------------------------------- */
 typedef enum hmmrt_field_kind {
@@ -52,6 +55,8 @@ typedef enum hmmrt_field_kind {
 typedef struct hmmrt_column {
     const char *label; /* header of the column, e.g. "forward(casino).score" */
     hmmrt_field_kind kind;
+    const char *note;  /* NULL, or a line explaining the column's layout, printed
+                          as "# LABEL: NOTE" before the header (whole tables) */
 } hmmrt_column;
 
 typedef struct hmmrt_value {
@@ -96,6 +101,40 @@ typedef struct hmmrt_model {
     int n_emissions;
     const double *emissions;        /* n_emissions rows of K values, as written */
 } hmmrt_model;
+
+/* ---- tracebacks and whole tables (runtime/traceback.c) ------------------- */
+
+/* The moves of a compiled call, as the traceback needs them. Back pointers
+ * are stored per (position, state) at bp[position * n_states + state]: the
+ * index of the best move among the state's incoming moves, all ones (0xff,
+ * 0xffff, ...) when the cell has no path. */
+typedef struct hmmrt_paths {
+    int n_states;
+    const char *const *state_names;
+    const unsigned char *hidden;  /* 1 for states the compiler made: never printed */
+    int start, end;
+    const int *in_start;          /* moves into s: in_moves[in_start[s] .. in_start[s+1]-1] */
+    const int *in_moves;
+    const int *move_from;
+    const unsigned char *move_emits;
+    const int *via_start;         /* states move m stands for: via[via_start[m] .. via_start[m+1]-1] */
+    const int *via;
+} hmmrt_paths;
+
+/* Writes the best path ending in the end state after `length` symbols: state
+ * names separated by single spaces. Returns 0, or -1 when the back pointers
+ * are broken (an internal error). */
+int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                    hmmrt_buf *out);
+/* The whole back-pointer table (traceback&): for each position 0..length,
+ * separated by ';', for each state in shown[], separated by ',', the state the
+ * best path into that cell came from, or '-' . */
+void hmmrt_traceback_table(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                           const int *shown, int n_shown, hmmrt_buf *out);
+/* A whole table of values (score&): values[position * n_states + state], natural
+ * logs, positions separated by ';', the states in shown[] separated by ','. */
+void hmmrt_buf_table(hmmrt_buf *out, const double *values, int64_t n_positions, int n_states,
+                     const int *shown, int n_shown);
 
 /* ---- a generated program ------------------------------------------------- */
 typedef struct hmmrt_program {

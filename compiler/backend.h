@@ -1,0 +1,26 @@
+/* backend.h: the code generators (one per target) and the build step that
+ * turns generated sources into a program linked against libhmmrt. */
+#ifndef HMMC_BACKEND_H
+#define HMMC_BACKEND_H
+
+#include <stdio.h>
+#include "ir.h"
+
+#define HMMC_VERSION "0.1.0"
+
+/* Writes the whole C program for p; name is the program's name. Returns 0 or -1. */
+int backend_c_write(const Program *p, FILE *out, const char *name);
+
+typedef struct BuildOptions {
+    const char *target;   /* "c" */
+    const char *output;   /* the program to build */
+    const char *emit_dir; /* keep the generated sources here, or NULL for a temporary folder */
+    const char *root;     /* where runtime/hmmrt.h and build/libhmmrt.a are */
+    int verbose;
+} BuildOptions;
+
+/* Generates the sources of p and builds the program. Returns 0, or -1 after
+ * printing what went wrong. */
+int build_program(const Program *p, const BuildOptions *o);
+
+#endif

@@ -1,0 +1,28 @@
+/* graph.h: directed graphs over a model's states (adjacency in compressed
+ * rows) and strongly connected components, for the silent-cycle check and
+ * the silent-state pass's evaluation order. */
+#ifndef HMMC_GRAPH_H
+#define HMMC_GRAPH_H
+
+#include "arena.h"
+#include "ir.h"
+
+typedef struct Graph {
+    int n;
+    int *start; /* edges out of v: adj[start[v] .. start[v+1]-1] */
+    int *adj;
+} Graph;
+
+/* The graph of the model's moves between live (not folded) states; only
+ * silent moves when silent_only is set. */
+Graph graph_of_moves(Arena *a, const IrModel *m, int silent_only);
+/* The same graph with every edge reversed. */
+Graph graph_reversed(Arena *a, const Graph *g);
+/* Strongly connected components: comp[v] for every vertex; components are
+ * numbered so that every edge u->v between components has comp[u] > comp[v]
+ * (reverse topological order). Returns the number of components. */
+int graph_scc(Arena *a, const Graph *g, int *comp);
+/* Marks in seen[] (n ints, zeroed by the caller) every vertex reachable from root. */
+void graph_reach(Arena *a, const Graph *g, int root, int *seen);
+
+#endif

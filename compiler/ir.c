@@ -1,0 +1,165 @@
+/* ir.c: helpers over the model and program IR: names, deep copies, incoming
+ * move lists, and the stable text dump used by --dump-after and golden tests. */
+#include "ir.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *algorithm_name(Algorithm alg)
+{
+    switch (alg) {
+    case ALG_FORWARD: return "forward";
+    case ALG_BACKWARD: return "backward";
+    case ALG_VITERBI: return "viterbi";
+    }
+    return "?";
+}
+
+const char *attr_name(unsigned attr)
+{
+    switch (attr) {
+    case ATTR_SCORE: return "score";
+    case ATTR_SCORE_TABLE: return "score&";
+    case ATTR_TRACEBACK: return "traceback";
+    case ATTR_TRACEBACK_TABLE: return "traceback&";
+    }
+    return "?";
+}
+
+IrModel *ir_model_copy(Arena *a, const IrModel *m)
+{
+    IrModel *c = ARENA_NEW(a, IrModel);
+    *c = *m;
+    c->states = ARENA_ARRAY(a, IrState, m->n_states);
+    memcpy(c->states, m->states, sizeof(IrState) * (size_t)m->n_states);
+    c->moves = ARENA_ARRAY(a, IrMove, m->n_moves ? m->n_moves : 1);
+    for (int i = 0; i < m->n_moves; i++) {
+        c->moves[i] = m->moves[i];
+        if (m->moves[i].n_via) {
+            c->moves[i].via = ARENA_ARRAY(a, int, m->moves[i].n_via);
+            memcpy(c->moves[i].via, m->moves[i].via, sizeof(int) * (size_t)m->moves[i].n_via);
+        }
+    }
+    if (m->n_silent_order) {
+        c->silent_order = ARENA_ARRAY(a, int, m->n_silent_order);
+        memcpy(c->silent_order, m->silent_order, sizeof(int) * (size_t)m->n_silent_order);
+    }
+    return c; /* emissions are never changed by a pass, so they are shared */
+}
+
+void ir_incoming(Arena *a, const IrModel *m, int **start_out, int **order_out)
+{
+    int *start = ARENA_ARRAY(a, int, m->n_states + 1);
+    int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
+    for (int i = 0; i < m->n_moves; i++)
+        start[m->moves[i].to + 1]++;
+    for (int s = 0; s < m->n_states; s++)
+        start[s + 1] += start[s];
+    int *fill = ARENA_ARRAY(a, int, m->n_states);
+    for (int i = 0; i < m->n_moves; i++) {
+        int to = m->moves[i].to;
+        order[start[to] + fill[to]++] = i;
+    }
+    *start_out = start;
+    *order_out = order;
+}
+
+static const char *kind_name(StateKind k)
+{
+    switch (k) {
+    case STATE_START: return "start";
+    case STATE_END: return "end";
+    case STATE_SILENT: return "silent";
+    case STATE_EMITTING: return "emitting";
+    }
+    return "?";
+}
+
+/* Weights are printed with enough digits to be exact in a golden file yet stable. */
+static void dump_weight(FILE *out, double lw)
+{
+    if (isinf(lw))
+        fprintf(out, lw < 0 ? "-inf" : "inf");
+    else
+        fprintf(out, "%.9g", lw);
+}
+
+static void dump_model(const IrModel *m, FILE *out, const char *indent)
+{
+    fprintf(out, "%smodel %s: alphabet \"%s\" (K=%d)\n", indent, m->name, m->symbols, m->K);
+    for (int s = 0; s < m->n_states; s++) {
+        const IrState *st = &m->states[s];
+        fprintf(out, "%s  state %d %s %s", indent, s, st->name, kind_name(st->kind));
+        if (st->emission >= 0)
+            fprintf(out, " emits %s", m->emissions[st->emission].name);
+        if (st->folded)
+            fprintf(out, " folded");
+        fprintf(out, "\n");
+    }
+    for (int e = 0; e < m->n_emissions; e++) {
+        fprintf(out, "%s  emission %s [", indent, m->emissions[e].name);
+        for (int k = 0; k < m->K; k++) {
+            if (k)
+                fprintf(out, " ");
+            dump_weight(out, m->emissions[e].logp[k]);
+        }
+        fprintf(out, "]\n");
+    }
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        fprintf(out, "%s  move %s -> %s", indent, m->states[mv->from].name, m->states[mv->to].name);
+        if (mv->emission >= 0)
+            fprintf(out, " emits %s", m->emissions[mv->emission].name);
+        else
+            fprintf(out, " silent");
+        fprintf(out, " sum ");
+        dump_weight(out, mv->lw_sum);
+        fprintf(out, " max ");
+        dump_weight(out, mv->lw_max);
+        if (mv->n_via) {
+            fprintf(out, " via");
+            for (int v = 0; v < mv->n_via; v++)
+                fprintf(out, " %s", m->states[mv->via[v]].name);
+        }
+        fprintf(out, "\n");
+    }
+    if (m->n_silent_order) {
+        fprintf(out, "%s  silent order", indent);
+        for (int i = 0; i < m->n_silent_order; i++)
+            fprintf(out, " %s", m->states[m->silent_order[i]].name);
+        fprintf(out, "\n");
+    }
+}
+
+static const char *storage_name(Storage s)
+{
+    switch (s) {
+    case STORE_TWO_COLUMNS: return "two-columns";
+    case STORE_BACKPOINTERS: return "back-pointers";
+    case STORE_WHOLE_TABLE: return "whole-table";
+    }
+    return "?";
+}
+
+void ir_dump(const Program *p, FILE *out)
+{
+    fprintf(out, "program %s\n", p->path);
+    for (int i = 0; i < p->n_models; i++)
+        dump_model(&p->models[i], out, "");
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        fprintf(out, "call %d %s attrs", c, call->label);
+        for (unsigned bit = 1; bit <= ATTR_TRACEBACK_TABLE; bit <<= 1)
+            if (call->attrs & bit)
+                fprintf(out, " %s", attr_name(bit));
+        fprintf(out, " storage %s\n", storage_name(call->storage));
+        if (call->plan.n_live)
+            fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d %s\n",
+                    call->plan.n_live, call->plan.max_in_degree, call->plan.bp_bytes,
+                    call->plan.unrolled ? "unrolled" : "tables");
+        dump_model(call->model, out, "  ");
+    }
+    for (int i = 0; i < p->n_prints; i++)
+        fprintf(out, "print %d %s (call %d %s)\n", i, p->prints[i].label, p->prints[i].call,
+                attr_name(p->prints[i].attr));
+}

@@ -1,0 +1,254 @@
+/* main.c: the hmmc driver. The whole pipeline is written out here, once:
+ * read the file, parse, check, run the passes in order, generate and build.
+ * Options are parsed here too; see usage(). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "backend.h"
+#include "diag.h"
+#include "ir.h"
+#include "parse.h"
+#include "pass.h"
+#include "sema.h"
+
+/* The passes, in order; --dump-after=NAME prints the IR after one of them. */
+static const struct {
+    const char *name;
+    int (*run)(Program *, Diag *);
+    const char *what;
+} passes[] = {
+    {"attributes", pass_attributes, "what each call must compute and store"},
+    {"cycles", pass_close_cycles, "silent cycles replaced by their exact closure"},
+    {"fold", pass_fold_silent, "silent states folded where that makes fewer moves"},
+    {"order", pass_order, "evaluation order of silent moves within a position"},
+    {"plan", pass_plan, "storage widths and code shape of every call"},
+};
+enum { N_PASSES = sizeof passes / sizeof passes[0] };
+
+enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
+
+typedef struct Options {
+    const char *input, *output, *target, *emit_dir, *dump_after;
+    int check, verbose, no_fold;
+} Options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hmmc MODEL.hmm -o PROGRAM [options]\n"
+            "       hmmc MODEL.hmm --check | --dump-after=PASS\n"
+            "\n"
+            "Compiles a .hmm model and its main block into PROGRAM, which scores FASTA\n"
+            "sequences: PROGRAM [options] SEQFILE...  (PROGRAM --help says more).\n"
+            "\n"
+            "options:\n"
+            "  -o PROGRAM          the program to build\n"
+            "  --target=c          generate C (double precision, OpenMP threads)\n"
+            "  --emit-dir DIR      keep the generated sources in DIR\n"
+            "  --check             check the model and main, build nothing\n"
+            "  --dump-after=PASS   print the IR after PASS and stop; PASS is parse, sema");
+    for (int i = 0; i < N_PASSES; i++)
+        fprintf(out, ", %s", passes[i].name);
+    fprintf(out,
+            "\n"
+            "  --no-fold           keep every silent state (no folding)\n"
+            "  -v, --verbose       say what each pass decided and how the program is built\n"
+            "  --help, --version\n"
+            "\n"
+            "exit status: 0 built (or checked), 1 errors in the model file, 2 bad command\n"
+            "line, 3 the build failed.\n"
+            "environment: CC (the C compiler, default cc), HMMC_ROOT (the hmmc folder, where\n"
+            "runtime/ and build/libhmmrt.a are; default: the folder above this hmmc's bin/).\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "hmmc: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(hmmc --help lists the options)\n");
+    return EXIT_USAGE;
+}
+
+/* Reads "--name=value" or "--name value"; returns the value or NULL. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == 0 && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int parse_options(int argc, char **argv, Options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(EXIT_OK);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("hmmc %s\n", HMMC_VERSION);
+            exit(EXIT_OK);
+        } else if (strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a program name", a);
+            o->output = argv[++i];
+        } else if ((v = option_value(argc, argv, &i, "--target"))) {
+            o->target = v;
+        } else if ((v = option_value(argc, argv, &i, "--emit-dir"))) {
+            o->emit_dir = v;
+        } else if ((v = option_value(argc, argv, &i, "--dump-after"))) {
+            o->dump_after = v;
+        } else if (strcmp(a, "--check") == 0) {
+            o->check = 1;
+        } else if (strcmp(a, "--no-fold") == 0) {
+            o->no_fold = 1;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            o->verbose = 1;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error("unknown option '%s'", a);
+        } else if (o->input) {
+            return usage_error("one model file at a time; '%s' is a second", a);
+        } else {
+            o->input = a;
+        }
+    }
+    if (!o->input)
+        return usage_error("%sno model file given", "");
+    if (strcmp(o->target, "c") != 0)
+        return usage_error("unknown target '%s': use --target=c", o->target);
+    if (o->dump_after) {
+        int known = strcmp(o->dump_after, "parse") == 0 || strcmp(o->dump_after, "sema") == 0;
+        for (int i = 0; i < N_PASSES; i++)
+            known |= strcmp(o->dump_after, passes[i].name) == 0;
+        if (!known)
+            return usage_error("unknown pass '%s' for --dump-after (hmmc --help lists them)",
+                               o->dump_after);
+    }
+    if (!o->output && !o->check && !o->dump_after)
+        return usage_error("%sno output given: add -o PROGRAM (or --check to only check)", "");
+    return EXIT_OK;
+}
+
+/* The whole file, which may hold NUL bytes; NULL with a message on failure. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "hmmc: error: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        cap *= 2;
+        char *bigger = realloc(buf, cap + 1);
+        if (!bigger)
+            free(buf);
+        buf = bigger;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (!buf || failed) {
+        fprintf(stderr, "hmmc: error: cannot read %s: %s\n", path,
+                buf ? strerror(errno) : "out of memory");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* The hmmc folder: $HMMC_ROOT, else the folder above the one holding this program. */
+static char *find_root(void)
+{
+    const char *env = getenv("HMMC_ROOT");
+    if (env && *env)
+        return strdup(env);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return strdup(".");
+    exe[n] = 0;
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+    }
+    return strdup(exe[0] ? exe : "/");
+}
+
+static int compile(const Options *o)
+{
+    size_t len;
+    char *src = read_file(o->input, &len);
+    if (!src)
+        return EXIT_PROGRAM_ERRORS;
+    Arena arena;
+    arena_init(&arena);
+    Diag diag;
+    diag_init(&diag, o->input, src, len, stderr);
+    int status = EXIT_PROGRAM_ERRORS;
+
+    File *file = parse_source(&arena, &diag, o->input, src, len);
+    if (diag.errors)
+        goto done;
+    if (o->dump_after && strcmp(o->dump_after, "parse") == 0) {
+        ast_dump(file, stdout);
+        status = EXIT_OK;
+        goto done;
+    }
+    Program *p = sema(&arena, file, &diag);
+    if (diag.errors || !p)
+        goto done;
+    p->verbose = o->verbose ? stderr : NULL;
+    p->fold_silent = !o->no_fold;
+    if (o->dump_after && strcmp(o->dump_after, "sema") == 0) {
+        ir_dump(p, stdout);
+        status = EXIT_OK;
+        goto done;
+    }
+    for (int i = 0; i < N_PASSES; i++) {
+        if (!passes[i].run(p, &diag) || diag.errors)
+            goto done;
+        if (o->dump_after && strcmp(o->dump_after, passes[i].name) == 0) {
+            ir_dump(p, stdout);
+            status = EXIT_OK;
+            goto done;
+        }
+    }
+    if (o->check) {
+        status = EXIT_OK;
+        goto done;
+    }
+    char *root = find_root();
+    BuildOptions b = {o->target, o->output, o->emit_dir, root, o->verbose};
+    status = build_program(p, &b) == 0 ? EXIT_OK : EXIT_BUILD;
+    free(root);
+done:
+    arena_free(&arena);
+    free(src);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    Options o = {.target = "c"};
+    int status = parse_options(argc, argv, &o);
+    if (status != EXIT_OK)
+        return status;
+    return compile(&o);
+}

@@ -1,0 +1,141 @@
+/* traceback.c: follows back pointers into a path of state names, and writes
+ * whole tables (values and back pointers) in the output table's layout. The
+ * same for every model: the generated code passes its moves as tables. */
+#include "hmmrt.h"
+
+#include <stdlib.h>
+
+/* The back pointer of a cell, or -1 for none. */
+static long bp_at(const void *bp, int bp_bytes, size_t cell)
+{
+    switch (bp_bytes) {
+    case 1: { uint8_t v = ((const uint8_t *)bp)[cell]; return v == UINT8_MAX ? -1 : (long)v; }
+    case 2: { uint16_t v = ((const uint16_t *)bp)[cell]; return v == UINT16_MAX ? -1 : (long)v; }
+    default: { uint32_t v = ((const uint32_t *)bp)[cell]; return v == UINT32_MAX ? -1 : (long)v; }
+    }
+}
+
+/* The move that leads into (pos, state) on the best path, or -1. */
+static int best_move(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t pos, int state)
+{
+    long k = bp_at(bp, bp_bytes, (size_t)pos * (size_t)p->n_states + (size_t)state);
+    if (k < 0 || k >= p->in_start[state + 1] - p->in_start[state])
+        return -1;
+    return p->in_moves[p->in_start[state] + k];
+}
+
+typedef struct IntStack {
+    int *v;
+    size_t n, cap;
+} IntStack;
+
+static int push(IntStack *s, int x)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        int *v = realloc(s->v, cap * sizeof(int));
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                    hmmrt_buf *out)
+{
+    IntStack rev = {0};
+    int state = p->end, ok = 0;
+    int64_t pos = length;
+    /* every step either consumes a symbol or follows a silent move, and the
+     * silent moves form no cycle: this many steps are always enough */
+    size_t budget = ((size_t)length + 1) * ((size_t)p->n_states + 1);
+    if (push(&rev, state) < 0)
+        return -1;
+    while (budget-- > 0) {
+        if (state == p->start && pos == 0) {
+            ok = 1;
+            break;
+        }
+        int m = best_move(p, bp, bp_bytes, pos, state);
+        if (m < 0)
+            break;
+        for (int k = p->via_start[m + 1] - 1; k >= p->via_start[m]; k--)
+            if (push(&rev, p->via[k]) < 0)
+                goto fail;
+        state = p->move_from[m];
+        if (push(&rev, state) < 0)
+            goto fail;
+        pos -= p->move_emits[m];
+        if (pos < 0)
+            break;
+    }
+    if (!ok)
+        goto fail;
+    int first = 1;
+    for (size_t i = rev.n; i-- > 0;) {
+        if (p->hidden[rev.v[i]])
+            continue;
+        if (!first)
+            hmmrt_buf_putc(out, ' ');
+        hmmrt_buf_puts(out, p->state_names[rev.v[i]]);
+        first = 0;
+    }
+    free(rev.v);
+    return 0;
+fail:
+    free(rev.v);
+    return -1;
+}
+
+/* The state printed just before (pos, state) on the best path into it, or -1. */
+static int predecessor(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t pos, int state)
+{
+    size_t budget = ((size_t)pos + 1) * ((size_t)p->n_states + 1);
+    while (budget-- > 0) {
+        int m = best_move(p, bp, bp_bytes, pos, state);
+        if (m < 0)
+            return -1;
+        for (int k = p->via_start[m + 1] - 1; k >= p->via_start[m]; k--)
+            if (!p->hidden[p->via[k]])
+                return p->via[k];
+        state = p->move_from[m];
+        if (!p->hidden[state])
+            return state;
+        pos -= p->move_emits[m];
+        if (pos < 0)
+            return -1;
+    }
+    return -1;
+}
+
+void hmmrt_traceback_table(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                           const int *shown, int n_shown, hmmrt_buf *out)
+{
+    for (int64_t pos = 0; pos <= length; pos++) {
+        if (pos)
+            hmmrt_buf_putc(out, ';');
+        for (int k = 0; k < n_shown; k++) {
+            if (k)
+                hmmrt_buf_putc(out, ',');
+            int prev = predecessor(p, bp, bp_bytes, pos, shown[k]);
+            hmmrt_buf_puts(out, prev < 0 ? "-" : p->state_names[prev]);
+        }
+    }
+}
+
+void hmmrt_buf_table(hmmrt_buf *out, const double *values, int64_t n_positions, int n_states,
+                     const int *shown, int n_shown)
+{
+    for (int64_t pos = 0; pos < n_positions; pos++) {
+        if (pos)
+            hmmrt_buf_putc(out, ';');
+        for (int k = 0; k < n_shown; k++) {
+            if (k)
+                hmmrt_buf_putc(out, ',');
+            hmmrt_buf_score(out, values[(size_t)pos * (size_t)n_states + (size_t)shown[k]]);
+        }
+    }
+}
