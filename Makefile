@@ -30,11 +30,11 @@ all: bin/hmmc $(BUILD)/libhmmrt.a
 deps:
 	@scripts/install-deps
 
-$(BUILD)/grammar/parser.c $(BUILD)/grammar/parser.h: grammar/parser.y
+$(BUILD)/grammar/parser.c $(BUILD)/grammar/parser.h &: grammar/parser.y
 	@mkdir -p $(@D)
 	$(BISON) -Wall -Werror --header=$(BUILD)/grammar/parser.h -o $(BUILD)/grammar/parser.c $<
 
-$(BUILD)/grammar/lexer.c $(BUILD)/grammar/lexer.h: grammar/lexer.l $(BUILD)/grammar/parser.h
+$(BUILD)/grammar/lexer.c $(BUILD)/grammar/lexer.h &: grammar/lexer.l $(BUILD)/grammar/parser.h
 	@mkdir -p $(@D)
 	$(FLEX) --header-file=$(BUILD)/grammar/lexer.h -o $(BUILD)/grammar/lexer.c $<
 
@@ -51,9 +51,11 @@ $(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h)
 	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -c $< -o $@
 
 $(BUILD)/libhmmc.a: $(COMPILER_O)
+	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libhmmrt.a: $(RUNTIME_O)
+	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
 bin/hmmc: $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a

@@ -134,6 +134,7 @@ static void close_component(ModelBuilder *b, const int *members, int n, const in
         if (to >= 0 && mv.emission < 0 && local[mv.from] >= 0) {
             sum[(size_t)local[mv.from] * n + to] = exp(mv.lw_sum);
             best[(size_t)local[mv.from] * n + to] = mv.lw_max;
+            next[(size_t)local[mv.from] * n + to] = to;
             continue; /* a move inside C: replaced by the closure */
         }
         if (to >= 0)

@@ -1,0 +1,417 @@
+/* parser.y: the grammar of .hmm files (see the language reference). Syntax
+ * only: every action builds a node through one constructor call, with its
+ * location; names are resolved and values checked later, by sema.
+ * Syntax errors are reported with what was found and what was expected, and
+ * the parser resynchronises at the next ';' (declarations, statements) or
+ * '}' (blocks), so one run reports several errors. */
+
+%define api.pure full
+%define api.location.type {Loc}
+%define api.token.prefix {TOK_}
+%define parse.error custom
+%define parse.lac full
+%locations
+%expect 0
+
+%param {yyscan_t scanner}
+%parse-param {ParseContext *pc}
+
+%code requires {
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+#include "loc.h"
+
+#ifndef YY_TYPEDEF_YY_SCANNER_T
+#define YY_TYPEDEF_YY_SCANNER_T
+typedef void *yyscan_t;
+#endif
+
+enum { PARSE_MAX_OPEN_BRACES = 64 };
+
+/* What the parser and the scanner share while one file is read: where
+ * memory and messages go, the file being built, and the scanner's place. */
+typedef struct ParseContext {
+    Arena *arena;
+    Diag *diag;
+    File *file;
+    Model *last_model;      /* tails of file->models and file->mains */
+    MainBlock *last_main;
+    int line, column;       /* position of the next byte the scanner reads */
+    Loc last_token;         /* the latest token handed to the parser */
+    const char *token_text; /* its text when it is an identifier, number or quoted symbol */
+    Loc comment_start;      /* the open block comment */
+    int brace_depth;        /* '{' not yet closed by '}' */
+    Loc open_braces[PARSE_MAX_OPEN_BRACES]; /* where the innermost of them were opened */
+} ParseContext;
+
+/* Lists under construction keep their tail so that appending is O(1) and
+ * the finished list is in source order. */
+typedef struct DeclList { Decl *head, *tail; } DeclList;
+typedef struct SymbolListBuilder { SymbolList *head, *tail; } SymbolListBuilder;
+typedef struct EntryList { EmissionEntry *head, *tail; } EntryList;
+typedef struct StmtList { Stmt *head, *tail; } StmtList;
+}
+
+%code {
+#include "lexer.h"
+
+static void yyerror(Loc *loc, yyscan_t scanner, ParseContext *pc, const char *message);
+
+static const Ident NO_IDENT = {0};
+static const Symbol NO_SYMBOL = {0};
+
+static void file_add_model(ParseContext *pc, Model *m)
+{
+    if (pc->last_model)
+        pc->last_model->next = m;
+    else
+        pc->file->models = m;
+    pc->last_model = m;
+}
+
+static void file_add_main(ParseContext *pc, MainBlock *b)
+{
+    if (pc->last_main)
+        pc->last_main->next = b;
+    else
+        pc->file->mains = b;
+    pc->last_main = b;
+}
+
+/* A declaration that recovery dropped (NULL) is not added. */
+static DeclList decls_add(DeclList list, Decl *d)
+{
+    if (!d)
+        return list;
+    if (list.tail)
+        list.tail->next = d;
+    else
+        list.head = d;
+    list.tail = d;
+    return list;
+}
+
+static SymbolListBuilder symbols_add(SymbolListBuilder list, SymbolList *s)
+{
+    if (list.tail)
+        list.tail->next = s;
+    else
+        list.head = s;
+    list.tail = s;
+    return list;
+}
+
+static EntryList entries_add(EntryList list, EmissionEntry *e)
+{
+    if (list.tail)
+        list.tail->next = e;
+    else
+        list.head = e;
+    list.tail = e;
+    return list;
+}
+
+static StmtList stmts_add(StmtList list, Stmt *s)
+{
+    if (!s)
+        return list;
+    if (list.tail)
+        list.tail->next = s;
+    else
+        list.head = s;
+    list.tail = s;
+    return list;
+}
+
+/* startstate, endstate and state declarations: a name and maybe 'emits'. */
+static Decl *decl_named(Arena *a, DeclKind kind, Ident name, Ident emits, Loc loc)
+{
+    Decl *d = ast_decl(a, kind, loc);
+    d->name = name;
+    d->emits = emits;
+    return d;
+}
+
+static Decl *decl_alphabet(Arena *a, SymbolList *symbols, Loc loc)
+{
+    Decl *d = ast_decl(a, DECL_ALPHABET, loc);
+    d->symbols = symbols;
+    return d;
+}
+
+static Decl *decl_emission(Arena *a, Ident name, int is_dict, EmissionEntry *entries, Loc loc)
+{
+    Decl *d = ast_decl(a, DECL_EMISSION, loc);
+    d->name = name;
+    d->is_dict = is_dict;
+    d->entries = entries;
+    return d;
+}
+
+static Decl *decl_transition(Arena *a, Ident from, Ident to, Prob weight, Ident emits, Loc loc)
+{
+    Decl *d = ast_decl(a, DECL_TRANSITION, loc);
+    d->from = from;
+    d->to = to;
+    d->weight = weight;
+    d->emits = emits;
+    return d;
+}
+
+/* '-' NUMBER: the text keeps the sign so that messages show what was written. */
+static Number number_negated(Arena *a, Number n, Loc loc)
+{
+    n.text = arena_printf(a, "-%s", n.text);
+    n.value = -n.value;
+    n.negative = 1;
+    n.loc = loc;
+    return n;
+}
+
+static Prob prob_single(Number n, Loc loc)
+{
+    return (Prob){.num = n, .loc = loc};
+}
+
+static Prob prob_fraction(Number num, Number den, Loc loc)
+{
+    return (Prob){.num = num, .den = den, .has_den = 1, .loc = loc};
+}
+
+static Symbol symbol_bare(Ident id)
+{
+    return (Symbol){.text = id.name, .quoted = 0, .loc = id.loc};
+}
+
+static Symbol symbol_number(Number n)
+{
+    return (Symbol){.text = n.text, .quoted = 0, .loc = n.loc};
+}
+
+static Expr *whole_table(Expr *attr)
+{
+    attr->whole_table = 1;
+    return attr;
+}
+}
+
+%union {
+    Ident ident;
+    Number number;
+    Symbol symbol;
+    Prob prob;
+    Decl *decl;
+    DeclList decls;
+    SymbolListBuilder symbols;
+    EmissionEntry *entry;
+    EntryList entries;
+    Model *model;
+    MainBlock *main_block;
+    Stmt *stmt;
+    StmtList stmts;
+    Expr *expr;
+}
+
+/* The aliases are the names the error messages use. */
+%token <ident> IDENT "identifier"
+%token <number> NUMBER "number"
+%token <symbol> QUOTED "quoted symbol"
+%token HMM "'hmm'" ALPHABET "'alphabet'" STARTSTATE "'startstate'"
+%token STATE "'state'" ENDSTATE "'endstate'" EMITS "'emits'"
+%token EMISSION "'emission'" MAIN "'main'" NEW "'new'" PRINT "'print'"
+%token ARROW "'->'"
+
+%type <model> model
+%type <decls> decls
+%type <decl> decl
+%type <symbols> symbols symbol_list
+%type <symbol> symbol
+%type <entries> list_entries dict_entries entry_list dict_entry_list
+%type <entry> dict_entry
+%type <number> number
+%type <prob> prob
+%type <main_block> main_block
+%type <stmts> stmts
+%type <stmt> stmt
+%type <expr> expr
+
+%initial-action { @$ = (Loc){1, 1, 1, 1}; }
+
+%%
+
+file
+    : %empty
+    | file model                { file_add_model(pc, $2); }
+    | file main_block           { file_add_main(pc, $2); }
+    | file error model          { file_add_model(pc, $3); }
+    | file error main_block     { file_add_main(pc, $3); }
+    | file error '}'
+    ;
+
+model
+    : HMM IDENT '{' decls '}'           { $$ = ast_model(pc->arena, $2, $4.head, @$); }
+    | HMM IDENT '{' decls error '}'     { $$ = ast_model(pc->arena, $2, $4.head, @$); }
+    ;
+
+decls
+    : %empty                    { $$ = (DeclList){0}; }
+    | decls decl                { $$ = decls_add($1, $2); }
+    ;
+
+decl
+    : ALPHABET '[' symbols ']' ';'                  { $$ = decl_alphabet(pc->arena, $3.head, @$); }
+    | STARTSTATE IDENT ';'                          { $$ = decl_named(pc->arena, DECL_STARTSTATE, $2, NO_IDENT, @$); }
+    | ENDSTATE IDENT ';'                            { $$ = decl_named(pc->arena, DECL_ENDSTATE, $2, NO_IDENT, @$); }
+    | STATE IDENT ';'                               { $$ = decl_named(pc->arena, DECL_STATE, $2, NO_IDENT, @$); }
+    | STATE IDENT EMITS IDENT ';'                   { $$ = decl_named(pc->arena, DECL_STATE, $2, $4, @$); }
+    | EMISSION IDENT '=' '[' list_entries ']' ';'   { $$ = decl_emission(pc->arena, $2, 0, $5.head, @$); }
+    | EMISSION IDENT '=' '{' dict_entries '}' ';'   { $$ = decl_emission(pc->arena, $2, 1, $5.head, @$); }
+    | EMISSION IDENT '=' '{' error '}' ';'          { $$ = NULL; yyerrok; }
+    | IDENT ARROW IDENT prob ';'                    { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, @$); }
+    | IDENT ARROW IDENT prob EMITS IDENT ';'        { $$ = decl_transition(pc->arena, $1, $3, $4, $6, @$); }
+    | error ';'                                     { $$ = NULL; yyerrok; }
+    ;
+
+symbols
+    : %empty                    { $$ = (SymbolListBuilder){0}; }
+    | symbol_list
+    ;
+
+symbol_list
+    : symbol                    { $$ = symbols_add((SymbolListBuilder){0}, ast_symbol(pc->arena, $1)); }
+    | symbol_list ',' symbol    { $$ = symbols_add($1, ast_symbol(pc->arena, $3)); }
+    ;
+
+symbol
+    : IDENT                     { $$ = symbol_bare($1); }
+    | NUMBER                    { $$ = symbol_number($1); }
+    | QUOTED
+    ;
+
+list_entries
+    : %empty                    { $$ = (EntryList){0}; }
+    | entry_list
+    ;
+
+entry_list
+    : prob                      { $$ = entries_add((EntryList){0}, ast_entry(pc->arena, NO_SYMBOL, $1)); }
+    | entry_list ',' prob       { $$ = entries_add($1, ast_entry(pc->arena, NO_SYMBOL, $3)); }
+    ;
+
+dict_entries
+    : %empty                    { $$ = (EntryList){0}; }
+    | dict_entry_list
+    ;
+
+dict_entry_list
+    : dict_entry                        { $$ = entries_add((EntryList){0}, $1); }
+    | dict_entry_list ',' dict_entry    { $$ = entries_add($1, $3); }
+    ;
+
+dict_entry
+    : symbol ':' prob           { $$ = ast_entry(pc->arena, $1, $3); }
+    ;
+
+prob
+    : number                    { $$ = prob_single($1, @$); }
+    | number '/' number         { $$ = prob_fraction($1, $3, @$); }
+    ;
+
+number
+    : NUMBER
+    | '-' NUMBER                { $$ = number_negated(pc->arena, $2, @$); }
+    ;
+
+main_block
+    : MAIN '{' stmts '}'            { $$ = ast_main(pc->arena, $3.head, @$); }
+    | MAIN '{' stmts error '}'      { $$ = ast_main(pc->arena, $3.head, @$); }
+    ;
+
+stmts
+    : %empty                    { $$ = (StmtList){0}; }
+    | stmts stmt                { $$ = stmts_add($1, $2); }
+    ;
+
+stmt
+    : IDENT '=' expr ';'        { $$ = ast_stmt(pc->arena, STMT_ASSIGN, $1, $3, @$); }
+    | PRINT expr ';'            { $$ = ast_stmt(pc->arena, STMT_PRINT, NO_IDENT, $2, @$); }
+    | error ';'                 { $$ = NULL; yyerrok; }
+    ;
+
+expr
+    : NEW IDENT '(' ')'         { $$ = ast_expr(pc->arena, EXPR_NEW, $2, NULL, @$); }
+    | IDENT '(' expr ')'        { $$ = ast_expr(pc->arena, EXPR_CALL, $1, $3, @$); }
+    | IDENT                     { $$ = ast_expr(pc->arena, EXPR_NAME, $1, NULL, @$); }
+    | expr '.' IDENT            { $$ = ast_expr(pc->arena, EXPR_ATTR, $3, $1, @$); }
+    | expr '.' IDENT '&'        { $$ = whole_table(ast_expr(pc->arena, EXPR_ATTR, $3, $1, @$)); }
+    ;
+
+%%
+
+/* Bison's own failures: with custom syntax error reports, the only one left
+ * is the parser's stack outgrowing its limit. */
+static void yyerror(Loc *loc, yyscan_t scanner, ParseContext *pc, const char *message)
+{
+    diag_error(pc->diag, *loc, "nested too deeply for the parser (%s)", message);
+}
+
+/* The token the parser stumbled on, as a person would name it. */
+static void describe_unexpected(const ParseContext *pc, yysymbol_kind_t token, FILE *out)
+{
+    switch (token) {
+    case YYSYMBOL_IDENT:
+        fprintf(out, "identifier '%s'", pc->token_text);
+        break;
+    case YYSYMBOL_NUMBER:
+        fprintf(out, "number '%s'", pc->token_text);
+        break;
+    case YYSYMBOL_QUOTED:
+        fprintf(out, "quoted symbol '%s'", pc->token_text);
+        break;
+    default:
+        fputs(yysymbol_name(token), out);
+        break;
+    }
+}
+
+/* ", expecting A", ", expecting A or B", ", expecting A, B or C". */
+static void describe_expected(const yypcontext_t *ctx, FILE *out)
+{
+    yysymbol_kind_t expected[YYNTOKENS];
+    int n = yypcontext_expected_tokens(ctx, expected, YYNTOKENS);
+    int shown = 0;
+    for (int i = 0; i < n; i++)
+        if (expected[i] != YYSYMBOL_YYEOF)
+            expected[shown++] = expected[i];
+    for (int i = 0; i < shown; i++) {
+        const char *separator = i == 0 ? ", expecting " : i + 1 == shown ? " or " : ", ";
+        fprintf(out, "%s%s", separator, yysymbol_name(expected[i]));
+    }
+}
+
+static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, ParseContext *pc)
+{
+    yysymbol_kind_t token = yypcontext_token(ctx);
+    Loc loc = *yypcontext_location(ctx);
+    if (token == YYSYMBOL_YYEOF && pc->brace_depth > 0) {
+        int innermost = pc->brace_depth < PARSE_MAX_OPEN_BRACES ? pc->brace_depth : PARSE_MAX_OPEN_BRACES;
+        diag_error(pc->diag, loc, "unexpected end of file: a '}' is missing");
+        diag_note(pc->diag, pc->open_braces[innermost - 1], "this '{' is not closed");
+        return 0;
+    }
+    char *message = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&message, &size);
+    if (!out) {
+        diag_error(pc->diag, loc, "syntax error");
+        return 0;
+    }
+    fputs("syntax error: unexpected ", out);
+    describe_unexpected(pc, token, out);
+    describe_expected(ctx, out);
+    fclose(out);
+    diag_error(pc->diag, loc, "%s", message);
+    free(message);
+    return 0;
+}
