@@ -51,8 +51,9 @@ static void report_divergent_cycle(Diag *d, const IrModel *m, const int *members
     if (n > 0 && used + 64 >= sizeof list)
         snprintf(list + used, sizeof list - used, ", ...");
     diag_error(d, m->states[members[0]].loc,
-               "the silent moves through %s form a cycle of weight >= 1, so the sum over its "
-               "paths diverges; lower a weight on the cycle below 1",
+               "the silent cycles through %s weigh too much: the sum over their paths diverges "
+               "(a cycle's weight product is >= 1, or cycles through one state add up past "
+               "1); lower their weights",
                list);
 }
 

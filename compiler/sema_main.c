@@ -84,6 +84,11 @@ static Value eval_attr(MainScope *sc, const Expr *e)
     Value obj = eval(sc, e->arg);
     if (obj.kind == VAL_ERROR)
         return err;
+    if (obj.kind == VAL_MODEL) {
+        diag_error(sc->diag, e->ident.loc, "a model has no '%s': run an algorithm on it first, "
+                   "as in forward(MODEL).%s", e->ident.name, e->ident.name);
+        return err;
+    }
     if (obj.kind != VAL_TABLE) {
         diag_error(sc->diag, e->ident.loc, "'%s' is an attribute of an algorithm's table: write "
                    "forward(m).%s, viterbi(m).%s, ...", e->ident.name, e->ident.name,

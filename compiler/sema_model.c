@@ -30,7 +30,7 @@ typedef struct ModelScope {
 static int number_value(ModelScope *sc, const Number *n, double *out, const char *what)
 {
     if (n->negative) {
-        diag_error(sc->diag, n->loc, "%s must be >= 0, not -%s", what, n->text);
+        diag_error(sc->diag, n->loc, "%s must be >= 0, not %s", what, n->text);
         return 0;
     }
     if (!isfinite(n->value)) {
