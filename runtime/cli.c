@@ -1,0 +1,352 @@
+/* cli.c: the command line of generated programs: parses the options into an
+ * hmmrt_options, and writes --help and --version. */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Options given that only --sample uses, for the check that --sample is there. */
+typedef struct sample_only {
+    const char *first; /* name of the first one seen, NULL if none */
+} sample_only;
+
+typedef struct parse_state {
+    const hmmrt_program *prog;
+    hmmrt_options *o;
+    sample_only sample_only;
+} parse_state;
+
+typedef int (*apply_fn)(parse_state *st, const char *value);
+
+typedef struct option_spec {
+    const char *name;
+    const char *value_name; /* NULL for a flag */
+    apply_fn apply;
+} option_spec;
+
+static int usage_error(const char *fmt, ...) HMMRT_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    hmmrt_error("%s", what);
+    return HMMRT_EXIT_USAGE;
+}
+
+/* Parses a whole decimal number in [min, max]; 0, or -1. */
+static int parse_number(const char *text, long long min, long long max, long long *out)
+{
+    if (!*text || *text == ' ' || *text == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_seed(const char *text, uint64_t *out)
+{
+    if (*text < '0' || *text > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int bad_value(const char *option, const char *expected, const char *value)
+{
+    return usage_error("--%s takes %s, not '%s'", option, expected, value);
+}
+
+static int note_sample_only(parse_state *st, const char *name)
+{
+    if (!st->sample_only.first)
+        st->sample_only.first = name;
+    return 0;
+}
+
+static int apply_help(parse_state *st, const char *v) { st->o->help = 1; return 0; }
+static int apply_version(parse_state *st, const char *v) { st->o->version = 1; return 0; }
+static int apply_skip_invalid(parse_state *st, const char *v) { st->o->skip_invalid = 1; return 0; }
+static int apply_no_header(parse_state *st, const char *v) { st->o->header = 0; return 0; }
+static int apply_progress(parse_state *st, const char *v) { st->o->progress = HMMRT_PROGRESS_ON; return 0; }
+static int apply_no_progress(parse_state *st, const char *v) { st->o->progress = HMMRT_PROGRESS_OFF; return 0; }
+
+static int apply_threads(parse_state *st, const char *v)
+{
+    long long n;
+    if (parse_number(v, 1, 4096, &n) != 0)
+        return bad_value("threads", "a number of threads from 1 to 4096", v);
+    st->o->threads = (int)n;
+    return 0;
+}
+
+static int apply_decimals(parse_state *st, const char *v)
+{
+    long long n;
+    if (parse_number(v, 0, 17, &n) != 0)
+        return bad_value("decimals", "a whole number from 0 to 17", v);
+    st->o->decimals = (int)n;
+    return 0;
+}
+
+static int apply_sample(parse_state *st, const char *v)
+{
+    long long n;
+    if (parse_number(v, 1, LONG_MAX, &n) != 0)
+        return bad_value("sample", "a number of sequences, 1 or more", v);
+    st->o->sample = (long)n;
+    return 0;
+}
+
+static int apply_length(parse_state *st, const char *v)
+{
+    long long n;
+    if (parse_number(v, 0, INT64_MAX, &n) != 0)
+        return bad_value("length", "a number of symbols, 0 or more (0: until the end state)", v);
+    st->o->length = n;
+    return note_sample_only(st, "--length");
+}
+
+static int apply_seed(parse_state *st, const char *v)
+{
+    if (parse_seed(v, &st->o->seed) != 0)
+        return bad_value("seed", "a whole number from 0 to 18446744073709551615", v);
+    return note_sample_only(st, "--seed");
+}
+
+static int apply_with_path(parse_state *st, const char *v)
+{
+    st->o->with_path = 1;
+    return note_sample_only(st, "--with-path");
+}
+
+static int apply_model(parse_state *st, const char *v)
+{
+    const hmmrt_program *prog = st->prog;
+    for (int m = 0; m < prog->n_models; m++)
+        if (strcmp(prog->models[m].name, v) == 0) {
+            st->o->model = m;
+            return note_sample_only(st, "--model");
+        }
+    hmmrt_buf names = {0};
+    for (int m = 0; m < prog->n_models; m++) {
+        hmmrt_buf_puts(&names, m ? ", " : "");
+        hmmrt_buf_puts(&names, prog->models[m].name);
+    }
+    int status = usage_error("no model is named '%s': the models are %s", v,
+                             names.len ? names.data : "(none)");
+    hmmrt_buf_free(&names);
+    return status;
+}
+
+static const option_spec option_specs[] = {
+    {"help", NULL, apply_help},
+    {"version", NULL, apply_version},
+    {"threads", "N", apply_threads},
+    {"skip-invalid", NULL, apply_skip_invalid},
+    {"decimals", "N", apply_decimals},
+    {"no-header", NULL, apply_no_header},
+    {"progress", NULL, apply_progress},
+    {"no-progress", NULL, apply_no_progress},
+    {"sample", "N", apply_sample},
+    {"length", "L", apply_length},
+    {"seed", "S", apply_seed},
+    {"with-path", NULL, apply_with_path},
+    {"model", "NAME", apply_model},
+};
+
+static const option_spec *find_option(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof option_specs / sizeof option_specs[0]; i++)
+        if (strlen(option_specs[i].name) == len && strncmp(option_specs[i].name, name, len) == 0)
+            return &option_specs[i];
+    return NULL;
+}
+
+/* Applies argv[*i], an option; takes its value from argv[*i + 1] when needed. */
+static int parse_option(parse_state *st, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    if (strcmp(arg, "-h") == 0)
+        arg = "--help";
+    const char *name = arg + 2;
+    const char *equals = strchr(name, '=');
+    size_t len = equals ? (size_t)(equals - name) : strlen(name);
+    const option_spec *spec = arg[1] == '-' ? find_option(name, len) : NULL;
+    if (!spec)
+        return usage_error("unknown option '%s': %s --help lists the options", argv[*i],
+                           hmmrt_progname());
+    if (!spec->value_name) {
+        if (equals)
+            return usage_error("--%s takes no value", spec->name);
+        return spec->apply(st, NULL);
+    }
+    if (equals)
+        return spec->apply(st, equals + 1);
+    if (*i + 1 >= argc)
+        return usage_error("--%s needs a value: --%s %s or --%s=%s", spec->name, spec->name,
+                           spec->value_name, spec->name, spec->value_name);
+    return spec->apply(st, argv[++*i]);
+}
+
+/* The checks that need every option seen. */
+static int check_combination(parse_state *st)
+{
+    hmmrt_options *o = st->o;
+    if (o->help || o->version)
+        return 0;
+    if (o->sample) {
+        if (st->prog->n_models == 0)
+            return usage_error("--sample needs a model, and this program has none");
+        if (o->n_files > 0)
+            return usage_error("--sample draws sequences and reads no file: drop '%s'",
+                               o->files[0]);
+        return 0;
+    }
+    if (st->sample_only.first)
+        return usage_error("%s applies only with --sample N: add --sample N, or drop %s",
+                           st->sample_only.first, st->sample_only.first);
+    if (o->n_files == 0)
+        return usage_error("no sequence file given: name one, or - for standard input "
+                           "(%s --help lists the options)",
+                           hmmrt_progname());
+    return 0;
+}
+
+static void set_defaults(hmmrt_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->decimals = 6;
+    o->header = 1;
+    o->progress = HMMRT_PROGRESS_AUTO;
+    o->seed = 1;
+}
+
+int hmmrt_parse_options(int argc, char **argv, const hmmrt_program *prog, hmmrt_options *o)
+{
+    set_defaults(o);
+    o->files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o->files);
+    if (!o->files) {
+        hmmrt_error("out of memory");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    parse_state st = {.prog = prog, .o = o};
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_files && strcmp(arg, "--") == 0) {
+            only_files = 1;
+        } else if (!only_files && arg[0] == '-' && arg[1] != '\0') {
+            int status = parse_option(&st, argc, argv, &i);
+            if (status != 0)
+                return status;
+        } else {
+            o->files[o->n_files++] = arg;
+        }
+    }
+    return check_combination(&st);
+}
+
+void hmmrt_free_options(hmmrt_options *o)
+{
+    free(o->files);
+    o->files = NULL;
+    o->n_files = 0;
+}
+
+static const char *column_meaning(hmmrt_field_kind kind)
+{
+    return kind == HMMRT_FIELD_SCORE
+               ? "a natural-log score; -inf when the model cannot produce the sequence"
+               : "text, e.g. a traceback: state names separated by single spaces";
+}
+
+static void print_columns(FILE *f, const hmmrt_program *prog)
+{
+    fprintf(f, "  1  name: the first word after '>'\n");
+    for (int c = 0; c < prog->n_columns; c++)
+        fprintf(f, "  %d  %s: %s\n", c + 2, prog->columns[c].label,
+                column_meaning(prog->columns[c].kind));
+}
+
+static void print_models(FILE *f, const hmmrt_program *prog)
+{
+    for (int m = 0; m < prog->n_models; m++)
+        fprintf(f, "%s%s", m ? ", " : "", prog->models[m].name);
+    if (prog->n_models == 0)
+        fprintf(f, "(none)");
+}
+
+void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
+{
+    const char *me = hmmrt_progname();
+    fprintf(f,
+            "Usage: %s [options] SEQFILE...\n"
+            "       %s --sample N [--length L] [--seed S] [--with-path] [--model NAME]\n"
+            "Scores every sequence of the FASTA files SEQFILE... (- is standard input) with\n"
+            "the program compiled by hmmc from %s, and prints one row per sequence.\n"
+            "A sequence's name is the first word after '>'; white space inside sequences\n"
+            "is ignored.\n\n",
+            me, me, prog->source);
+    fprintf(f,
+            "Options (write --opt VALUE or --opt=VALUE):\n"
+            "  --threads N      use N threads (default: OMP_NUM_THREADS, else every core)\n"
+            "  --skip-invalid   skip a sequence with a symbol outside the alphabet, with a\n"
+            "                   warning, instead of stopping (the exit status is then 3)\n"
+            "  --decimals N     decimals of scores, 0 to 17 (default 6)\n"
+            "  --no-header      leave out the '#name ...' header line (and the notes\n"
+            "                   on columns before it)\n"
+            "  --progress       show progress on standard error, on one line\n"
+            "  --no-progress    do not (default: progress when standard error is a terminal)\n"
+            "  --sample N       score nothing: write N sequences drawn from a model, as\n"
+            "                   FASTA named sample1, sample2, ... (60 symbols a line)\n"
+            "  --length L       with --sample: exactly L symbols each (moves into the end\n"
+            "                   state wait until then, and the draw stops at the L-th\n"
+            "                   symbol); 0, the default, draws until the end state\n"
+            "  --seed S         with --sample: seed of the random numbers (default 1);\n"
+            "                   the same seed draws the same sequences\n"
+            "  --with-path      with --sample: add the states visited to each header:\n"
+            "                   '>sample1 path=start fair fair loaded end'\n"
+            "  --model NAME     with --sample: the model to draw from (default the first):\n"
+            "                   ");
+    print_models(f, prog);
+    fprintf(f,
+            "\n"
+            "  --help           show this help;  --version  show the version\n\n"
+            "Output: tab-separated on standard output, one row per sequence, in input\n"
+            "order, after a header line '#name<TAB>COLUMN...'. Columns:\n");
+    print_columns(f, prog);
+    fprintf(f,
+            "Lines starting with '#' are comments: a column whose layout needs words has\n"
+            "a line '# LABEL: NOTE' before the header. A run that stops early (bad input)\n"
+            "ends its output with '# incomplete: stopped at ...'; the rows before it\n"
+            "are complete.\n\n"
+            "Exit status:\n"
+            "  0  every sequence was scored and printed\n"
+            "  1  bad command line; nothing was read\n"
+            "  2  unreadable or malformed input, or a symbol outside the alphabet\n"
+            "     (without --skip-invalid), or --sample could not draw a sequence:\n"
+            "     the run stopped\n"
+            "  3  the run finished, but --skip-invalid skipped sequences\n"
+            "  4  standard output could not be written (closed pipe, full disk)\n"
+            "  5  out of memory, or a device error\n");
+}
+
+void hmmrt_print_version(FILE *f, const hmmrt_program *prog)
+{
+    fprintf(f, "%s (hmmc %s, target %s, from %s)\n", prog->name, HMMRT_VERSION, prog->target,
+            prog->source);
+}

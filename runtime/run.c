@@ -1,0 +1,51 @@
+/* run.c: hmmrt_main, the life of a generated program: the command line, then
+ * --help, --version, --sample or the scoring run. */
+#include "internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+/* --help and --version go through stdout: checked like the table. */
+static int finish_stdout(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    hmmrt_error("cannot write the output: %s", strerror(errno ? errno : EIO));
+    return HMMRT_EXIT_OUTPUT;
+}
+
+static int sample(const hmmrt_program *prog, const hmmrt_options *o)
+{
+    static char block[1 << 20]; /* static: stdout uses it until the exit */
+    setvbuf(stdout, block, _IOFBF, sizeof block);
+    return hmmrt_sample(prog, o->model, o->sample, o->length, o->seed, o->with_path, stdout);
+}
+
+static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
+{
+    if (o->help) {
+        hmmrt_print_help(stdout, prog);
+        return finish_stdout();
+    }
+    if (o->version) {
+        hmmrt_print_version(stdout, prog);
+        return finish_stdout();
+    }
+    if (o->sample)
+        return sample(prog, o);
+    return hmmrt_score_files(prog, o);
+}
+
+int hmmrt_main(int argc, char **argv, const hmmrt_program *prog)
+{
+    /* A closed pipe must show as a failed write (EPIPE), not kill us silently. */
+    signal(SIGPIPE, SIG_IGN);
+    hmmrt_set_progname(argc > 0 ? argv[0] : NULL, prog->name);
+    hmmrt_options o;
+    int status = hmmrt_parse_options(argc, argv, prog, &o);
+    if (status == 0)
+        status = dispatch(prog, &o);
+    hmmrt_free_options(&o);
+    return status;
+}

@@ -1,0 +1,529 @@
+/* score.c: the scoring run of a generated program: reads the FASTA input in
+ * batches of bounded memory, maps, scores and formats each batch in parallel
+ * (OpenMP, one scratch per thread) while one thread reads the next batch,
+ * prints the rows in input order, and stops with a '# incomplete' line at the
+ * first problem. */
+#include "internal.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    BATCH_MAX_RECORDS = 1 << 16,
+    OUTPUT_BUFFER = 1 << 20,
+    SKIP_WARNINGS_SHOWN = 10,
+    KEPT_TEXT_BYTES = 1 << 20 /* larger text buffers are freed after their row */
+};
+#define BATCH_MAX_RESIDUES ((int64_t)64 << 20)
+
+/* Records read together; two of them take turns: one is scored while the
+ * other is read. */
+typedef struct batch {
+    hmmrt_record *records; /* BATCH_MAX_RECORDS */
+    int64_t n, residues;
+    int ended;             /* the read stopped at the end of the input */
+    int failed;            /* ... or at an error, described in error */
+    char error[1024];
+} batch;
+
+typedef enum seq_status {
+    SEQ_NOT_RUN,      /* after a sequence that stops the run */
+    SEQ_SCORED,
+    SEQ_INVALID,      /* a symbol outside an alphabet */
+    SEQ_OUT_OF_MEMORY
+} seq_status;
+
+typedef struct seq_result {
+    seq_status status;
+    int alphabet;     /* SEQ_INVALID: the alphabet ... */
+    int64_t position; /* ... and the 0-based position of the symbol outside it */
+} seq_result;
+
+/* What scoring one batch needs, one entry per sequence of the batch. */
+typedef struct work {
+    seq_result *results;
+    hmmrt_value *values;       /* n_columns per sequence */
+    hmmrt_buf *rows;           /* each sequence's output line */
+    int64_t *offsets;          /* where each sequence's codes start */
+    const uint8_t **code_ptrs; /* n_alphabets per sequence */
+    uint8_t **codes;           /* per alphabet, the codes of the whole batch */
+    size_t codes_cap;
+} work;
+
+typedef struct run {
+    const hmmrt_program *prog;
+    const hmmrt_options *o;
+    hmmrt_reader *reader;
+    hmmrt_out out;
+    hmmrt_scratch *scratches; /* one per thread */
+    int n_scratches;
+    batch batches[2];
+    batch *current, *next;
+    work w;
+    int64_t first_index; /* input index of the current batch's first sequence */
+    long skipped;
+} run;
+
+/* ---- setting up and taking down ------------------------------------------ */
+
+static size_t at_least_one(int n)
+{
+    return (size_t)(n > 0 ? n : 1);
+}
+
+static int alloc_work(work *w, const hmmrt_program *prog)
+{
+    size_t n = BATCH_MAX_RECORDS;
+    w->results = calloc(n, sizeof *w->results);
+    w->values = calloc(n * at_least_one(prog->n_columns), sizeof *w->values);
+    w->rows = calloc(n, sizeof *w->rows);
+    w->offsets = calloc(n, sizeof *w->offsets);
+    w->code_ptrs = calloc(n * at_least_one(prog->n_alphabets), sizeof *w->code_ptrs);
+    w->codes = calloc(at_least_one(prog->n_alphabets), sizeof *w->codes);
+    return w->results && w->values && w->rows && w->offsets && w->code_ptrs && w->codes ? 0 : -1;
+}
+
+static void free_work(work *w, const hmmrt_program *prog)
+{
+    if (w->values)
+        for (size_t i = 0; i < (size_t)BATCH_MAX_RECORDS * (size_t)prog->n_columns; i++)
+            hmmrt_buf_free(&w->values[i].text);
+    if (w->rows)
+        for (size_t i = 0; i < BATCH_MAX_RECORDS; i++)
+            hmmrt_buf_free(&w->rows[i]);
+    if (w->codes)
+        for (int a = 0; a < prog->n_alphabets; a++)
+            free(w->codes[a]);
+    free(w->results);
+    free(w->values);
+    free(w->rows);
+    free(w->offsets);
+    free(w->code_ptrs);
+    free(w->codes);
+}
+
+static void free_records(batch *b)
+{
+    for (int64_t i = 0; i < b->n; i++) {
+        free(b->records[i].name);
+        free(b->records[i].residues);
+    }
+    b->n = b->residues = 0;
+}
+
+static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o)
+{
+    memset(r, 0, sizeof *r);
+    r->prog = prog;
+    r->o = o;
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+    r->n_scratches = omp_get_max_threads();
+    r->scratches = calloc((size_t)r->n_scratches, sizeof *r->scratches);
+    r->reader = hmmrt_reader_open(o->files, o->n_files);
+    r->current = &r->batches[0];
+    r->next = &r->batches[1];
+    for (int k = 0; k < 2; k++)
+        r->batches[k].records = calloc(BATCH_MAX_RECORDS, sizeof(hmmrt_record));
+    int out_ok = hmmrt_out_open(&r->out, STDOUT_FILENO, OUTPUT_BUFFER) == 0;
+    return r->scratches && r->reader && out_ok && r->batches[0].records &&
+                   r->batches[1].records && alloc_work(&r->w, prog) == 0
+               ? 0
+               : -1;
+}
+
+static void close_run(run *r)
+{
+    hmmrt_progress_finish();
+    if (r->scratches)
+        for (int t = 0; t < r->n_scratches; t++)
+            hmmrt_scratch_free(&r->scratches[t]);
+    free(r->scratches);
+    for (int k = 0; k < 2; k++) {
+        if (r->batches[k].records)
+            free_records(&r->batches[k]);
+        free(r->batches[k].records);
+    }
+    hmmrt_reader_close(r->reader);
+    hmmrt_out_close(&r->out);
+    free_work(&r->w, r->prog);
+}
+
+/* ---- reading a batch ------------------------------------------------------ */
+
+/* Reads records into b until it is full, the input ends or fails. */
+static void read_batch(hmmrt_reader *reader, batch *b)
+{
+    b->n = b->residues = 0;
+    b->ended = b->failed = 0;
+    while (b->n < BATCH_MAX_RECORDS && b->residues < BATCH_MAX_RESIDUES) {
+        int got = hmmrt_reader_next(reader, &b->records[b->n], b->error, sizeof b->error);
+        b->ended = got == 0;
+        b->failed = got < 0;
+        if (got <= 0)
+            return;
+        b->residues += b->records[b->n].length;
+        b->n++;
+    }
+}
+
+static int is_last_batch(const batch *b)
+{
+    return b->ended || b->failed;
+}
+
+/* Room for the codes of the batch in every alphabet; 0, or -1. Memory that
+ * a huge sequence needed is given back once batches are small again. */
+static int size_code_arrays(run *r, const batch *b)
+{
+    work *w = &r->w;
+    size_t need = (size_t)b->residues + 1;
+    size_t usual = need > (size_t)BATCH_MAX_RESIDUES ? need : (size_t)BATCH_MAX_RESIDUES;
+    if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
+        return 0;
+    for (int a = 0; a < r->prog->n_alphabets; a++) {
+        free(w->codes[a]);
+        w->codes[a] = malloc(need);
+        if (!w->codes[a]) {
+            w->codes_cap = 0;
+            return -1;
+        }
+    }
+    w->codes_cap = need;
+    return 0;
+}
+
+/* Where each sequence's codes go in each alphabet's array. */
+static void place_codes(run *r, const batch *b)
+{
+    work *w = &r->w;
+    int n_alphabets = r->prog->n_alphabets;
+    int64_t at = 0;
+    for (int64_t i = 0; i < b->n; i++) {
+        w->offsets[i] = at;
+        for (int a = 0; a < n_alphabets; a++)
+            w->code_ptrs[i * n_alphabets + a] = w->codes[a] + at;
+        at += b->records[i].length;
+    }
+}
+
+/* ---- scoring a batch ------------------------------------------------------ */
+
+/* Maps sequence i to every alphabet: 0, or -1 with the first bad symbol noted. */
+static int map_sequence(run *r, const hmmrt_record *rec, int64_t i)
+{
+    const hmmrt_program *prog = r->prog;
+    for (int a = 0; a < prog->n_alphabets; a++) {
+        int64_t bad = hmmrt_map(prog->alphabets[a], rec->residues, rec->length,
+                                r->w.codes[a] + r->w.offsets[i]);
+        if (bad >= 0) {
+            r->w.results[i] = (seq_result){SEQ_INVALID, a, bad};
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
+{
+    const hmmrt_program *prog = r->prog;
+    const hmmrt_record *rec = &b->records[i];
+    if (map_sequence(r, rec, i) != 0)
+        return;
+    hmmrt_value *values = r->w.values + i * prog->n_columns;
+    for (int c = 0; c < prog->n_columns; c++) {
+        values[c].score = NAN;
+        hmmrt_buf_reset(&values[c].text);
+    }
+    hmmrt_seq seq = {.name = rec->name,
+                     .codes = r->w.code_ptrs + i * prog->n_alphabets,
+                     .length = rec->length,
+                     .index = r->first_index + i};
+    hmmrt_buf_take_failure();
+    int failed = prog->score_cpu(&seq, values, scratch);
+    if (!failed) {
+        hmmrt_buf_reset(&r->w.rows[i]);
+        hmmrt_format_row(&r->w.rows[i], prog, rec->name, values);
+    }
+    failed |= hmmrt_buf_take_failure();
+    r->w.results[i].status = failed ? SEQ_OUT_OF_MEMORY : SEQ_SCORED;
+    hmmrt_progress_add(1, rec->length);
+}
+
+static int stops_the_run(const run *r, const seq_result *res)
+{
+    return res->status == SEQ_OUT_OF_MEMORY || (res->status == SEQ_INVALID && !r->o->skip_invalid);
+}
+
+/* Sequences a thread takes at once: enough chunks for every thread to
+ * balance uneven lengths, few enough that taking them costs little. */
+static int chunk_size(int64_t n_sequences)
+{
+    int64_t chunk = n_sequences / ((int64_t)omp_get_max_threads() * 64);
+    return chunk < 1 ? 1 : chunk > 64 ? 64 : (int)chunk;
+}
+
+/* Scores the current batch on every thread; the main thread first reads the
+ * next batch (unless the current one is the last), then joins in. Records are
+ * allocated and freed by the main thread only, so that they come from one
+ * malloc arena instead of piling up in every thread's. */
+static void score_and_read_ahead(run *r)
+{
+    const batch *b = r->current;
+    seq_result *results = r->w.results;
+    int64_t stop_at = b->n; /* sequences after this one are not scored */
+    int chunk = chunk_size(b->n);
+#pragma omp parallel
+    {
+        hmmrt_scratch *scratch = &r->scratches[omp_get_thread_num()];
+        int draws_progress = omp_get_thread_num() == 0;
+#pragma omp master
+        if (!is_last_batch(b))
+            read_batch(r->reader, r->next);
+#pragma omp for schedule(dynamic, chunk)
+        for (int64_t i = 0; i < b->n; i++) {
+            int64_t limit;
+#pragma omp atomic read
+            limit = stop_at;
+            results[i].status = SEQ_NOT_RUN;
+            if (i > limit)
+                continue;
+            score_one(r, b, i, scratch);
+            if (stops_the_run(r, &results[i])) {
+#pragma omp critical(hmmrt_stop_at)
+                if (i < stop_at) {
+#pragma omp atomic write
+                    stop_at = i;
+                }
+            }
+            if (draws_progress)
+                hmmrt_progress_poll();
+        }
+    }
+}
+
+/* ---- printing a batch ----------------------------------------------------- */
+
+static const char *model_of_alphabet(const hmmrt_program *prog, int alphabet)
+{
+    for (int m = 0; m < prog->n_models; m++)
+        if (prog->models[m].alphabet == alphabet)
+            return prog->models[m].name;
+    return NULL;
+}
+
+/* "FILE:LINE: sequence NAME: symbol 'c' at position P (1-based) is not in the
+ * alphabet of model M [symbols]" into msg. */
+static void describe_invalid(const run *r, const hmmrt_record *rec, const seq_result *res,
+                             hmmrt_buf *msg)
+{
+    const char *model = model_of_alphabet(r->prog, res->alphabet);
+    char symbol[8], part[1024];
+    hmmrt_describe_byte(symbol, (unsigned char)rec->residues[res->position]);
+    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path, rec->line);
+    hmmrt_buf_puts(msg, part);
+    hmmrt_buf_puts(msg, rec->name);
+    snprintf(part, sizeof part, ": symbol '%s' at position %lld (1-based) is not in the alphabet of ",
+             symbol, (long long)res->position + 1);
+    hmmrt_buf_puts(msg, part);
+    if (model) {
+        hmmrt_buf_puts(msg, "model ");
+        hmmrt_buf_puts(msg, model);
+    } else {
+        snprintf(part, sizeof part, "alphabet %d", res->alphabet + 1);
+        hmmrt_buf_puts(msg, part);
+    }
+    hmmrt_buf_putc(msg, ' ');
+    hmmrt_describe_alphabet(msg, r->prog->alphabets[res->alphabet]);
+}
+
+static void warn_skipped(run *r, const hmmrt_record *rec, const seq_result *res)
+{
+    r->skipped++;
+    if (r->skipped > SKIP_WARNINGS_SHOWN)
+        return;
+    hmmrt_buf msg = {0};
+    describe_invalid(r, rec, res, &msg);
+    hmmrt_warning("%s; skipped%s", msg.len ? msg.data : "",
+                  r->skipped == SKIP_WARNINGS_SHOWN ? " (later ones are only counted)" : "");
+    hmmrt_buf_free(&msg);
+}
+
+/* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
+static void stop_at_sequence(run *r, const hmmrt_record *rec)
+{
+    hmmrt_buf where = {0};
+    char place[1024];
+    snprintf(place, sizeof place, " (%s line %ld)", rec->path, rec->line);
+    hmmrt_buf_puts(&where, "sequence ");
+    hmmrt_buf_puts(&where, rec->name);
+    hmmrt_buf_puts(&where, place);
+    hmmrt_out_incomplete(&r->out, where.len ? where.data : "a sequence");
+    hmmrt_buf_free(&where);
+}
+
+static int stop_invalid(run *r, const hmmrt_record *rec, const seq_result *res)
+{
+    hmmrt_buf msg = {0};
+    describe_invalid(r, rec, res, &msg);
+    hmmrt_error("%s; fix the input or pass --skip-invalid to skip such sequences",
+                msg.len ? msg.data : "");
+    hmmrt_buf_free(&msg);
+    stop_at_sequence(r, rec);
+    return HMMRT_EXIT_INPUT;
+}
+
+static int stop_out_of_memory(run *r, const hmmrt_record *rec)
+{
+    hmmrt_error("%s:%ld: out of memory while scoring sequence %s (%lld symbols)", rec->path,
+                rec->line, rec->name, (long long)rec->length);
+    stop_at_sequence(r, rec);
+    return HMMRT_EXIT_INTERNAL;
+}
+
+/* Large buffers of a row are given back: the next batch may not need them. */
+static void release_large_buffers(hmmrt_value *values, int n_columns, hmmrt_buf *row)
+{
+    for (int c = 0; c < n_columns; c++)
+        if (values[c].text.cap > KEPT_TEXT_BYTES)
+            hmmrt_buf_free(&values[c].text);
+    if (row->cap > KEPT_TEXT_BYTES)
+        hmmrt_buf_free(row);
+}
+
+/* Prints the current batch's rows in order: 0, or the exit status of the
+ * sequence that stopped the run (after its '# incomplete' line). */
+static int print_batch(run *r)
+{
+    const batch *b = r->current;
+    work *w = &r->w;
+    int n_columns = r->prog->n_columns;
+    for (int64_t i = 0; i < b->n; i++) {
+        const hmmrt_record *rec = &b->records[i];
+        switch (w->results[i].status) {
+        case SEQ_SCORED:
+            hmmrt_out_write(&r->out, w->rows[i].data, w->rows[i].len);
+            release_large_buffers(w->values + i * n_columns, n_columns, &w->rows[i]);
+            break;
+        case SEQ_INVALID:
+            if (!r->o->skip_invalid)
+                return stop_invalid(r, rec, &w->results[i]);
+            warn_skipped(r, rec, &w->results[i]);
+            break;
+        case SEQ_OUT_OF_MEMORY:
+            return stop_out_of_memory(r, rec);
+        case SEQ_NOT_RUN:
+            return HMMRT_EXIT_INTERNAL; /* cannot happen: a stop comes first */
+        }
+    }
+    return 0;
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+static int stop_at_input_error(run *r, const batch *b)
+{
+    const char *path;
+    long line;
+    hmmrt_reader_where(r->reader, &path, &line);
+    char where[1024];
+    if (line > 0)
+        snprintf(where, sizeof where, "%s line %ld", path, line);
+    else
+        snprintf(where, sizeof where, "%s", path ? path : "the input");
+    hmmrt_error("%s", b->error);
+    hmmrt_out_incomplete(&r->out, where);
+    return hmmrt_reader_out_of_memory(r->reader) ? HMMRT_EXIT_INTERNAL : HMMRT_EXIT_INPUT;
+}
+
+/* Every file must open before anything is scored: a typo in the last name
+ * should not cost a long run. */
+static int check_files(run *r)
+{
+    char err[1024];
+    for (int i = 0; i < r->o->n_files; i++)
+        if (hmmrt_check_readable(r->o->files[i], err, sizeof err) != 0) {
+            hmmrt_error("%s", err);
+            hmmrt_out_incomplete(&r->out, r->o->files[i]);
+            return HMMRT_EXIT_INPUT;
+        }
+    return 0;
+}
+
+/* Scores and prints the current batch while the next one is read. */
+static int process_current_batch(run *r)
+{
+    batch *b = r->current;
+    if (size_code_arrays(r, b) != 0) {
+        hmmrt_error("out of memory for a batch of %lld sequences (%lld symbols)",
+                    (long long)b->n, (long long)b->residues);
+        stop_at_sequence(r, &b->records[0]);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    place_codes(r, b);
+    score_and_read_ahead(r);
+    int status = print_batch(r);
+    r->first_index += b->n;
+    free_records(b);
+    return status;
+}
+
+static int score_everything(run *r)
+{
+    int status = check_files(r);
+    if (status)
+        return status;
+    read_batch(r->reader, r->current);
+    for (;;) {
+        batch *b = r->current;
+        if (b->n > 0)
+            status = process_current_batch(r);
+        if (!status && b->failed)
+            status = stop_at_input_error(r, b);
+        if (status || b->ended || b->failed || hmmrt_out_flush(&r->out) != 0)
+            return status;
+        r->current = r->next;
+        r->next = b;
+    }
+}
+
+static void warn_skipped_total(const run *r)
+{
+    if (r->skipped == 1)
+        hmmrt_warning("1 sequence was skipped");
+    else if (r->skipped > 1)
+        hmmrt_warning("%ld sequences were skipped", r->skipped);
+}
+
+int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
+{
+    if (!prog->score_cpu) {
+        hmmrt_error("this program was built without a CPU scorer");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    hmmrt_set_decimals(o->decimals);
+    run r;
+    if (open_run(&r, prog, o) != 0) {
+        close_run(&r);
+        hmmrt_error("out of memory");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
+    hmmrt_progress_start(show);
+    if (o->header)
+        hmmrt_out_header(&r.out, prog);
+    int status = score_everything(&r);
+    hmmrt_progress_finish();
+    warn_skipped_total(&r);
+    if (hmmrt_out_flush(&r.out) != 0) {
+        hmmrt_error("cannot write the output: %s", strerror(r.out.error));
+        status = HMMRT_EXIT_OUTPUT;
+    } else if (!status && r.skipped > 0) {
+        status = HMMRT_EXIT_SKIPPED;
+    }
+    close_run(&r);
+    return status;
+}
