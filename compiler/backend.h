@@ -8,16 +8,23 @@
 
 #define HMMC_VERSION "0.1.0"
 
-/* Writes the whole C program for p; name is the program's name. Returns 0 or -1. */
-int backend_c_write(const Program *p, FILE *out, const char *name);
+/* Writes the whole C program for p; name is the program's name. With gpu, the
+ * program also carries the GPU side (hmmrt_gpu.h) whose kernels
+ * backend_cuda_write writes. Returns 0 or -1. */
+int backend_c_write(const Program *p, FILE *out, const char *name, int gpu);
+/* Writes the CUDA kernels and launchers of p (the .cu beside the .c). */
+int backend_cuda_write(const Program *p, FILE *out, const char *name);
 
 typedef struct BuildOptions {
-    const char *target;   /* "c" */
+    const char *target;   /* "c" or "cuda" */
     const char *output;   /* the program to build */
     const char *emit_dir; /* keep the generated sources here, or NULL for a temporary folder */
     const char *root;     /* where runtime/hmmrt.h and build/libhmmrt.a are */
     int verbose;
 } BuildOptions;
+
+/* The CUDA toolkit's folder ($CUDA_HOME, else above the nvcc on PATH), malloc'd, or NULL. */
+char *cuda_home(void);
 
 /* Generates the sources of p and builds the program. Returns 0, or -1 after
  * printing what went wrong. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "emit_dp.h"
 
 /* Everything the writer of one call needs. */
 typedef struct CallWriter {
@@ -22,33 +23,13 @@ typedef struct CallWriter {
     const IrCall *call;
     int index;          /* call number: names are c<index>_... */
     const IrModel *m;
-    int *in_start, *in_order;   /* incoming moves per state (ir_incoming) */
-    int *out_start, *out_order; /* outgoing moves per state */
+    DpWriter dp;        /* the statements of one position */
+    int *in_start, *in_order; /* incoming moves per state (the same as dp's) */
     int alphabet;       /* index into the program's alphabets */
     int local_arrays;   /* columns as local arrays (small models) or scratch */
 } CallWriter;
 
 enum { LOCAL_ARRAY_MAX_STATES = 64 };
-
-static int live(const IrModel *m, int s) { return !m->states[s].folded; }
-
-/* Outgoing moves as compressed rows, like ir_incoming. */
-static void outgoing(Arena *a, const IrModel *m, int **start_out, int **order_out)
-{
-    int *start = ARENA_ARRAY(a, int, m->n_states + 1);
-    int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
-    int *fill = ARENA_ARRAY(a, int, m->n_states);
-    for (int i = 0; i < m->n_moves; i++)
-        start[m->moves[i].from + 1]++;
-    for (int s = 0; s < m->n_states; s++)
-        start[s + 1] += start[s];
-    for (int i = 0; i < m->n_moves; i++) {
-        int from = m->moves[i].from;
-        order[start[from] + fill[from]++] = i;
-    }
-    *start_out = start;
-    *order_out = order;
-}
 
 /* ---- emission tables ------------------------------------------------------ */
 
@@ -77,115 +58,11 @@ static void write_emission_tables(CallWriter *w)
 
 /* ---- forward -------------------------------------------------------------- */
 
-/* A product weight * column[state], with the weight left out when it is 1. */
-static void write_term(FILE *o, int first, double lw, const char *column, int state)
-{
-    char num[32];
-    if (lw == 0)
-        fprintf(o, "%s%s[%d]", first ? "" : " + ", column, state);
-    else
-        fprintf(o, "%s%s * %s[%d]", first ? "" : " + ", emit_double(num, exp(lw)), column, state);
-}
-
-/* cur[q] = sum over emission tables E of moves into q of
- *          E[c] * (sum of weight * prev[from] over the moves emitting from E). */
-static void write_forward_emitting(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    FILE *o = w->e->out;
-    int *done = ARENA_ARRAY(w->p->arena, int, m->n_moves ? m->n_moves : 1);
-    for (int q = 0; q < m->n_states; q++) {
-        if (!live(m, q))
-            continue;
-        fprintf(o, "%*scur[%d] =", 4 * w->e->indent, "", q);
-        int groups = 0;
-        for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
-            const IrMove *first = &m->moves[w->in_order[k]];
-            if (first->emission < 0 || done[w->in_order[k]])
-                continue;
-            fprintf(o, "%s c%d_e%d[c] * (", groups++ ? " +" : "", w->index, first->emission);
-            int terms = 0;
-            for (int j = k; j < w->in_start[q + 1]; j++) {
-                const IrMove *mv = &m->moves[w->in_order[j]];
-                if (mv->emission != first->emission)
-                    continue;
-                done[w->in_order[j]] = 1;
-                write_term(o, !terms++, mv->lw_sum, "prev", mv->from);
-            }
-            fprintf(o, ")");
-        }
-        fprintf(o, "%s; /* %s */\n", groups ? "" : " 0.0", m->states[q].name);
-    }
-}
-
-/* Silent moves in order: cur[s] += weight * cur[from]. */
-static void write_forward_silent(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    for (int t = 0; t < m->n_silent_order; t++) {
-        int s = m->silent_order[t];
-        fprintf(w->e->out, "%*scur[%d] += ", 4 * w->e->indent, "", s);
-        int terms = 0;
-        for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
-            const IrMove *mv = &m->moves[w->in_order[k]];
-            if (mv->emission < 0)
-                write_term(w->e->out, !terms++, mv->lw_sum, "cur", mv->from);
-        }
-        fprintf(w->e->out, "; /* %s */\n", m->states[s].name);
-    }
-}
-
-/* Backward, emitting moves: cur[p] = sum over emitting moves out of p of
- * weight * emission[c] * prev[to] (prev is the column of the next position). */
-static void write_backward_emitting(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    char num[32];
-    for (int p = 0; p < m->n_states; p++) {
-        if (!live(m, p))
-            continue;
-        fprintf(w->e->out, "%*scur[%d] =", 4 * w->e->indent, "", p);
-        int terms = 0;
-        for (int k = w->out_start[p]; k < w->out_start[p + 1]; k++) {
-            const IrMove *mv = &m->moves[w->out_order[k]];
-            if (mv->emission < 0)
-                continue;
-            fprintf(w->e->out, "%s c%d_e%d[c] * %s * prev[%d]", terms ? " +" : "", w->index,
-                    mv->emission, emit_double(num, exp(mv->lw_sum)), mv->to);
-            terms++;
-        }
-        fprintf(w->e->out, "%s; /* %s */\n", terms ? "" : " 0.0", m->states[p].name);
-    }
-}
-
-/* Backward, silent moves in reverse order: cur[from] += weight * cur[s]. */
-static void write_backward_silent(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    char num[32];
-    for (int t = m->n_silent_order - 1; t >= 0; t--) {
-        int s = m->silent_order[t];
-        for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
-            const IrMove *mv = &m->moves[w->in_order[k]];
-            if (mv->emission >= 0)
-                continue;
-            emit_line(w->e, "cur[%d] += %s * cur[%d]; /* %s -> %s */", mv->from,
-                      emit_double(num, exp(mv->lw_sum)), s, m->states[mv->from].name,
-                      m->states[s].name);
-        }
-    }
-}
-
 /* The column sum, an early exit when no path is left, and exact rescaling. */
 static void write_rescale(CallWriter *w)
 {
     const IrModel *m = w->m;
-    fprintf(w->e->out, "%*sdouble sum =", 4 * w->e->indent, "");
-    int terms = 0;
-    for (int s = 0; s < m->n_states; s++)
-        if (live(m, s))
-            fprintf(w->e->out, "%s cur[%d]", terms++ ? " +" : "", s);
-    fprintf(w->e->out, "%s;\n", terms ? "" : " 0.0");
+    dp_column_sum(&w->dp, "double sum");
     emit_line(w->e, "if (!(sum > 0.0) && !table)");
     emit_line(w->e, "    return -INFINITY; /* no path emits the sequence so far */");
     emit_open(w->e, "if (sum < 0x1p-256 || sum > 0x1p256)");
@@ -238,13 +115,13 @@ static void write_forward(CallWriter *w)
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] = 0.0;");
     emit_line(w->e, "cur[%d] = 1.0; /* %s */", m->start, m->states[m->start].name);
-    write_forward_silent(w);
+    dp_forward_silent(&w->dp);
     write_store_table_column(w, "0");
     emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
     write_swap(w);
     emit_line(w->e, "const int c = x[i];");
-    write_forward_emitting(w);
-    write_forward_silent(w);
+    dp_forward_emitting(&w->dp);
+    dp_forward_silent(&w->dp);
     write_rescale(w);
     write_store_table_column(w, "i + 1");
     emit_close(w->e, "");
@@ -266,13 +143,13 @@ static void write_backward(CallWriter *w)
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] = 0.0;");
     emit_line(w->e, "cur[%d] = 1.0; /* %s */", m->end, m->states[m->end].name);
-    write_backward_silent(w);
+    dp_backward_silent(&w->dp);
     write_store_table_column(w, "L");
     emit_open(w->e, "for (int64_t i = L - 1; i >= 0; i--)");
     write_swap(w);
     emit_line(w->e, "const int c = x[i];");
-    write_backward_emitting(w);
-    write_backward_silent(w);
+    dp_backward_emitting(&w->dp);
+    dp_backward_silent(&w->dp);
     write_rescale(w);
     write_store_table_column(w, "i");
     emit_close(w->e, "");
@@ -286,64 +163,6 @@ static void write_backward(CallWriter *w)
 static const char *bp_type(int bytes)
 {
     return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : "uint32_t";
-}
-
-/* cur[q] = best over emitting moves into q; the back pointer is the index of
- * the best move among q's incoming moves. */
-static void write_viterbi_emitting(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    char num[32];
-    for (int q = 0; q < m->n_states; q++) {
-        if (!live(m, q))
-            continue;
-        int any = 0;
-        for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++)
-            any |= m->moves[w->in_order[k]].emission >= 0;
-        if (!any) {
-            emit_line(w->e, "cur[%d] = -INFINITY; /* %s */", q, m->states[q].name);
-            continue;
-        }
-        emit_open(w->e, "/* %s */", m->states[q].name);
-        emit_line(w->e, "double best = -INFINITY, v;");
-        for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
-            const IrMove *mv = &m->moves[w->in_order[k]];
-            if (mv->emission < 0)
-                continue;
-            emit_line(w->e, "v = prev[%d] + %s + c%d_le%d[c];", mv->from,
-                      emit_double(num, mv->lw_max), w->index, mv->emission);
-            if (w->call->plan.bp_bytes)
-                emit_line(w->e, "if (v > best) { best = v; bp[%d] = %d; }", q,
-                          k - w->in_start[q]);
-            else
-                emit_line(w->e, "best = v > best ? v : best;");
-        }
-        emit_line(w->e, "cur[%d] = best;", q);
-        emit_close(w->e, "");
-    }
-}
-
-static void write_viterbi_silent(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    char num[32];
-    for (int t = 0; t < m->n_silent_order; t++) {
-        int s = m->silent_order[t];
-        emit_open(w->e, "/* %s */", m->states[s].name);
-        emit_line(w->e, "double v;");
-        for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
-            const IrMove *mv = &m->moves[w->in_order[k]];
-            if (mv->emission >= 0)
-                continue;
-            emit_line(w->e, "v = cur[%d] + %s;", mv->from, emit_double(num, mv->lw_max));
-            if (w->call->plan.bp_bytes)
-                emit_line(w->e, "if (v > cur[%d]) { cur[%d] = v; bp[%d] = %d; }", s, s, s,
-                          k - w->in_start[s]);
-            else
-                emit_line(w->e, "if (v > cur[%d]) cur[%d] = v;", s, s);
-        }
-        emit_close(w->e, "");
-    }
 }
 
 static void write_viterbi(CallWriter *w)
@@ -367,7 +186,7 @@ static void write_viterbi(CallWriter *w)
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] = -INFINITY;");
     emit_line(w->e, "cur[%d] = 0.0; /* %s */", m->start, m->states[m->start].name);
-    write_viterbi_silent(w);
+    dp_viterbi_silent(&w->dp);
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table, cur, sizeof(double) * %d);", m->n_states);
     emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
@@ -377,8 +196,8 @@ static void write_viterbi(CallWriter *w)
         emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", m->n_states);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
     }
-    write_viterbi_emitting(w);
-    write_viterbi_silent(w);
+    dp_viterbi_emitting(&w->dp);
+    dp_viterbi_silent(&w->dp);
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table + (size_t)(i + 1) * %d, cur, sizeof(double) * %d);",
               m->n_states, m->n_states);
@@ -524,8 +343,12 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
 {
     const IrCall *call = &p->calls[index];
     CallWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
-    ir_incoming(p->arena, w.m, &w.in_start, &w.in_order);
-    outgoing(p->arena, w.m, &w.out_start, &w.out_order);
+    dp_writer_init(&w.dp, e, p->arena, w.m);
+    w.dp.prob_table = arena_printf(p->arena, "c%d_e", index);
+    w.dp.log_table = arena_printf(p->arena, "c%d_le", index);
+    w.dp.back_pointers = call->plan.bp_bytes > 0;
+    w.in_start = w.dp.in_start;
+    w.in_order = w.dp.in_order;
     w.alphabet = model_alphabet[call->model_index];
     w.local_arrays = w.m->n_states <= LOCAL_ARRAY_MAX_STATES;
     emit_blank(e);
@@ -576,8 +399,63 @@ static void write_source_model(Emitter *e, const IrModel *m, int index)
     fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
 }
 
+/* The reason a CUDA program scores on the CPU, or NULL. */
+static const char *cpu_only_reason(const Program *p)
+{
+    for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+            return "it prints whole tables (&), which are computed on the CPU";
+    return NULL;
+}
+
+/* The calls as the GPU side runs them: launchers in the .cu file, outputs,
+ * and the move tables for tracebacks followed on the host. */
+static void write_gpu_program(Emitter *e, const Program *p, const int *model_alphabet)
+{
+    FILE *o = e->out;
+    const char *reason = cpu_only_reason(p);
+    int n_calls = reason ? 0 : p->n_calls;
+    emit_blank(e);
+    emit_comment(e, "==== the GPU side: kernels and launchers are in the .cu file ====");
+    for (int c = 0; c < n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        fprintf(o, "int c%d_launch(const hmmrt_gpu_batch *b);\n", c);
+        fprintf(o, "void c%d_describe(int device, int use_double, char *buf, size_t len);\n", c);
+        fprintf(o, "static const int c%d_columns[] = {", c);
+        int n = 0;
+        for (int i = 0; i < p->n_prints; i++)
+            if (p->prints[i].call == c)
+                fprintf(o, "%s%d", n++ ? ", " : "", i);
+        fprintf(o, "%s};\nstatic const unsigned char c%d_is_traceback[] = {", n ? "" : "0", c);
+        n = 0;
+        for (int i = 0; i < p->n_prints; i++)
+            if (p->prints[i].call == c)
+                fprintf(o, "%s%d", n++ ? ", " : "", p->prints[i].attr == ATTR_TRACEBACK);
+        fprintf(o, "%s};\n", n ? "" : "0");
+        (void)call;
+    }
+    fprintf(o, "static const hmmrt_gpu_call gpu_calls[] = {\n");
+    for (int c = 0; c < n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        int n = 0;
+        for (int i = 0; i < p->n_prints; i++)
+            n += p->prints[i].call == c;
+        fprintf(o, "    {%s, %d, %d, %d, %s, %d, c%d_columns, c%d_is_traceback, %d.0, c%d_launch, "
+                   "c%d_describe},\n", emit_string(call->label),
+                model_alphabet[call->model_index], call->model->n_states, call->plan.bp_bytes,
+                call->plan.bp_bytes ? arena_printf(p->arena, "&c%d_paths", c) : "NULL", n, c, c,
+                call->plan.n_live, c, c);
+    }
+    if (!n_calls)
+        fprintf(o, "    {NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0.0, NULL, NULL},\n");
+    fprintf(o, "};\n");
+    fprintf(o, "static const hmmrt_gpu_program gpu_program = {%d, gpu_calls, %s, hmmrt_gpu_open, "
+               "hmmrt_gpu_score, hmmrt_gpu_report, hmmrt_gpu_close};\n", n_calls,
+            reason ? emit_string(reason) : "NULL");
+}
+
 static void write_program(Emitter *e, const Program *p, const int *model_alphabet,
-                          const char *const *alphabets, int n_alphabets, const char *name)
+                          const char *const *alphabets, int n_alphabets, const char *name, int gpu)
 {
     FILE *o = e->out;
     /* the models of main, in order of first use */
@@ -638,14 +516,17 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
                 m->n_moves, i, m->n_emissions, i);
     }
     fprintf(o, "};\n");
+    if (gpu)
+        write_gpu_program(e, p, model_alphabet);
     fprintf(o, "static const hmmrt_program program = {%s, ", emit_string(name));
-    fprintf(o, "%s, \"c\", %d, alphabets, %d, columns, %d, models, score_cpu};\n",
-            emit_string(p->path), n_alphabets, p->n_prints, n_used);
+    fprintf(o, "%s, \"%s\", %d, alphabets, %d, columns, %d, models, score_cpu, %s};\n",
+            emit_string(p->path), gpu ? "cuda" : "c", n_alphabets, p->n_prints, n_used,
+            gpu ? "&gpu_program" : "NULL");
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
 
-int backend_c_write(const Program *p, FILE *out, const char *name)
+int backend_c_write(const Program *p, FILE *out, const char *name, int gpu)
 {
     Emitter e = {out, 0};
     /* one alphabet per distinct symbol string among the models of main */
@@ -671,11 +552,11 @@ int backend_c_write(const Program *p, FILE *out, const char *name)
     emit_line(&e, "#include <math.h>");
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include <string.h>");
-    emit_line(&e, "#include \"hmmrt.h\"");
+    emit_line(&e, "#include \"%s\"", gpu ? "hmmrt_gpu.h" : "hmmrt.h");
     emit_blank(&e);
     emit_line(&e, "static const double LN2 = 0.693147180559945309417232121458176568; /* ln 2 */");
     for (int c = 0; c < p->n_calls; c++)
         write_call(&e, p, c, model_alphabet);
-    write_program(&e, p, model_alphabet, alphabets, n_alphabets, name);
+    write_program(&e, p, model_alphabet, alphabets, n_alphabets, name, gpu);
     return ferror(out) ? -1 : 0;
 }

@@ -53,6 +53,107 @@ static int run_command(char *const argv[], int verbose)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static int build_failed(const BuildOptions *o, const char *tool, int status)
+{
+    fprintf(stderr, "hmmc: error: building %s failed (%s exited with %d); this is a bug in "
+                    "hmmc: please report it with your model\n", o->output, tool, status);
+    return -1;
+}
+
+/* The CUDA toolkit folder: $CUDA_HOME, else the folder above the nvcc on PATH. */
+char *cuda_home(void)
+{
+    const char *env = getenv("CUDA_HOME");
+    if (env && *env)
+        return strdup(env);
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    char *copy = strdup(path), *save = NULL, *found = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+        char *nvcc = NULL, real[4096];
+        if (asprintf(&nvcc, "%s/nvcc", dir) < 0)
+            break;
+        if (access(nvcc, X_OK) == 0 && realpath(nvcc, real)) {
+            char *slash = strrchr(real, '/');
+            if (slash)
+                *slash = 0;
+            slash = strrchr(real, '/');
+            if (slash)
+                *slash = 0;
+            found = strdup(real);
+        }
+        free(nvcc);
+    }
+    free(copy);
+    return found;
+}
+
+/* Compiles the .c and .cu sources and links them with both runtime libraries. */
+static int build_cuda(const char *c_source, const char *cu_source, const char *dir,
+                      const BuildOptions *o)
+{
+    const char *cc = getenv("CC");
+    if (!cc || !*cc)
+        cc = "cc";
+    char *home = cuda_home();
+    if (!home) {
+        fprintf(stderr, "hmmc: error: --target=cuda needs nvcc on PATH (or CUDA_HOME); use "
+                        "--target=c to build for the CPU\n");
+        return -1;
+    }
+    char *include = NULL, *lib = NULL, *gpu_lib = NULL, *c_obj = NULL, *cu_obj = NULL,
+         *nvcc = NULL, *cuda_lib = NULL;
+    int result = -1;
+    if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
+        asprintf(&lib, "%s/build/libhmmrt.a", o->root) < 0 ||
+        asprintf(&gpu_lib, "%s/build/libhmmrt_gpu.a", o->root) < 0 ||
+        asprintf(&c_obj, "%s/program.o", dir) < 0 || asprintf(&cu_obj, "%s/kernels.o", dir) < 0 ||
+        asprintf(&nvcc, "%s/bin/nvcc", home) < 0 || asprintf(&cuda_lib, "-L%s/lib64", home) < 0)
+        goto done;
+    if (access(gpu_lib, R_OK) != 0) {
+        fprintf(stderr, "hmmc: error: the GPU runtime %s is missing: run make in %s (with nvcc "
+                        "on PATH)\n", gpu_lib, o->root);
+        goto done;
+    }
+    char *compile_c[] = {(char *)cc, "-std=c11", "-O2", "-fopenmp", include, "-c",
+                         (char *)c_source, "-o", c_obj, NULL};
+    int status = run_command(compile_c, o->verbose);
+    if (status != 0) {
+        build_failed(o, cc, status);
+        goto done;
+    }
+    /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load */
+    char *compile_cu[] = {nvcc, "-O3", "-std=c++14", "-gencode", "arch=compute_90,code=sm_90",
+                          "-gencode", "arch=compute_90,code=compute_90", include, "-c",
+                          (char *)cu_source, "-o", cu_obj, o->verbose ? "-Xptxas=-v" : NULL,
+                          NULL};
+    status = run_command(compile_cu, o->verbose);
+    if (status != 0) {
+        build_failed(o, "nvcc", status);
+        goto done;
+    }
+    char *link[] = {(char *)cc, c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static",
+                    "-lstdc++", "-ldl", "-lrt", "-lpthread", "-fopenmp", "-lm", "-o",
+                    (char *)o->output, NULL};
+    status = run_command(link, o->verbose);
+    if (status != 0) {
+        build_failed(o, cc, status);
+        goto done;
+    }
+    result = 0;
+done:
+    if (!o->emit_dir) {
+        if (c_obj)
+            unlink(c_obj);
+        if (cu_obj)
+            unlink(cu_obj);
+    }
+    free(include), free(lib), free(gpu_lib), free(c_obj), free(cu_obj), free(nvcc);
+    free(cuda_lib), free(home);
+    return result;
+}
+
 static int build_c(const char *source, const BuildOptions *o)
 {
     const char *cc = getenv("CC");
@@ -72,9 +173,23 @@ static int build_c(const char *source, const BuildOptions *o)
     int status = run_command(argv, o->verbose);
     free(include);
     free(library);
-    if (status != 0) {
-        fprintf(stderr, "hmmc: error: building %s failed (%s exited with %d); this is a bug in "
-                        "hmmc: please report it with your model\n", o->output, cc, status);
+    if (status != 0)
+        return build_failed(o, cc, status);
+    return 0;
+}
+
+/* Writes one generated source; 0 or -1 with a message. */
+static int write_source(const char *path, const Program *p, const char *name, int cuda_part,
+                        int gpu)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int written = cuda_part ? backend_cuda_write(p, f, name) : backend_c_write(p, f, name, gpu);
+    if (fclose(f) != 0 || written != 0) {
+        fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -93,25 +208,23 @@ int build_program(const Program *p, const BuildOptions *o)
         fprintf(stderr, "hmmc: error: cannot create a temporary folder: %s\n", strerror(errno));
         return -1;
     }
-    char *name = program_name(o->output), *source = NULL;
-    if (!name || asprintf(&source, "%s/%s.c", dir, name) < 0)
+    int cuda = strcmp(o->target, "cuda") == 0;
+    char *name = program_name(o->output), *source = NULL, *cu_source = NULL;
+    if (!name || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
+        asprintf(&cu_source, "%s/%s.cu", dir, name) < 0)
         return -1;
     int result = -1;
-    FILE *f = fopen(source, "w");
-    if (!f) {
-        fprintf(stderr, "hmmc: error: cannot write %s: %s\n", source, strerror(errno));
-    } else {
-        int written = backend_c_write(p, f, name);
-        if (fclose(f) != 0 || written != 0)
-            fprintf(stderr, "hmmc: error: cannot write %s: %s\n", source, strerror(errno));
-        else
-            result = build_c(source, o);
-    }
+    if (write_source(source, p, name, 0, cuda) == 0 &&
+        (!cuda || write_source(cu_source, p, name, 1, 1) == 0))
+        result = cuda ? build_cuda(source, cu_source, dir, o) : build_c(source, o);
     if (!o->emit_dir) {
         unlink(source);
+        if (cuda)
+            unlink(cu_source);
         rmdir(dir);
     }
     free(source);
+    free(cu_source);
     free(name);
     return result;
 }

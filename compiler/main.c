@@ -49,7 +49,9 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -o PROGRAM          the program to build\n"
-            "  --target=c          generate C (double precision, OpenMP threads)\n"
+            "  --target=cuda       CUDA kernels, with the C path as fallback (the default\n"
+            "                      when nvcc is on PATH and the GPU runtime is built)\n"
+            "  --target=c          C only (double precision, OpenMP threads)\n"
             "  --emit-dir DIR      keep the generated sources in DIR\n"
             "  --check             check the model and main, build nothing\n"
             "  --dump-after=PASS   print the IR after PASS and stop; PASS is parse, sema");
@@ -124,8 +126,8 @@ static int parse_options(int argc, char **argv, Options *o)
     }
     if (!o->input)
         return usage_error("%sno model file given", "");
-    if (strcmp(o->target, "c") != 0)
-        return usage_error("unknown target '%s': use --target=c", o->target);
+    if (o->target && strcmp(o->target, "c") != 0 && strcmp(o->target, "cuda") != 0)
+        return usage_error("unknown target '%s': use --target=cuda or --target=c", o->target);
     if (o->dump_after) {
         int known = strcmp(o->dump_after, "parse") == 0 || strcmp(o->dump_after, "sema") == 0;
         for (int i = 0; i < N_PASSES; i++)
@@ -191,6 +193,17 @@ static char *find_root(void)
     return strdup(exe[0] ? exe : "/");
 }
 
+/* cuda when nvcc is found and the GPU runtime was built, else c. */
+static const char *default_target(const char *root)
+{
+    char *home = cuda_home(), *gpu_lib = NULL;
+    int ok = home && asprintf(&gpu_lib, "%s/build/libhmmrt_gpu.a", root) >= 0 &&
+             access(gpu_lib, R_OK) == 0;
+    free(home);
+    free(gpu_lib);
+    return ok ? "cuda" : "c";
+}
+
 static int compile(const Options *o)
 {
     size_t len;
@@ -235,7 +248,10 @@ static int compile(const Options *o)
         goto done;
     }
     char *root = find_root();
-    BuildOptions b = {o->target, o->output, o->emit_dir, root, o->verbose};
+    const char *target = o->target ? o->target : default_target(root);
+    if (o->verbose)
+        fprintf(stderr, "hmmc: target %s\n", target);
+    BuildOptions b = {target, o->output, o->emit_dir, root, o->verbose};
     status = build_program(p, &b) == 0 ? EXIT_OK : EXIT_BUILD;
     free(root);
 done:
@@ -246,7 +262,7 @@ done:
 
 int main(int argc, char **argv)
 {
-    Options o = {.target = "c"};
+    Options o = {0};
     int status = parse_options(argc, argv, &o);
     if (status != EXIT_OK)
         return status;

@@ -137,6 +137,7 @@ void hmmrt_buf_table(hmmrt_buf *out, const double *values, int64_t n_positions, 
                      const int *shown, int n_shown);
 
 /* ---- a generated program ------------------------------------------------- */
+struct hmmrt_gpu_program;
 typedef struct hmmrt_program {
     const char *name;         /* the model file's base name, for --help and --version */
     const char *source;       /* the .hmm file it was compiled from */
@@ -150,6 +151,8 @@ typedef struct hmmrt_program {
     /* Scores one sequence on the CPU: fills values[0 .. n_columns-1]. Returns
      * 0, or non-zero when memory ran out. Called from many threads at once. */
     int (*score_cpu)(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch);
+    /* The GPU side (hmmrt_gpu.h) of a program built for CUDA; NULL for C. */
+    const struct hmmrt_gpu_program *gpu;
 } hmmrt_program;
 
 /* The whole program: parses argv, reads the input, scores, prints; returns the

@@ -1,0 +1,303 @@
+/* backend_cuda.c: the CUDA backend. For every call of main it writes a
+ * kernel specialised to the call's model and to what the call prints, its
+ * launcher and a description of its plan; the C backend writes the rest of
+ * the program (the CPU path, the columns, the tables tracebacks follow) and
+ * the hmmrt_gpu_call entries that point here.
+ *
+ * Shape "thread per sequence" (small models, pass_plan decides): each thread
+ * scores one sequence with the two columns in registers (arrays indexed only
+ * by constants), reads its residues 16 at a time with one vector load, and
+ * finds the emission tables in shared memory. Kernels are templates over the
+ * precision: float by default, double with --double. Forward and backward
+ * rescale a column by a power of two (exact) when its sum leaves
+ * [2^-40, 2^40]; viterbi adds logs. */
+#include "backend.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "emit.h"
+#include "emit_dp.h"
+
+typedef struct KernelWriter {
+    Emitter *e;
+    const Program *p;
+    const IrCall *call;
+    int index;
+    const IrModel *m;
+    DpWriter dp;
+    int n_tables;      /* emission tables the call uses ... */
+    int *table_of;     /* ... emission index -> table number, or -1 */
+    int alphabet;
+} KernelWriter;
+
+static const char *bp_type(int bytes)
+{
+    return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : "uint32_t";
+}
+
+/* The emission tables as __constant__ doubles; each block copies them into
+ * shared memory in its precision (threads read them at different symbols). */
+static void write_tables(KernelWriter *w)
+{
+    const IrModel *m = w->m;
+    int logs = w->call->alg == ALG_VITERBI;
+    char num[32];
+    w->table_of = ARENA_ARRAY(w->p->arena, int, m->n_emissions ? m->n_emissions : 1);
+    for (int em = 0; em < m->n_emissions; em++)
+        w->table_of[em] = -1;
+    for (int i = 0; i < m->n_moves; i++) {
+        int em = m->moves[i].emission;
+        if (em >= 0 && w->table_of[em] < 0)
+            w->table_of[em] = w->n_tables++;
+    }
+    for (int em = 0; em < m->n_emissions; em++) {
+        if (w->table_of[em] < 0)
+            continue;
+        fprintf(w->e->out, "__constant__ double c%d_table%d[%d] = {", w->index, em, m->K);
+        for (int k = 0; k < m->K; k++) {
+            double lp = m->emissions[em].logp[k];
+            fprintf(w->e->out, "%s%s", k ? ", " : "", emit_double(num, logs ? lp : exp(lp)));
+        }
+        fprintf(w->e->out, "}; /* %s%s */\n", m->emissions[em].name, logs ? ", logs" : "");
+    }
+}
+
+/* Kernel prologue: which sequence, the tables into shared memory. */
+static void write_prologue(KernelWriter *w)
+{
+    const IrModel *m = w->m;
+    for (int em = 0; em < m->n_emissions; em++)
+        if (w->table_of[em] >= 0)
+            emit_line(w->e, "__shared__ real e%d[%d];", em, m->K);
+    emit_open(w->e, "for (int k = threadIdx.x; k < %d; k += blockDim.x)", m->K);
+    for (int em = 0; em < m->n_emissions; em++)
+        if (w->table_of[em] >= 0)
+            emit_line(w->e, "e%d[k] = (real)c%d_table%d[k];", em, w->index, em);
+    emit_close(w->e, "");
+    emit_line(w->e, "__syncthreads();");
+    emit_line(w->e, "const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
+    emit_line(w->e, "if (j >= b.n)");
+    emit_line(w->e, "    return;");
+    emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
+    emit_line(w->e, "const int64_t L = b.lengths[j];");
+}
+
+/* The loop over positions: 16 residues per vector load, the body unrolled over
+ * them. BODY is written by write_body with `c` the symbol and `pos` the
+ * position after it (forward, viterbi) or the position of the symbol (backward). */
+static void write_position_loop(KernelWriter *w, void (*write_body)(KernelWriter *), int backward)
+{
+    if (backward) {
+        emit_open(w->e, "for (int64_t base = ((L + 15) / 16 - 1) * 16; base >= 0; base -= 16)");
+        emit_line(w->e, "const uint4 chunk = __ldg((const uint4 *)(x + base));");
+        emit_line(w->e, "#pragma unroll");
+        emit_open(w->e, "for (int k = 15; k >= 0; k--)");
+    } else {
+        emit_open(w->e, "for (int64_t base = 0; base < L; base += 16)");
+        emit_line(w->e, "const uint4 chunk = __ldg((const uint4 *)(x + base));");
+        emit_line(w->e, "#pragma unroll");
+        emit_open(w->e, "for (int k = 0; k < 16; k++)");
+    }
+    emit_line(w->e, "if (base + k >= L)");
+    emit_line(w->e, "    %s;", backward ? "continue" : "break");
+    emit_line(w->e, "const uint32_t word = k < 4 ? chunk.x : k < 8 ? chunk.y : k < 12 ? chunk.z : chunk.w;");
+    emit_line(w->e, "const int c = (word >> (8 * (k & 3))) & 0xff;");
+    emit_line(w->e, "const int64_t pos = base + k%s;", backward ? "" : " + 1");
+    emit_line(w->e, "(void)pos;");
+    write_body(w);
+    emit_close(w->e, "");
+    emit_close(w->e, "");
+}
+
+static void write_copy_back(KernelWriter *w)
+{
+    emit_line(w->e, "#pragma unroll");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
+    emit_line(w->e, "    prev[s] = cur[s];");
+}
+
+/* Rescaling by a power of two when the column sum leaves [2^-40, 2^40]; a
+ * column of zeros ends the sequence: no path emits it. */
+static void write_rescale(KernelWriter *w)
+{
+    dp_column_sum(&w->dp, "const real sum");
+    emit_open(w->e, "if (!(sum > (real)0))");
+    emit_line(w->e, "dead = true;");
+    emit_line(w->e, "goto done;");
+    emit_close(w->e, "");
+    emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "const real factor = ldexp((real)1, -exponent);");
+    emit_line(w->e, "#pragma unroll");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
+    emit_line(w->e, "    cur[s] *= factor;");
+    emit_line(w->e, "scale += exponent;");
+    emit_close(w->e, "");
+}
+
+static void write_forward_body(KernelWriter *w)
+{
+    dp_forward_emitting(&w->dp);
+    dp_forward_silent(&w->dp);
+    write_rescale(w);
+    write_copy_back(w);
+}
+
+static void write_backward_body(KernelWriter *w)
+{
+    dp_backward_emitting(&w->dp);
+    dp_backward_silent(&w->dp);
+    write_rescale(w);
+    write_copy_back(w);
+}
+
+static void write_viterbi_body(KernelWriter *w)
+{
+    int bytes = w->call->plan.bp_bytes;
+    if (bytes) {
+        emit_line(w->e, "#pragma unroll");
+        emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
+        emit_line(w->e, "    bp[s] = (%s)~0u;", bp_type(bytes));
+    }
+    dp_viterbi_emitting(&w->dp);
+    dp_viterbi_silent(&w->dp);
+    if (bytes) {
+        emit_line(w->e, "#pragma unroll");
+        emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
+        emit_line(w->e, "    bp_row[pos * %d + s] = bp[s];", w->m->n_states);
+    }
+    write_copy_back(w);
+}
+
+static void write_init_columns(KernelWriter *w, const char *value, int state, const char *name)
+{
+    emit_line(w->e, "real prev[%d], cur[%d];", w->m->n_states, w->m->n_states);
+    emit_line(w->e, "#pragma unroll");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
+    emit_line(w->e, "    cur[s] = %s;", value);
+    emit_line(w->e, "cur[%d] = (real)%s; /* %s */", state, w->call->alg == ALG_VITERBI ? "0" : "1",
+              name);
+}
+
+static void write_sum_kernel(KernelWriter *w, int backward)
+{
+    const IrModel *m = w->m;
+    int first = backward ? m->end : m->start, last = backward ? m->start : m->end;
+    emit_line(w->e, "template <typename real>");
+    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", w->index);
+    write_prologue(w);
+    write_init_columns(w, "(real)0", first, m->states[first].name);
+    if (backward)
+        dp_backward_silent(&w->dp);
+    else
+        dp_forward_silent(&w->dp);
+    write_copy_back(w);
+    emit_line(w->e, "int scale = 0;");
+    emit_line(w->e, "bool dead = false;");
+    write_position_loop(w, backward ? write_backward_body : write_forward_body, backward);
+    emit_line(w->e, "done:");
+    emit_line(w->e, "((real *)b.scores)[j] = dead ? (real)-INFINITY : "
+                    "(real)((double)log(prev[%d]) + (double)scale * 0.693147180559945309417); /* %s */",
+              last, m->states[last].name);
+    emit_close(w->e, "");
+}
+
+static void write_viterbi_kernel(KernelWriter *w)
+{
+    const IrModel *m = w->m;
+    int bytes = w->call->plan.bp_bytes;
+    emit_line(w->e, "template <typename real>");
+    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", w->index);
+    write_prologue(w);
+    if (bytes) {
+        emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", bp_type(bytes), bp_type(bytes));
+        emit_line(w->e, "%s bp[%d];", bp_type(bytes), m->n_states);
+        emit_line(w->e, "#pragma unroll");
+        emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
+        emit_line(w->e, "    bp[s] = (%s)~0u;", bp_type(bytes));
+    }
+    write_init_columns(w, "(real)-INFINITY", m->start, m->states[m->start].name);
+    dp_viterbi_silent(&w->dp);
+    if (bytes) {
+        emit_line(w->e, "#pragma unroll");
+        emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
+        emit_line(w->e, "    bp_row[s] = bp[s];");
+    }
+    write_copy_back(w);
+    write_position_loop(w, write_viterbi_body, 0);
+    emit_line(w->e, "((real *)b.scores)[j] = prev[%d]; /* %s */", m->end, m->states[m->end].name);
+    emit_close(w->e, "");
+}
+
+/* The launcher: block size from the occupancy rules for this device,
+ * chosen once per precision. */
+static void write_launcher(KernelWriter *w)
+{
+    int c = w->index;
+    emit_open(w->e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", c);
+    emit_line(w->e, "static int block[2];");
+    emit_line(w->e, "const int d = b->use_double;");
+    emit_line(w->e, "const void *kernel = d ? (const void *)c%d_kernel<double> : (const void *)c%d_kernel<float>;",
+              c, c);
+    emit_line(w->e, "if (!block[d])");
+    emit_line(w->e, "    block[d] = hmmrt_gpu_block_size(kernel, %d, 0, NULL);", w->m->n_states);
+    emit_line(w->e, "if (b->n == 0)");
+    emit_line(w->e, "    return 0;");
+    emit_line(w->e, "const unsigned grid = (unsigned)((b->n + block[d] - 1) / block[d]);");
+    emit_line(w->e, "cudaStream_t stream = (cudaStream_t)b->stream;");
+    emit_line(w->e, "if (d)");
+    emit_line(w->e, "    c%d_kernel<double><<<grid, block[d], 0, stream>>>(*b);", c);
+    emit_line(w->e, "else");
+    emit_line(w->e, "    c%d_kernel<float><<<grid, block[d], 0, stream>>>(*b);", c);
+    emit_line(w->e, "return (int)cudaGetLastError();");
+    emit_close(w->e, "");
+    emit_blank(w->e);
+    emit_open(w->e, "extern \"C\" void c%d_describe(int device, int use_double, char *buf, size_t len)", c);
+    emit_line(w->e, "const void *kernel = use_double ? (const void *)c%d_kernel<double> : "
+                    "(const void *)c%d_kernel<float>;", c, c);
+    emit_line(w->e, "(void)device;");
+    emit_line(w->e, "hmmrt_gpu_describe_kernel(kernel, \"thread per sequence\", %d, 0, buf, len);",
+              w->m->n_states);
+    emit_close(w->e, "");
+}
+
+static void write_call(Emitter *e, const Program *p, int index)
+{
+    const IrCall *call = &p->calls[index];
+    KernelWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
+    dp_writer_init(&w.dp, e, p->arena, w.m);
+    w.dp.prob_table = "e";
+    w.dp.log_table = "e";
+    w.dp.literal = "(real)%s";
+    w.dp.back_pointers = call->plan.bp_bytes > 0;
+    emit_blank(e);
+    emit_comment(e, "==== call %d: %s; %d live states, %d moves; thread per sequence ====", index,
+                 call->label, call->plan.n_live, w.m->n_moves);
+    write_tables(&w);
+    emit_blank(e);
+    switch (call->alg) {
+    case ALG_FORWARD: write_sum_kernel(&w, 0); break;
+    case ALG_BACKWARD: write_sum_kernel(&w, 1); break;
+    case ALG_VITERBI: write_viterbi_kernel(&w); break;
+    }
+    emit_blank(e);
+    write_launcher(&w);
+}
+
+int backend_cuda_write(const Program *p, FILE *out, const char *name)
+{
+    Emitter e = {out, 0};
+    emit_comment(&e, "%s.cu: generated by hmmc %s from %s for the CUDA target. Do not edit: "
+                     "change the model and run hmmc again. One kernel per call of main, "
+                     "specialised to its model; %s.c holds the CPU path and the program, and "
+                     "libhmmrt_gpu moves the data.", name, HMMC_VERSION, p->path, name);
+    emit_line(&e, "#include <cuda_runtime.h>");
+    emit_line(&e, "#include <stdint.h>");
+    emit_line(&e, "#include \"hmmrt_gpu.h\"");
+    for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].storage != STORE_WHOLE_TABLE)
+            write_call(&e, p, c);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,43 @@
+/* emit_dp.h: the statements of one position of a dynamic programme, written
+ * out move by move for a call's model: the heart of every backend's code.
+ * The C backend and the CUDA backend write the same statements; they differ
+ * only in how emission tables and number literals are spelled. */
+#ifndef HMMC_EMIT_DP_H
+#define HMMC_EMIT_DP_H
+
+#include "arena.h"
+#include "emit.h"
+#include "ir.h"
+
+typedef struct DpWriter {
+    Emitter *e;
+    Arena *arena;
+    const IrModel *m;
+    int *in_start, *in_order;   /* moves into each state (ir_incoming) */
+    int *out_start, *out_order; /* moves out of each state */
+    const char *prob_table;     /* emission tables as probabilities: PREFIX<index>[c] */
+    const char *log_table;      /* ... and as logs (viterbi) */
+    const char *literal;        /* printf format around a number literal: "%s" or "R(%s)" */
+    int back_pointers;          /* viterbi: record the best move into bp[state] */
+} DpWriter;
+
+void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m);
+int dp_live(const IrModel *m, int s);
+
+/* Forward: cur[q] = sum over emitting moves into q of E[c] * w * prev[from]. */
+void dp_forward_emitting(DpWriter *w);
+/* Forward: silent moves in order, cur[s] += w * cur[from]. */
+void dp_forward_silent(DpWriter *w);
+/* Backward: cur[p] = sum over emitting moves out of p of E[c] * w * prev[to]
+ * (prev holds the next position). */
+void dp_backward_emitting(DpWriter *w);
+/* Backward: silent moves in reverse order, cur[from] += w * cur[s]. */
+void dp_backward_silent(DpWriter *w);
+/* Viterbi (logs): cur[q] = best over emitting moves of prev[from] + w + E[c]. */
+void dp_viterbi_emitting(DpWriter *w);
+/* Viterbi: silent moves in order. */
+void dp_viterbi_silent(DpWriter *w);
+/* "cur[0] + cur[1] + ...": the sum of the live states' values. */
+void dp_column_sum(DpWriter *w, const char *target);
+
+#endif

@@ -1,0 +1,104 @@
+/* hmmrt_gpu.h: the GPU side of the runtime. libhmmrt_gpu.a (runtime/gpu/)
+ * is linked only into programs built for the CUDA target; it owns the device,
+ * streams, pinned buffers and transfers, sorts each batch by length, runs
+ * the generated kernels through their launchers, follows tracebacks on the
+ * host and puts results back in input order. libhmmrt itself never links
+ * CUDA: it reaches the GPU side only through the function pointers of
+ * hmmrt_gpu_program, which generated code fills with this library's
+ * functions. */
+#ifndef HMMRT_GPU_H
+#define HMMRT_GPU_H
+
+#include "hmmrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One batch as a generated launcher sees it: on the device, sorted by
+ * length, longest first. */
+typedef struct hmmrt_gpu_batch {
+    int64_t n;                 /* sequences */
+    const uint8_t *codes;      /* device: residues as codes of the call's alphabet; sequence i
+                                  starts at codes + offsets[i], a multiple of 16, and may be read
+                                  in 16-byte pieces up to its end rounded up to 16 */
+    const int64_t *offsets;    /* device */
+    const int64_t *lengths;    /* device */
+    void *scores;              /* device: n floats, or n doubles with use_double */
+    void *bp;                  /* device: back pointers of bp_bytes each, or NULL; sequence i's
+                                  table starts at cell bp_offsets[i], cell (pos, state) at
+                                  bp_offsets[i] + pos * n_states + state (hmmrt_paths' layout) */
+    const int64_t *bp_offsets; /* device, or NULL */
+    int use_double;
+    void *stream;              /* the cudaStream_t to launch on */
+} hmmrt_gpu_batch;
+
+/* One call of main, as the GPU side runs it. */
+typedef struct hmmrt_gpu_call {
+    const char *label;         /* "forward(casino)" */
+    int alphabet;              /* index into hmmrt_program.alphabets */
+    int n_states;
+    int bp_bytes;              /* 0 when no traceback is printed */
+    const hmmrt_paths *paths;  /* with bp_bytes: followed on the host by hmmrt_traceback */
+    int n_outputs;
+    const int *output_column;  /* the output columns this call fills ... */
+    const unsigned char *output_is_traceback; /* ... each its score (0) or traceback (1) */
+    double cells_per_symbol;   /* live states: cells a symbol costs (for --timing) */
+    /* Launches the call's kernel on a batch; returns a cudaError_t (0: success). */
+    int (*launch)(const hmmrt_gpu_batch *b);
+    /* Writes the plan of the call on a device: kernel shape, block size,
+     * registers, shared memory, expected occupancy. */
+    void (*describe)(int device, int use_double, char *buf, size_t len);
+} hmmrt_gpu_call;
+
+/* What the GPU side is given for one batch (host memory, input order). */
+typedef struct hmmrt_gpu_input {
+    int64_t n;
+    const int64_t *lengths;
+    const int64_t *offsets;       /* where sequence i starts in each codes[a] */
+    const uint8_t *const *codes;  /* per alphabet: the batch's residues as codes */
+    const unsigned char *skip;    /* 1: do not score sequence i (a symbol outside an alphabet) */
+    hmmrt_value *values;          /* n rows of n_columns: filled for every scored sequence */
+} hmmrt_gpu_input;
+
+typedef struct hmmrt_gpu_program {
+    int n_calls;
+    const hmmrt_gpu_call *calls;
+    /* NULL, or why this program runs on the CPU even with a GPU (e.g. it
+     * prints whole tables, which are computed on the CPU) */
+    const char *cpu_only;
+    /* The driver (libhmmrt_gpu: hmmrt_gpu_open, hmmrt_gpu_score, ...). open
+     * returns NULL with a message in err when no usable GPU is there. */
+    void *(*open)(const struct hmmrt_program *prog, int device, int use_double, char *err,
+                  size_t errlen);
+    /* 0, or -1 with a message naming the failed CUDA call and the batch in err. */
+    int (*score)(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen);
+    /* --timing: the breakdown so far (transfers, kernels, tracebacks, cells/s). */
+    void (*report)(void *gpu, FILE *out);
+    void (*close)(void *gpu);
+} hmmrt_gpu_program;
+
+/* Block size for a kernel (a __global__ function's address) on the current
+ * device, from the occupancy rules: among the multiples of the warp size up to
+ * the device's limit, and the state count rounded up to a warp, the one with
+ * the most resident threads per multiprocessor (the smaller on a tie).
+ * shared_per_block: dynamic shared memory. occupancy (may be NULL) receives
+ * resident threads over the multiprocessor's maximum. (runtime/gpu/occupancy.c) */
+int hmmrt_gpu_block_size(const void *kernel, int n_states, size_t shared_per_block,
+                         double *occupancy);
+/* "SHAPE, block B, R registers, S bytes shared, L bytes local (spilled),
+ * occupancy O%" for a kernel on the current device. */
+void hmmrt_gpu_describe_kernel(const void *kernel, const char *shape, int n_states,
+                               size_t shared_per_block, char *buf, size_t len);
+
+/* The driver's functions, for generated code to put into hmmrt_gpu_program. */
+void *hmmrt_gpu_open(const struct hmmrt_program *prog, int device, int use_double, char *err,
+                     size_t errlen);
+int hmmrt_gpu_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen);
+void hmmrt_gpu_report(void *gpu, FILE *out);
+void hmmrt_gpu_close(void *gpu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
