@@ -88,6 +88,17 @@ static void write_prologue(KernelWriter *w)
  * position after it (forward, viterbi) or the position of the symbol (backward). */
 static void write_position_loop(KernelWriter *w, void (*write_body)(KernelWriter *), int backward)
 {
+    if (w->call->plan.gpu_unroll == 1) {
+        /* large models: one body, one residue at a time */
+        if (backward)
+            emit_open(w->e, "for (int64_t pos = L - 1; pos >= 0; pos--)");
+        else
+            emit_open(w->e, "for (int64_t pos = 1; pos <= L; pos++)");
+        emit_line(w->e, "const int c = x[pos%s];", backward ? "" : " - 1");
+        write_body(w);
+        emit_close(w->e, "");
+        return;
+    }
     if (backward) {
         emit_open(w->e, "for (int64_t base = ((L + 15) / 16 - 1) * 16; base >= 0; base -= 16)");
         emit_line(w->e, "const uint4 chunk = __ldg((const uint4 *)(x + base));");

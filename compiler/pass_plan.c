@@ -8,6 +8,9 @@
 /* Above this many moves the C backend indexes tables instead of unrolling:
  * straight-line code that large compiles slowly and overflows the i-cache. */
 enum { UNROLL_MAX_MOVES = 4096 };
+/* Above this many moves a CUDA kernel writes one position's body once instead
+ * of sixteen times: the code would outgrow the instruction cache. */
+enum { GPU_UNROLL_MAX_MOVES = 256 };
 
 int pass_plan(Program *p, Diag *d)
 {
@@ -28,11 +31,14 @@ int pass_plan(Program *p, Diag *d)
         plan->bp_bytes = !needs_bp ? 0 : plan->max_in_degree < 255 ? 1
                        : plan->max_in_degree < 65535 ? 2 : 4;
         plan->unrolled = m->n_moves <= UNROLL_MAX_MOVES;
+        plan->gpu_unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         if (p->verbose)
-            fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, %s code, back pointers "
-                    "%d byte%s\n", call->label, plan->n_live, m->n_moves,
+            fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, %s C code, back "
+                    "pointers %d byte%s; GPU: thread per sequence, %d position%s per body\n",
+                    call->label, plan->n_live, m->n_moves,
                     plan->unrolled ? "straight-line" : "table-driven", plan->bp_bytes,
-                    plan->bp_bytes == 1 ? "" : "s");
+                    plan->bp_bytes == 1 ? "" : "s", plan->gpu_unroll,
+                    plan->gpu_unroll == 1 ? "" : "s");
     }
     return 1;
 }

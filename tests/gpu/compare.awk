@@ -1,0 +1,61 @@
+# compare.awk: compares a CUDA program's rows on the GPU with its rows on the
+# CPU path, for tests/gpu/check.
+#   awk -F '\t' -v tol=1e-5 -v what=float -f compare.awk CPU.tsv GPU.tsv
+# Both files: the program's output with its header ('#name<TAB>LABEL...').
+# Score columns (labels ending in .score) must agree to relative tolerance
+# tol (absolute near 0), -inf exactly with -inf; every row must be there, in
+# the same order, under the same name. Text columns (tracebacks) are checked
+# elsewhere (their own probability, through hmmref --path). Prints one line
+# per problem (at most 8), then "worst WHAT DIFF" with the largest relative
+# difference seen; exit status 1 on any problem.
+
+function abs(x) { return x < 0 ? -x : x }
+
+function problem(text) {
+    problems++
+    if (problems <= 8)
+        print text
+}
+
+FNR == 1 && /^#name/ {
+    for (i = 2; i <= NF; i++)
+        is_score[i] = ($i ~ /\.score$/)
+    next
+}
+/^#/ { next }
+FILENAME == ARGV[1] {
+    n_cpu++
+    cpu_name[n_cpu] = $1
+    for (i = 2; i <= NF; i++)
+        cpu[n_cpu, i] = $i
+    next
+}
+{
+    n_gpu++
+    if (cpu_name[n_gpu] != $1) {
+        problem("row " n_gpu ": name " $1 ", the CPU path has " cpu_name[n_gpu])
+        next
+    }
+    for (i = 2; i <= NF; i++) {
+        if (!is_score[i])
+            continue
+        want = cpu[n_gpu, i]
+        got = $i
+        if (want == "-inf" || got == "-inf") {
+            if (want != got)
+                problem($1 " column " i ": GPU " got ", CPU " want)
+            continue
+        }
+        d = abs(got - want) / (abs(want) > 1 ? abs(want) : 1)
+        if (d > worst)
+            worst = d
+        if (d > tol)
+            problem($1 " column " i ": GPU " got ", CPU " want " (relative difference " d ")")
+    }
+}
+END {
+    if (n_gpu != n_cpu)
+        problem("the GPU printed " n_gpu " rows, the CPU path " n_cpu)
+    printf "worst %s %.3g\n", what, worst
+    exit problems > 0
+}
