@@ -22,10 +22,20 @@ UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_C))
 TOOL_C      := $(wildcard tests/tools/*.c)
 TOOL_BIN    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
 
+# libhmmrt_gpu.a, the GPU side of the runtime, for programs built with
+# --target=cuda: C compiled by $(CC) against the CUDA headers, built only
+# where nvcc is found (CUDA_HOME defaults to the folder above its bin/).
+NVCC        ?= nvcc
+NVCC_PATH   := $(shell command -v $(NVCC) 2>/dev/null)
+CUDA_HOME   ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
+GPU_C       := $(wildcard runtime/gpu/*.c)
+GPU_O       := $(patsubst %.c,$(BUILD)/%.o,$(GPU_C))
+GPU_LIB     := $(if $(NVCC_PATH),$(BUILD)/libhmmrt_gpu.a)
+
 INCLUDES := -Icompiler -I$(BUILD)/grammar -Iruntime
 
 .PHONY: all demo test unit golden differential deps clean
-all: bin/hmmc $(BUILD)/libhmmrt.a
+all: bin/hmmc $(BUILD)/libhmmrt.a $(GPU_LIB)
 
 deps:
 	@scripts/install-deps
@@ -49,6 +59,14 @@ $(BUILD)/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) $(BUILD)/grammar/pa
 $(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -c $< -o $@
+
+$(BUILD)/runtime/gpu/%.o: runtime/gpu/%.c $(wildcard runtime/*.h runtime/gpu/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -I$(CUDA_HOME)/include -c $< -o $@
+
+$(BUILD)/libhmmrt_gpu.a: $(GPU_O)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libhmmc.a: $(COMPILER_O)
 	@mkdir -p $(@D)

@@ -160,16 +160,12 @@ static void write_backward(CallWriter *w)
 
 /* ---- viterbi -------------------------------------------------------------- */
 
-static const char *bp_type(int bytes)
-{
-    return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : "uint32_t";
-}
 
 static void write_viterbi(CallWriter *w)
 {
     const IrModel *m = w->m;
     int bytes = w->call->plan.bp_bytes;
-    const char *type = bp_type(bytes ? bytes : 1);
+    const char *type = dp_bp_type(bytes ? bytes : 1);
     emit_comment(w->e, "ln of the viterbi score. bp_table, when not NULL, receives the back "
                        "pointers of every cell (%d byte%s each); table, when not NULL, every "
                        "column.", bytes, bytes == 1 ? "" : "s");
@@ -292,7 +288,7 @@ static void write_run(CallWriter *w)
         emit_line(w->e, "const size_t table_at = bytes; bytes += sizeof(double) * cells;");
     if (bp_bytes)
         emit_line(w->e, "const size_t bp_at = bytes; bytes += sizeof(%s) * cells + 64;",
-                  bp_type(bp_bytes));
+                  dp_bp_type(bp_bytes));
     emit_line(w->e, "char *mem = bytes ? hmmrt_scratch_get(scratch, bytes) : NULL;");
     emit_line(w->e, "if (bytes && !mem)");
     emit_line(w->e, "    return 1;");
@@ -301,7 +297,7 @@ static void write_run(CallWriter *w)
     emit_line(w->e, "double *table = %s;", want_table ? "(double *)(mem + table_at)" : "NULL");
     if (call->alg == ALG_VITERBI) {
         if (bp_bytes)
-            emit_line(w->e, "%s *bp = (%s *)(mem + bp_at);", bp_type(bp_bytes), bp_type(bp_bytes));
+            emit_line(w->e, "%s *bp = (%s *)(mem + bp_at);", dp_bp_type(bp_bytes), dp_bp_type(bp_bytes));
         emit_line(w->e, "const double score = c%d_viterbi(x, L, columns, table, %s);", c,
                   bp_bytes ? "bp" : "NULL");
     } else {

@@ -4,14 +4,15 @@
  * the program (the CPU path, the columns, the tables tracebacks follow) and
  * the hmmrt_gpu_call entries that point here.
  *
- * Shape "thread per sequence" (small models, pass_plan decides): each thread
+ * Shape "thread per sequence" (small models, pass_plan decides; the shape
+ * "block per sequence" for larger ones is in backend_cuda_block.c): each thread
  * scores one sequence with the two columns in registers (arrays indexed only
  * by constants), reads its residues 16 at a time with one vector load, and
  * finds the emission tables in shared memory. Kernels are templates over the
  * precision: float by default, double with --double. Forward and backward
  * rescale a column by a power of two (exact) when its sum leaves
  * [2^-40, 2^40]; viterbi adds logs. */
-#include "backend.h"
+#include "backend_cuda.h"
 
 #include <math.h>
 #include <string.h>
@@ -31,10 +32,6 @@ typedef struct KernelWriter {
     int alphabet;
 } KernelWriter;
 
-static const char *bp_type(int bytes)
-{
-    return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : "uint32_t";
-}
 
 /* The emission tables as __constant__ doubles; each block copies them into
  * shared memory in its precision (threads read them at different symbols). */
@@ -164,13 +161,31 @@ static void write_backward_body(KernelWriter *w)
     write_copy_back(w);
 }
 
+/* Viterbi in float: a running sum of logs in the thousands has an ulp near
+ * 1e-3, so the column is kept near 0: when its best value leaves [-32, 32]
+ * it is subtracted from every state and added to `offset`, kept in double. */
+static void write_normalise(KernelWriter *w)
+{
+    const IrModel *m = w->m;
+    fprintf(w->e->out, "%*sreal top = (real)-INFINITY;\n", 4 * w->e->indent, "");
+    for (int s = 0; s < m->n_states; s++)
+        if (dp_live(m, s))
+            emit_line(w->e, "top = cur[%d] > top ? cur[%d] : top;", s, s);
+    emit_open(w->e, "if (top != (real)-INFINITY && (top < (real)-32 || top > (real)32))");
+    emit_line(w->e, "#pragma unroll");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
+    emit_line(w->e, "    cur[s] -= top;");
+    emit_line(w->e, "offset += (double)top;");
+    emit_close(w->e, "");
+}
+
 static void write_viterbi_body(KernelWriter *w)
 {
     int bytes = w->call->plan.bp_bytes;
     if (bytes) {
         emit_line(w->e, "#pragma unroll");
         emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
-        emit_line(w->e, "    bp[s] = (%s)~0u;", bp_type(bytes));
+        emit_line(w->e, "    bp[s] = (%s)~0u;", dp_bp_type(bytes));
     }
     dp_viterbi_emitting(&w->dp);
     dp_viterbi_silent(&w->dp);
@@ -179,6 +194,7 @@ static void write_viterbi_body(KernelWriter *w)
         emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
         emit_line(w->e, "    bp_row[pos * %d + s] = bp[s];", w->m->n_states);
     }
+    write_normalise(w);
     write_copy_back(w);
 }
 
@@ -223,11 +239,11 @@ static void write_viterbi_kernel(KernelWriter *w)
     emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", w->index);
     write_prologue(w);
     if (bytes) {
-        emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", bp_type(bytes), bp_type(bytes));
-        emit_line(w->e, "%s bp[%d];", bp_type(bytes), m->n_states);
+        emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(bytes), dp_bp_type(bytes));
+        emit_line(w->e, "%s bp[%d];", dp_bp_type(bytes), m->n_states);
         emit_line(w->e, "#pragma unroll");
         emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
-        emit_line(w->e, "    bp[s] = (%s)~0u;", bp_type(bytes));
+        emit_line(w->e, "    bp[s] = (%s)~0u;", dp_bp_type(bytes));
     }
     write_init_columns(w, "(real)-INFINITY", m->start, m->states[m->start].name);
     dp_viterbi_silent(&w->dp);
@@ -237,8 +253,10 @@ static void write_viterbi_kernel(KernelWriter *w)
         emit_line(w->e, "    bp_row[s] = bp[s];");
     }
     write_copy_back(w);
+    emit_line(w->e, "double offset = 0;");
     write_position_loop(w, write_viterbi_body, 0);
-    emit_line(w->e, "((real *)b.scores)[j] = prev[%d]; /* %s */", m->end, m->states[m->end].name);
+    emit_line(w->e, "((real *)b.scores)[j] = (real)((double)prev[%d] + offset); /* %s */", m->end,
+              m->states[m->end].name);
     emit_close(w->e, "");
 }
 
@@ -307,8 +325,14 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
     emit_line(&e, "#include <cuda_runtime.h>");
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include \"hmmrt_gpu.h\"");
-    for (int c = 0; c < p->n_calls; c++)
-        if (p->calls[c].storage != STORE_WHOLE_TABLE)
+    emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
+    for (int c = 0; c < p->n_calls; c++) {
+        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+            continue;
+        if (p->calls[c].plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE)
+            cuda_write_block_call(&e, p, c);
+        else
             write_call(&e, p, c);
+    }
     return ferror(out) ? -1 : 0;
 }

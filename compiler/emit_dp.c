@@ -32,6 +32,11 @@ void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m)
 
 int dp_live(const IrModel *m, int s) { return !m->states[s].folded; }
 
+const char *dp_bp_type(int bytes)
+{
+    return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : "uint32_t";
+}
+
 /* A number as the target spells it (buf holds 64 bytes). */
 static const char *literal(const DpWriter *w, char buf[64], double v)
 {

@@ -37,6 +37,8 @@ void dp_backward_silent(DpWriter *w);
 void dp_viterbi_emitting(DpWriter *w);
 /* Viterbi: silent moves in order. */
 void dp_viterbi_silent(DpWriter *w);
+/* The C type of a back pointer of `bytes` bytes: uint8_t, uint16_t, uint32_t. */
+const char *dp_bp_type(int bytes);
 /* "cur[0] + cur[1] + ...": the sum of the live states' values. */
 void dp_column_sum(DpWriter *w, const char *target);
 

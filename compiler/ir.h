@@ -87,6 +87,13 @@ typedef enum Storage {
     STORE_WHOLE_TABLE  /* a whole table (&) */
 } Storage;
 
+/* Kernel shapes of the CUDA backend (pass_plan.c chooses). */
+typedef enum GpuShape {
+    GPU_THREAD_PER_SEQUENCE, /* small models: each thread one sequence, columns in registers */
+    GPU_BLOCK_PER_SEQUENCE   /* larger models: a block per sequence, a thread per state (or
+                                several), columns in shared memory, moves in tables */
+} GpuShape;
+
 /* The plan of one call (pass_plan.c). */
 typedef struct IrPlan {
     int n_live;        /* states not folded */
@@ -95,6 +102,9 @@ typedef struct IrPlan {
     int unrolled;      /* C backend: moves written out as straight-line code */
     int gpu_unroll;    /* CUDA: positions per 16-byte load of residues whose bodies are
                           written out (16 for small models; 1: one body, byte loads) */
+    GpuShape gpu_shape;/* CUDA: how threads share the work */
+    int silent_levels; /* GPU_BLOCK_PER_SEQUENCE: levels of silent states (a level
+                          depends only on earlier ones: one barrier each) */
 } IrPlan;
 
 typedef struct IrCall {

@@ -11,6 +11,32 @@ enum { UNROLL_MAX_MOVES = 4096 };
 /* Above this many moves a CUDA kernel writes one position's body once instead
  * of sixteen times: the code would outgrow the instruction cache. */
 enum { GPU_UNROLL_MAX_MOVES = 256 };
+/* Up to this many live states a thread keeps a sequence's two columns in
+ * registers (thread per sequence); above, registers would spill to local
+ * memory, and a block shares the states of one sequence instead. */
+enum { GPU_THREAD_MAX_STATES = 24 };
+
+/* Silent levels: a state taking silent moves sits one level above the
+ * highest state it takes them from (level 0 when those take none). */
+static int count_silent_levels(Arena *a, const IrModel *m)
+{
+    int *level = ARENA_ARRAY(a, int, m->n_states);
+    int *takes = ARENA_ARRAY(a, int, m->n_states);
+    for (int t = 0; t < m->n_silent_order; t++)
+        takes[m->silent_order[t]] = 1;
+    int levels = 0;
+    for (int t = 0; t < m->n_silent_order; t++) {
+        int s = m->silent_order[t];
+        for (int i = 0; i < m->n_moves; i++) {
+            const IrMove *mv = &m->moves[i];
+            if (mv->to == s && mv->emission < 0 && takes[mv->from] && level[mv->from] + 1 > level[s])
+                level[s] = level[mv->from] + 1;
+        }
+        if (level[s] + 1 > levels)
+            levels = level[s] + 1;
+    }
+    return levels;
+}
 
 int pass_plan(Program *p, Diag *d)
 {
@@ -32,13 +58,22 @@ int pass_plan(Program *p, Diag *d)
                        : plan->max_in_degree < 65535 ? 2 : 4;
         plan->unrolled = m->n_moves <= UNROLL_MAX_MOVES;
         plan->gpu_unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
+        plan->gpu_shape = plan->n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
+                                                                : GPU_BLOCK_PER_SEQUENCE;
+        plan->silent_levels = count_silent_levels(p->arena, m);
         if (p->verbose)
             fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, %s C code, back "
-                    "pointers %d byte%s; GPU: thread per sequence, %d position%s per body\n",
-                    call->label, plan->n_live, m->n_moves,
+                    "pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,
                     plan->unrolled ? "straight-line" : "table-driven", plan->bp_bytes,
-                    plan->bp_bytes == 1 ? "" : "s", plan->gpu_unroll,
-                    plan->gpu_unroll == 1 ? "" : "s");
+                    plan->bp_bytes == 1 ? "" : "s",
+                    plan->gpu_shape == GPU_THREAD_PER_SEQUENCE
+                        ? arena_printf(p->arena, "thread per sequence (%d live states <= %d), "
+                                       "%d position%s per body", plan->n_live,
+                                       GPU_THREAD_MAX_STATES, plan->gpu_unroll,
+                                       plan->gpu_unroll == 1 ? "" : "s")
+                        : arena_printf(p->arena, "block per sequence (%d live states > %d), "
+                                       "%d silent level%s", plan->n_live, GPU_THREAD_MAX_STATES,
+                                       plan->silent_levels, plan->silent_levels == 1 ? "" : "s"));
     }
     return 1;
 }

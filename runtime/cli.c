@@ -152,6 +152,38 @@ static int apply_model(parse_state *st, const char *v)
     return status;
 }
 
+/* --device and --double choose how the GPU scores: a C-target program has none. */
+static int needs_gpu_target(parse_state *st, const char *option)
+{
+    if (st->prog->gpu)
+        return 0;
+    return usage_error("%s applies only to programs built for the GPU; this one was built for "
+                       "the C target (rebuild with hmmc --target=cuda)",
+                       option);
+}
+
+static int apply_cpu(parse_state *st, const char *v) { st->o->cpu = 1; return 0; }
+static int apply_timing(parse_state *st, const char *v) { st->o->timing = 1; return 0; }
+
+static int apply_device(parse_state *st, const char *v)
+{
+    if (needs_gpu_target(st, "--device") != 0)
+        return HMMRT_EXIT_USAGE;
+    long long n;
+    if (parse_number(v, 0, 1023, &n) != 0)
+        return bad_value("device", "a GPU number from 0 to 1023", v);
+    st->o->device = (int)n;
+    return 0;
+}
+
+static int apply_double(parse_state *st, const char *v)
+{
+    if (needs_gpu_target(st, "--double") != 0)
+        return HMMRT_EXIT_USAGE;
+    st->o->use_double = 1;
+    return 0;
+}
+
 static const option_spec option_specs[] = {
     {"help", NULL, apply_help},
     {"version", NULL, apply_version},
@@ -166,6 +198,10 @@ static const option_spec option_specs[] = {
     {"seed", "S", apply_seed},
     {"with-path", NULL, apply_with_path},
     {"model", "NAME", apply_model},
+    {"cpu", NULL, apply_cpu},
+    {"device", "N", apply_device},
+    {"double", NULL, apply_double},
+    {"timing", NULL, apply_timing},
 };
 
 static const option_spec *find_option(const char *name, size_t len)
@@ -290,6 +326,20 @@ static void print_models(FILE *f, const hmmrt_program *prog)
         fprintf(f, "(none)");
 }
 
+static void print_gpu_options(FILE *f, const hmmrt_program *prog)
+{
+    fprintf(f,
+            "  --cpu            score on the CPU even when a GPU is there\n"
+            "  --device N       score on GPU number N (default 0)\n"
+            "  --double         double precision on the GPU (default single; the CPU\n"
+            "                   always computes in double)\n");
+    if (prog->gpu)
+        fprintf(f, "                   Without a usable GPU it says why and scores on the CPU.\n");
+    else
+        fprintf(f, "                   Built for the C target, this program scores on the CPU;\n"
+                   "                   --device and --double need a rebuild: hmmc --target=cuda\n");
+}
+
 void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
 {
     const char *me = hmmrt_progname();
@@ -311,6 +361,11 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "                   on columns before it)\n"
             "  --progress       show progress on standard error, on one line\n"
             "  --no-progress    do not (default: progress when standard error is a terminal)\n"
+            "  --timing         at the end, print on standard error where the time went:\n"
+            "                   reading, mapping, scoring (the GPU's phases too),\n"
+            "                   formatting, writing, with symbols per second\n");
+    print_gpu_options(f, prog);
+    fprintf(f,
             "  --sample N       score nothing: write N sequences drawn from a model, as\n"
             "                   FASTA named sample1, sample2, ... (60 symbols a line)\n"
             "  --length L       with --sample: exactly L symbols each (moves into the end\n"

@@ -26,6 +26,7 @@ void hmmrt_default_progname(const char *name); /* names it only if still unnamed
 const char *hmmrt_progname(void);
 void hmmrt_error(const char *fmt, ...) HMMRT_PRINTF(1, 2);   /* "PROG: error: ..." */
 void hmmrt_warning(const char *fmt, ...) HMMRT_PRINTF(1, 2); /* "PROG: warning: ..." */
+void hmmrt_note(const char *fmt, ...) HMMRT_PRINTF(1, 2);    /* "PROG: note: ..." */
 
 /* ---- alphabet.c ------------------------------------------------------------ */
 /* A byte as messages show it: itself when printable, else \xNN. */
@@ -78,6 +79,10 @@ typedef struct hmmrt_options {
     uint64_t seed;
     int with_path;
     int model;             /* index of --model into prog->models */
+    int cpu;               /* --cpu: score on the CPU even when a GPU is there */
+    int device;            /* --device N: the GPU to open (default 0) */
+    int use_double;        /* --double: double precision on the GPU */
+    int timing;            /* --timing: a breakdown of the time on stderr at the end */
     const char **files;    /* malloc'd array of pointers into argv */
     int n_files;
 } hmmrt_options;
@@ -90,6 +95,84 @@ void hmmrt_print_version(FILE *f, const hmmrt_program *prog);
 
 /* ---- score.c: reading, scoring and printing every sequence ----------------- */
 int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o);
+
+/* ---- timing.c: where the time of a scoring run went (--timing) ------------ */
+double hmmrt_seconds(void); /* a monotonic clock, in seconds */
+
+typedef struct hmmrt_run_timing {
+    const char *scorer;       /* "CPU, 16 threads" or "GPU" */
+    int fused;                /* the CPU maps, scores and formats in one pass */
+    double reading;           /* in read_batch, on whichever thread read */
+    double mapping, scoring, formatting, writing;
+    double waiting;           /* the main thread waiting for the next batch */
+    double total;
+    int64_t sequences_read, symbols_read;
+    int64_t sequences_scored, symbols_scored;
+} hmmrt_run_timing;
+
+/* "PROG: timing ..." and a table of phases, seconds and symbols/s. */
+void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t);
+
+/* ---- pack.c: host-side arithmetic of GPU batches ---------------------------- */
+/* Sections of a chunk's buffer start at multiples of this (cudaMalloc's own). */
+#define HMMRT_SECTION_ALIGN 256
+#define HMMRT_NO_SECTION ((size_t)-1)
+
+/* Fills order with the indexes of the sequences whose skip is 0 (skip may be
+ * NULL), longest first, equal lengths in input order; returns how many, or
+ * -1 when memory runs out. order has room for n. */
+int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip, int64_t n,
+                              int64_t *order);
+int64_t hmmrt_pad16(int64_t bytes); /* bytes rounded up to a multiple of 16 */
+/* offsets[k]: where sequence k starts when each is padded to 16 bytes; returns
+ * the padded total. */
+int64_t hmmrt_code_offsets(const int64_t *lengths, int64_t n, int64_t *offsets);
+/* offsets[k]: the first back-pointer cell of sequence k, which has
+ * (lengths[k] + 1) * n_states cells; returns the total of cells. */
+int64_t hmmrt_bp_offsets(const int64_t *lengths, int64_t n, int n_states, int64_t *offsets);
+
+/* What a chunk's buffer holds besides its sequences: the same for every chunk. */
+typedef struct hmmrt_chunk_shape {
+    int n_copies;         /* alphabets whose codes go to the device */
+    int n_calls;
+    int score_bytes;      /* 4 (float) or 8 (double) */
+    const int *n_states;  /* per call */
+    const int *bp_bytes;  /* per call: bytes of a back pointer, 0 for none */
+} hmmrt_chunk_shape;
+
+/* The sequences of a chunk, as far as sizes go. */
+typedef struct hmmrt_chunk_size {
+    int64_t sequences, symbols;
+    int64_t padded_symbols; /* each sequence rounded up to 16 */
+} hmmrt_chunk_size;
+
+/* Where things are in a chunk's buffer, in bytes from its start. The host's
+ * pinned buffer and the device's have the same layout: [0, input_bytes) is
+ * copied to the device, [input_bytes, total_bytes) back. */
+typedef struct hmmrt_chunk_layout {
+    hmmrt_chunk_size size;
+    size_t lengths, offsets;    /* int64_t[sequences] each; offsets into a copy's codes */
+    size_t codes, codes_stride; /* copy k's codes at codes + k * codes_stride: the padded
+                                   sequences, then at least 16 zero bytes */
+    size_t *bp_offsets;         /* per call (caller's array): int64_t[sequences], cells, or
+                                   HMMRT_NO_SECTION for a call without back pointers */
+    size_t *scores;             /* per call (caller's array): sequences floats or doubles */
+    size_t *bp;                 /* per call (caller's array): the back pointers, or
+                                   HMMRT_NO_SECTION */
+    size_t input_bytes, total_bytes;
+} hmmrt_chunk_layout;
+
+hmmrt_chunk_size hmmrt_measure(const int64_t *lengths, int64_t n);
+size_t hmmrt_chunk_bytes(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size);
+/* Fills layout; its bp_offsets, scores and bp must point at n_calls entries. */
+void hmmrt_chunk_lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size,
+                         hmmrt_chunk_layout *layout);
+/* Splits n sequences (in the order given) into runs whose buffers take at
+ * most target_bytes, but never less than one sequence a chunk: chunk c is
+ * [starts[c], starts[c + 1]). Returns the number of chunks; starts has room
+ * for n + 1. */
+int64_t hmmrt_plan_chunks(const hmmrt_chunk_shape *shape, const int64_t *lengths, int64_t n,
+                          size_t target_bytes, int64_t *starts);
 
 /* ---- progress.c: the progress line on standard error ----------------------- */
 void hmmrt_progress_start(int enabled);

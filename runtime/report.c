@@ -1,4 +1,4 @@
-/* report.c: error and warning messages on standard error, each one line
+/* report.c: error, warning and note messages on standard error, each one line
  * starting with the program's name ("casino: error: ..."). */
 #include "internal.h"
 
@@ -54,5 +54,13 @@ void hmmrt_warning(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     report("warning", fmt, ap);
+    va_end(ap);
+}
+
+void hmmrt_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report("note", fmt, ap);
     va_end(ap);
 }

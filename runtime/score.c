@@ -2,8 +2,11 @@
  * batches of bounded memory, maps, scores and formats each batch in parallel
  * (OpenMP, one scratch per thread) while one thread reads the next batch,
  * prints the rows in input order, and stops with a '# incomplete' line at the
- * first problem. */
-#include "internal.h"
+ * first problem. Programs built for CUDA score on the GPU when one opens
+ * (score_gpu.c, with larger batches); otherwise, and with --cpu, here. */
+#include "score_run.h"
+
+#include "hmmrt_gpu.h"
 
 #include <math.h>
 #include <omp.h>
@@ -12,60 +15,14 @@
 #include <unistd.h>
 
 enum {
-    BATCH_MAX_RECORDS = 1 << 16,
+    CPU_BATCH_RECORDS = 1 << 16,
+    GPU_BATCH_RECORDS = 1 << 20, /* a GPU needs hundreds of thousands in flight */
     OUTPUT_BUFFER = 1 << 20,
     SKIP_WARNINGS_SHOWN = 10,
     KEPT_TEXT_BYTES = 1 << 20 /* larger text buffers are freed after their row */
 };
-#define BATCH_MAX_RESIDUES ((int64_t)64 << 20)
-
-/* Records read together; two of them take turns: one is scored while the
- * other is read. */
-typedef struct batch {
-    hmmrt_record *records; /* BATCH_MAX_RECORDS */
-    int64_t n, residues;
-    int ended;             /* the read stopped at the end of the input */
-    int failed;            /* ... or at an error, described in error */
-    char error[1024];
-} batch;
-
-typedef enum seq_status {
-    SEQ_NOT_RUN,      /* after a sequence that stops the run */
-    SEQ_SCORED,
-    SEQ_INVALID,      /* a symbol outside an alphabet */
-    SEQ_OUT_OF_MEMORY
-} seq_status;
-
-typedef struct seq_result {
-    seq_status status;
-    int alphabet;     /* SEQ_INVALID: the alphabet ... */
-    int64_t position; /* ... and the 0-based position of the symbol outside it */
-} seq_result;
-
-/* What scoring one batch needs, one entry per sequence of the batch. */
-typedef struct work {
-    seq_result *results;
-    hmmrt_value *values;       /* n_columns per sequence */
-    hmmrt_buf *rows;           /* each sequence's output line */
-    int64_t *offsets;          /* where each sequence's codes start */
-    const uint8_t **code_ptrs; /* n_alphabets per sequence */
-    uint8_t **codes;           /* per alphabet, the codes of the whole batch */
-    size_t codes_cap;
-} work;
-
-typedef struct run {
-    const hmmrt_program *prog;
-    const hmmrt_options *o;
-    hmmrt_reader *reader;
-    hmmrt_out out;
-    hmmrt_scratch *scratches; /* one per thread */
-    int n_scratches;
-    batch batches[2];
-    batch *current, *next;
-    work w;
-    int64_t first_index; /* input index of the current batch's first sequence */
-    long skipped;
-} run;
+#define CPU_BATCH_RESIDUES ((int64_t)64 << 20)
+#define GPU_BATCH_RESIDUES ((int64_t)1 << 30)
 
 /* ---- setting up and taking down ------------------------------------------ */
 
@@ -74,25 +31,30 @@ static size_t at_least_one(int n)
     return (size_t)(n > 0 ? n : 1);
 }
 
-static int alloc_work(work *w, const hmmrt_program *prog)
+static int alloc_work(work *w, const hmmrt_program *prog, int64_t max_records)
 {
-    size_t n = BATCH_MAX_RECORDS;
+    size_t n = (size_t)max_records;
     w->results = calloc(n, sizeof *w->results);
     w->values = calloc(n * at_least_one(prog->n_columns), sizeof *w->values);
     w->rows = calloc(n, sizeof *w->rows);
     w->offsets = calloc(n, sizeof *w->offsets);
+    w->lengths = calloc(n, sizeof *w->lengths);
+    w->skip = calloc(n, sizeof *w->skip);
     w->code_ptrs = calloc(n * at_least_one(prog->n_alphabets), sizeof *w->code_ptrs);
     w->codes = calloc(at_least_one(prog->n_alphabets), sizeof *w->codes);
-    return w->results && w->values && w->rows && w->offsets && w->code_ptrs && w->codes ? 0 : -1;
+    return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip &&
+                   w->code_ptrs && w->codes
+               ? 0
+               : -1;
 }
 
-static void free_work(work *w, const hmmrt_program *prog)
+static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
 {
     if (w->values)
-        for (size_t i = 0; i < (size_t)BATCH_MAX_RECORDS * (size_t)prog->n_columns; i++)
+        for (size_t i = 0; i < (size_t)max_records * (size_t)prog->n_columns; i++)
             hmmrt_buf_free(&w->values[i].text);
     if (w->rows)
-        for (size_t i = 0; i < BATCH_MAX_RECORDS; i++)
+        for (size_t i = 0; i < (size_t)max_records; i++)
             hmmrt_buf_free(&w->rows[i]);
     if (w->codes)
         for (int a = 0; a < prog->n_alphabets; a++)
@@ -101,6 +63,8 @@ static void free_work(work *w, const hmmrt_program *prog)
     free(w->values);
     free(w->rows);
     free(w->offsets);
+    free(w->lengths);
+    free(w->skip);
     free(w->code_ptrs);
     free(w->codes);
 }
@@ -114,11 +78,20 @@ static void free_records(batch *b)
     b->n = b->residues = 0;
 }
 
-static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o)
+/* The batch limits of the scorer: the GPU's are larger. */
+static void set_batch_limits(run *r)
+{
+    r->max_records = r->gpu ? GPU_BATCH_RECORDS : CPU_BATCH_RECORDS;
+    r->max_residues = r->gpu ? GPU_BATCH_RESIDUES : CPU_BATCH_RESIDUES;
+}
+
+static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o, void *gpu)
 {
     memset(r, 0, sizeof *r);
     r->prog = prog;
     r->o = o;
+    r->gpu = gpu;
+    set_batch_limits(r);
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
     r->n_scratches = omp_get_max_threads();
@@ -127,10 +100,10 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o)
     r->current = &r->batches[0];
     r->next = &r->batches[1];
     for (int k = 0; k < 2; k++)
-        r->batches[k].records = calloc(BATCH_MAX_RECORDS, sizeof(hmmrt_record));
+        r->batches[k].records = calloc((size_t)r->max_records, sizeof(hmmrt_record));
     int out_ok = hmmrt_out_open(&r->out, STDOUT_FILENO, OUTPUT_BUFFER) == 0;
     return r->scratches && r->reader && out_ok && r->batches[0].records &&
-                   r->batches[1].records && alloc_work(&r->w, prog) == 0
+                   r->batches[1].records && alloc_work(&r->w, prog, r->max_records) == 0
                ? 0
                : -1;
 }
@@ -149,18 +122,18 @@ static void close_run(run *r)
     }
     hmmrt_reader_close(r->reader);
     hmmrt_out_close(&r->out);
-    free_work(&r->w, r->prog);
+    free_work(&r->w, r->prog, r->max_records);
 }
 
 /* ---- reading a batch ------------------------------------------------------ */
 
 /* Reads records into b until it is full, the input ends or fails. */
-static void read_batch(hmmrt_reader *reader, batch *b)
+static void read_records(const run *r, batch *b)
 {
     b->n = b->residues = 0;
     b->ended = b->failed = 0;
-    while (b->n < BATCH_MAX_RECORDS && b->residues < BATCH_MAX_RESIDUES) {
-        int got = hmmrt_reader_next(reader, &b->records[b->n], b->error, sizeof b->error);
+    while (b->n < r->max_records && b->residues < r->max_residues) {
+        int got = hmmrt_reader_next(r->reader, &b->records[b->n], b->error, sizeof b->error);
         b->ended = got == 0;
         b->failed = got < 0;
         if (got <= 0)
@@ -170,7 +143,17 @@ static void read_batch(hmmrt_reader *reader, batch *b)
     }
 }
 
-static int is_last_batch(const batch *b)
+/* One thread at a time reads (and so updates these counts). */
+void hmmrt_read_batch(run *r, batch *b)
+{
+    double started = hmmrt_seconds();
+    read_records(r, b);
+    r->timing.reading += hmmrt_seconds() - started;
+    r->timing.sequences_read += b->n;
+    r->timing.symbols_read += b->residues;
+}
+
+int hmmrt_is_last_batch(const batch *b)
 {
     return b->ended || b->failed;
 }
@@ -181,7 +164,7 @@ static int size_code_arrays(run *r, const batch *b)
 {
     work *w = &r->w;
     size_t need = (size_t)b->residues + 1;
-    size_t usual = need > (size_t)BATCH_MAX_RESIDUES ? need : (size_t)BATCH_MAX_RESIDUES;
+    size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
     if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
         return 0;
     for (int a = 0; a < r->prog->n_alphabets; a++) {
@@ -212,8 +195,7 @@ static void place_codes(run *r, const batch *b)
 
 /* ---- scoring a batch ------------------------------------------------------ */
 
-/* Maps sequence i to every alphabet: 0, or -1 with the first bad symbol noted. */
-static int map_sequence(run *r, const hmmrt_record *rec, int64_t i)
+int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i)
 {
     const hmmrt_program *prog = r->prog;
     for (int a = 0; a < prog->n_alphabets; a++) {
@@ -227,17 +209,23 @@ static int map_sequence(run *r, const hmmrt_record *rec, int64_t i)
     return 0;
 }
 
+void hmmrt_clear_values(run *r, int64_t i)
+{
+    hmmrt_value *values = r->w.values + i * r->prog->n_columns;
+    for (int c = 0; c < r->prog->n_columns; c++) {
+        values[c].score = NAN;
+        hmmrt_buf_reset(&values[c].text);
+    }
+}
+
 static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
 {
     const hmmrt_program *prog = r->prog;
     const hmmrt_record *rec = &b->records[i];
-    if (map_sequence(r, rec, i) != 0)
+    if (hmmrt_map_sequence(r, rec, i) != 0)
         return;
+    hmmrt_clear_values(r, i);
     hmmrt_value *values = r->w.values + i * prog->n_columns;
-    for (int c = 0; c < prog->n_columns; c++) {
-        values[c].score = NAN;
-        hmmrt_buf_reset(&values[c].text);
-    }
     hmmrt_seq seq = {.name = rec->name,
                      .codes = r->w.code_ptrs + i * prog->n_alphabets,
                      .length = rec->length,
@@ -253,14 +241,14 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
     hmmrt_progress_add(1, rec->length);
 }
 
-static int stops_the_run(const run *r, const seq_result *res)
+int hmmrt_stops_the_run(const run *r, const seq_result *res)
 {
     return res->status == SEQ_OUT_OF_MEMORY || (res->status == SEQ_INVALID && !r->o->skip_invalid);
 }
 
 /* Sequences a thread takes at once: enough chunks for every thread to
  * balance uneven lengths, few enough that taking them costs little. */
-static int chunk_size(int64_t n_sequences)
+int hmmrt_omp_chunk(int64_t n_sequences)
 {
     int64_t chunk = n_sequences / ((int64_t)omp_get_max_threads() * 64);
     return chunk < 1 ? 1 : chunk > 64 ? 64 : (int)chunk;
@@ -275,14 +263,14 @@ static void score_and_read_ahead(run *r)
     const batch *b = r->current;
     seq_result *results = r->w.results;
     int64_t stop_at = b->n; /* sequences after this one are not scored */
-    int chunk = chunk_size(b->n);
+    int chunk = hmmrt_omp_chunk(b->n);
 #pragma omp parallel
     {
         hmmrt_scratch *scratch = &r->scratches[omp_get_thread_num()];
         int draws_progress = omp_get_thread_num() == 0;
 #pragma omp master
-        if (!is_last_batch(b))
-            read_batch(r->reader, r->next);
+        if (!hmmrt_is_last_batch(b))
+            hmmrt_read_batch(r, r->next);
 #pragma omp for schedule(dynamic, chunk)
         for (int64_t i = 0; i < b->n; i++) {
             int64_t limit;
@@ -292,7 +280,7 @@ static void score_and_read_ahead(run *r)
             if (i > limit)
                 continue;
             score_one(r, b, i, scratch);
-            if (stops_the_run(r, &results[i])) {
+            if (hmmrt_stops_the_run(r, &results[i])) {
 #pragma omp critical(hmmrt_stop_at)
                 if (i < stop_at) {
 #pragma omp atomic write
@@ -352,8 +340,7 @@ static void warn_skipped(run *r, const hmmrt_record *rec, const seq_result *res)
     hmmrt_buf_free(&msg);
 }
 
-/* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
-static void stop_at_sequence(run *r, const hmmrt_record *rec)
+void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec)
 {
     hmmrt_buf where = {0};
     char place[1024];
@@ -372,7 +359,7 @@ static int stop_invalid(run *r, const hmmrt_record *rec, const seq_result *res)
     hmmrt_error("%s; fix the input or pass --skip-invalid to skip such sequences",
                 msg.len ? msg.data : "");
     hmmrt_buf_free(&msg);
-    stop_at_sequence(r, rec);
+    hmmrt_stop_at_sequence(r, rec);
     return HMMRT_EXIT_INPUT;
 }
 
@@ -380,7 +367,7 @@ static int stop_out_of_memory(run *r, const hmmrt_record *rec)
 {
     hmmrt_error("%s:%ld: out of memory while scoring sequence %s (%lld symbols)", rec->path,
                 rec->line, rec->name, (long long)rec->length);
-    stop_at_sequence(r, rec);
+    hmmrt_stop_at_sequence(r, rec);
     return HMMRT_EXIT_INTERNAL;
 }
 
@@ -396,7 +383,7 @@ static void release_large_buffers(hmmrt_value *values, int n_columns, hmmrt_buf 
 
 /* Prints the current batch's rows in order: 0, or the exit status of the
  * sequence that stopped the run (after its '# incomplete' line). */
-static int print_batch(run *r)
+static int print_rows(run *r)
 {
     const batch *b = r->current;
     work *w = &r->w;
@@ -405,6 +392,8 @@ static int print_batch(run *r)
         const hmmrt_record *rec = &b->records[i];
         switch (w->results[i].status) {
         case SEQ_SCORED:
+            r->timing.sequences_scored++;
+            r->timing.symbols_scored += rec->length;
             hmmrt_out_write(&r->out, w->rows[i].data, w->rows[i].len);
             release_large_buffers(w->values + i * n_columns, n_columns, &w->rows[i]);
             break;
@@ -420,6 +409,14 @@ static int print_batch(run *r)
         }
     }
     return 0;
+}
+
+int hmmrt_print_batch(run *r)
+{
+    double started = hmmrt_seconds();
+    int status = print_rows(r);
+    r->timing.writing += hmmrt_seconds() - started;
+    return status;
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -460,14 +457,29 @@ static int process_current_batch(run *r)
     if (size_code_arrays(r, b) != 0) {
         hmmrt_error("out of memory for a batch of %lld sequences (%lld symbols)",
                     (long long)b->n, (long long)b->residues);
-        stop_at_sequence(r, &b->records[0]);
+        hmmrt_stop_at_sequence(r, &b->records[0]);
         return HMMRT_EXIT_INTERNAL;
     }
     place_codes(r, b);
-    score_and_read_ahead(r);
-    int status = print_batch(r);
+    int status;
+    if (r->gpu) {
+        status = hmmrt_score_batch_on_gpu(r);
+    } else {
+        double started = hmmrt_seconds();
+        score_and_read_ahead(r);
+        r->timing.scoring += hmmrt_seconds() - started;
+        status = hmmrt_print_batch(r);
+    }
     r->first_index += b->n;
     free_records(b);
+    return status;
+}
+
+static int flush_timed(run *r)
+{
+    double started = hmmrt_seconds();
+    int status = hmmrt_out_flush(&r->out);
+    r->timing.writing += hmmrt_seconds() - started;
     return status;
 }
 
@@ -476,14 +488,14 @@ static int score_everything(run *r)
     int status = check_files(r);
     if (status)
         return status;
-    read_batch(r->reader, r->current);
+    hmmrt_read_batch(r, r->current);
     for (;;) {
         batch *b = r->current;
         if (b->n > 0)
             status = process_current_batch(r);
         if (!status && b->failed)
             status = stop_at_input_error(r, b);
-        if (status || b->ended || b->failed || hmmrt_out_flush(&r->out) != 0)
+        if (status || b->ended || b->failed || flush_timed(r) != 0)
             return status;
         r->current = r->next;
         r->next = b;
@@ -498,6 +510,40 @@ static void warn_skipped_total(const run *r)
         hmmrt_warning("%ld sequences were skipped", r->skipped);
 }
 
+/* The GPU, when the program has one, --cpu does not say no and it opens;
+ * NULL (after a note saying why, where it was wanted) for the CPU. */
+static void *open_gpu(const hmmrt_program *prog, const hmmrt_options *o)
+{
+    const hmmrt_gpu_program *gpu = prog->gpu;
+    if (!gpu || o->cpu)
+        return NULL;
+    if (gpu->cpu_only) {
+        hmmrt_note("scoring on the CPU: %s", gpu->cpu_only);
+        return NULL;
+    }
+    char why[1024] = "this program has no GPU driver";
+    void *opened = gpu->open ? gpu->open(prog, o->device, o->use_double, why, sizeof why) : NULL;
+    if (!opened)
+        hmmrt_note("no usable GPU (%s); scoring on the CPU", why[0] ? why : "no reason given");
+    return opened;
+}
+
+static void describe_scorer(run *r)
+{
+    static char cpu[64];
+    snprintf(cpu, sizeof cpu, "CPU, %d thread%s", r->n_scratches, r->n_scratches == 1 ? "" : "s");
+    r->timing.scorer = r->gpu ? "GPU" : cpu;
+    r->timing.fused = !r->gpu;
+}
+
+static void report_timing(run *r, double started)
+{
+    r->timing.total = hmmrt_seconds() - started;
+    hmmrt_print_timing(stderr, &r->timing);
+    if (r->gpu)
+        r->prog->gpu->report(r->gpu, stderr);
+}
+
 int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
 {
     if (!prog->score_cpu) {
@@ -505,12 +551,17 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         return HMMRT_EXIT_INTERNAL;
     }
     hmmrt_set_decimals(o->decimals);
+    double started = hmmrt_seconds();
+    void *gpu = open_gpu(prog, o);
     run r;
-    if (open_run(&r, prog, o) != 0) {
+    if (open_run(&r, prog, o, gpu) != 0) {
         close_run(&r);
+        if (gpu)
+            prog->gpu->close(gpu);
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    describe_scorer(&r);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);
     if (o->header)
@@ -518,12 +569,16 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     int status = score_everything(&r);
     hmmrt_progress_finish();
     warn_skipped_total(&r);
-    if (hmmrt_out_flush(&r.out) != 0) {
+    if (flush_timed(&r) != 0) {
         hmmrt_error("cannot write the output: %s", strerror(r.out.error));
         status = HMMRT_EXIT_OUTPUT;
     } else if (!status && r.skipped > 0) {
         status = HMMRT_EXIT_SKIPPED;
     }
+    if (o->timing)
+        report_timing(&r, started);
     close_run(&r);
+    if (gpu)
+        prog->gpu->close(gpu);
     return status;
 }

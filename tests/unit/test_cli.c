@@ -1,8 +1,11 @@
 /* test_cli.c: unit tests of hmmrt_main, the whole life of a generated
  * program, with a fake program defined here: rows and header, options,
  * invalid symbols, --skip-invalid, malformed and missing input, usage errors,
- * --help and --version, failed writes, batches, threads and progress. Each
- * run happens in a child process whose standard streams are files. */
+ * --help and --version, failed writes, batches, threads and progress; and
+ * the GPU integration through a fake GPU side (no GPU needed): the CPU
+ * fallback and its notes, --cpu, --device, --double, --timing, rows in input
+ * order, skips and stops, a GPU error. Each run happens in a child process
+ * whose standard streams are files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +19,7 @@
 #include <cmocka.h>
 
 #include "hmmrt.h"
+#include "hmmrt_gpu.h"
 
 /* ---- the fake program "toy" ------------------------------------------------ */
 
@@ -80,6 +84,109 @@ static const hmmrt_program toy = {
     .score_cpu = toy_score,
 };
 
+/* ---- a fake GPU side for "toy" ---------------------------------------------------
+ * It scores like toy_score, from what the runtime hands a GPU driver, but
+ * marks column 2 with "g" ("gd" with --double) and counts the index itself.
+ * Each batch it says on stderr how many sequences it got and scored. A
+ * sequence of 13 symbols makes it fail like a device error. */
+
+typedef struct fake_gpu {
+    int use_double;
+    int64_t seen; /* sequences of the batches before */
+} fake_gpu;
+
+static fake_gpu fake_gpu_state;
+
+static void *fake_open(const hmmrt_program *prog, int device, int use_double, char *err,
+                       size_t errlen)
+{
+    if (device != 0) {
+        snprintf(err, errlen, "--device %d is out of range: there is 1 CUDA device, number 0",
+                 device);
+        return NULL;
+    }
+    fake_gpu_state = (fake_gpu){use_double, 0};
+    return &fake_gpu_state;
+}
+
+static void *fake_open_no_device(const hmmrt_program *prog, int device, int use_double,
+                                 char *err, size_t errlen)
+{
+    snprintf(err, errlen, "no CUDA device found");
+    return NULL;
+}
+
+/* One sequence into its row; -1 when the runtime handed over a row not cleared. */
+static int fake_score_one(const fake_gpu *g, const hmmrt_gpu_input *in, int64_t i)
+{
+    const uint8_t *dna = in->codes[0] + in->offsets[i], *rev = in->codes[1] + in->offsets[i];
+    hmmrt_value *v = in->values + i * 4;
+    if (v[2].text.len != 0 || !isnan(v[0].score))
+        return -1;
+    long sum = 0;
+    for (int64_t k = 0; k < in->lengths[i]; k++)
+        sum += dna[k];
+    v[0].score = (double)in->lengths[i];
+    v[1].score = in->lengths[i] ? -(double)sum : -INFINITY;
+    hmmrt_buf_puts(&v[2].text, g->use_double ? "gd" : "g");
+    for (int64_t k = 0; k < in->lengths[i] && k < 12; k++)
+        hmmrt_buf_putc(&v[2].text, (char)('0' + rev[k]));
+    v[3].score = (double)(g->seen + i);
+    return 0;
+}
+
+static int fake_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen)
+{
+    fake_gpu *g = gpu;
+    int64_t scored = 0;
+    for (int64_t i = 0; i < in->n; i++) {
+        if (in->skip[i])
+            continue;
+        if (in->lengths[i] == 13) {
+            snprintf(err, errlen, "cudaMemcpyAsync failed: an illegal memory access was "
+                                  "encountered (batch 1, chunk 1 of 1)");
+            return -1;
+        }
+        if (fake_score_one(g, in, i) != 0) {
+            snprintf(err, errlen, "row %lld was not cleared", (long long)i);
+            return -1;
+        }
+        scored++;
+    }
+    fprintf(stderr, "fake gpu: %lld sequences, %lld scored\n", (long long)in->n,
+            (long long)scored);
+    g->seen += in->n;
+    return 0;
+}
+
+static void fake_report(void *gpu, FILE *out)
+{
+    fprintf(out, "fake gpu report\n");
+}
+
+static void fake_close(void *gpu)
+{
+}
+
+static const hmmrt_gpu_program fake_gpu_program = {
+    .open = fake_open, .score = fake_score, .report = fake_report, .close = fake_close};
+static const hmmrt_gpu_program fake_gpu_no_device = {
+    .open = fake_open_no_device, .score = fake_score, .report = fake_report, .close = fake_close};
+static const hmmrt_gpu_program fake_gpu_cpu_only = {.cpu_only = "it prints whole tables",
+                                                     .open = fake_open,
+                                                     .score = fake_score,
+                                                     .report = fake_report,
+                                                     .close = fake_close};
+
+static hmmrt_program program_under_test; /* toy, with the gpu a test gives it */
+
+static void use_gpu(const hmmrt_gpu_program *gpu)
+{
+    program_under_test = toy;
+    program_under_test.target = "cuda";
+    program_under_test.gpu = gpu;
+}
+
 #define HEADER "#name\tlength(dna).score\tsum(dna).score\tcodes(rev).traceback\tindex\n"
 
 /* ---- running it ------------------------------------------------------------ */
@@ -143,6 +250,7 @@ static int clean_up(void **state)
     n_temps = 0;
     target = TO_FILE;
     stdin_text = "";
+    program_under_test = toy;
     return 0;
 }
 
@@ -182,7 +290,7 @@ static result *run_toy(const char *arg, ...)
         dup2(open(in_path, O_RDONLY), STDIN_FILENO);
         redirect_stdout(out, pipe_fds);
         dup2(fileno(err), STDERR_FILENO);
-        _exit(hmmrt_main(argc, argv, &toy));
+        _exit(hmmrt_main(argc, argv, &program_under_test));
     }
     close(pipe_fds[1]);
     int status;
@@ -574,8 +682,192 @@ static void test_sample_through_main(void **state)
     free(first);
 }
 
+/* ---- the GPU side ----------------------------------------------------------------- */
+
+#define GPU_ROWS "a\t4.000000\t-6.000000\tg3210\t0.000000\n" \
+                 "b\t3.000000\t-3.000000\tg321\t1.000000\n" \
+                 "e\t0.000000\t-inf\tg\t2.000000\n"
+#define CPU_ROWS "a\t4.000000\t-6.000000\t3210\t0.000000\n" \
+                 "b\t3.000000\t-3.000000\t321\t1.000000\n" \
+                 "e\t0.000000\t-inf\t\t2.000000\n"
+
+static void test_gpu_scores_rows_in_input_order(void **state)
+{
+    const char *f = temp_file(three_records);
+    use_gpu(&fake_gpu_program);
+    expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER GPU_ROWS,
+           "fake gpu: 3 sequences, 3 scored\n");
+}
+
+static void test_gpu_double(void **state)
+{
+    const char *f = temp_file(">a\nAC\n");
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--double", "--no-header", f, NULL), HMMRT_EXIT_OK,
+           "a\t2.000000\t-1.000000\tgd32\t0.000000\n", "fake gpu: 1 sequences, 1 scored\n");
+}
+
+static void test_no_gpu_falls_back_to_the_cpu(void **state)
+{
+    const char *f = temp_file(three_records);
+    use_gpu(&fake_gpu_no_device);
+    expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER CPU_ROWS,
+           "toy: note: no usable GPU (no CUDA device found); scoring on the CPU\n");
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--device", "2", f, NULL), HMMRT_EXIT_OK, HEADER CPU_ROWS,
+           "toy: note: no usable GPU (--device 2 is out of range: there is 1 CUDA device, "
+           "number 0); scoring on the CPU\n");
+}
+
+static void test_cpu_option_and_cpu_only_programs(void **state)
+{
+    const char *f = temp_file(three_records);
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--cpu", f, NULL), HMMRT_EXIT_OK, HEADER CPU_ROWS, "");
+    use_gpu(&fake_gpu_cpu_only);
+    expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER CPU_ROWS,
+           "toy: note: scoring on the CPU: it prints whole tables\n");
+    expect(run_toy("--cpu", f, NULL), HMMRT_EXIT_OK, HEADER CPU_ROWS, "");
+    program_under_test = toy; /* the C target: --cpu changes nothing */
+    expect(run_toy("--cpu", f, NULL), HMMRT_EXIT_OK, HEADER CPU_ROWS, "");
+}
+
+static void test_gpu_skip_invalid(void **state)
+{
+    const char *f = temp_file(bad_second);
+    char err[1024];
+    snprintf(err, sizeof err,
+             "fake gpu: 3 sequences, 2 scored\n"
+             "toy: warning: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "alphabet of model dna [A, C, G, T]; skipped\n"
+             "toy: warning: 1 sequence was skipped\n",
+             f);
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--skip-invalid", "--no-header", f, NULL), HMMRT_EXIT_SKIPPED,
+           "a\t2.000000\t-1.000000\tg32\t0.000000\n"
+           "c\t1.000000\t0.000000\tg3\t2.000000\n",
+           err);
+}
+
+/* The sequence after the invalid one is neither scored nor printed. */
+static void test_gpu_invalid_symbol_stops_the_run(void **state)
+{
+    const char *f = temp_file(bad_second);
+    char out[512], err[1024];
+    snprintf(out, sizeof out,
+             "a\t2.000000\t-1.000000\tg32\t0.000000\n"
+             "# incomplete: stopped at sequence b (%s line 3)\n",
+             f);
+    snprintf(err, sizeof err,
+             "fake gpu: 3 sequences, 1 scored\n"
+             "toy: error: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "alphabet of model dna [A, C, G, T]; fix the input or pass --skip-invalid to skip "
+             "such sequences\n",
+             f);
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_INPUT, out, err);
+}
+
+/* A device error loses its whole batch: here a, b and c (d is skipped, so
+ * the batch sent ends at c); the rows before the batch stay complete. */
+static void test_gpu_error_stops_the_run(void **state)
+{
+    const char *f = temp_file(">a\nA\n");
+    const char *g = temp_file(">b\nACGTACGTACGTA\n>c\nA\n>d\nAX\n");
+    char out[512], err[1024];
+    snprintf(out, sizeof out, "# incomplete: stopped at sequence a (%s line 1)\n", f);
+    snprintf(err, sizeof err,
+             "toy: error: GPU: cudaMemcpyAsync failed: an illegal memory access was encountered "
+             "(batch 1, chunk 1 of 1); in the batch of sequences a (%s line 1) to c (%s line 3)\n",
+             f, g);
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--no-header", "--skip-invalid", f, g, NULL), HMMRT_EXIT_INTERNAL, out, err);
+}
+
+/* More records than a GPU batch holds (2^20): the second batch, read while
+ * the first is scored, keeps the order. */
+static void test_gpu_batches(void **state)
+{
+    enum { N = (1 << 20) + 3 };
+    hmmrt_buf input = {0}, expected = {0};
+    for (int i = 0; i < N; i++) {
+        char line[128];
+        int length = i % 3;
+        snprintf(line, sizeof line, ">s%d\n%.*s\n", i, length, "CC");
+        hmmrt_buf_puts(&input, line);
+        if (length == 0)
+            snprintf(line, sizeof line, "s%d\t0\t-inf\tg\t%d\n", i, i);
+        else
+            snprintf(line, sizeof line, "s%d\t%d\t%d\tg%.*s\t%d\n", i, length, -length,
+                     length, "22", i);
+        hmmrt_buf_puts(&expected, line);
+    }
+    const char *f = temp_file(input.data);
+    use_gpu(&fake_gpu_program);
+    expect(run_toy("--decimals", "0", "--no-header", f, NULL), HMMRT_EXIT_OK, expected.data,
+           "fake gpu: 1048576 sequences, 1048576 scored\n"
+           "fake gpu: 3 sequences, 3 scored\n");
+    hmmrt_buf_free(&input);
+    hmmrt_buf_free(&expected);
+}
+
+static void test_timing(void **state)
+{
+    const char *f = temp_file(three_records);
+    run_toy("--timing", "--threads", "1", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    assert_string_equal(last.out, HEADER CPU_ROWS);
+    const char *cpu_lines[] = {"toy: timing: 3 sequences read (7 symbols), 3 scored (7 symbols)\n",
+                               "  phase ", "\n  reading (overlaps the rest) ",
+                               "\n  map+score+format (CPU, 1 thread) ", "\n  writing ",
+                               "\n  total, end to end "};
+    for (size_t i = 0; i < sizeof cpu_lines / sizeof cpu_lines[0]; i++)
+        if (!strstr(last.err, cpu_lines[i]))
+            fail_msg("--timing on the CPU does not print '%s': %s", cpu_lines[i], last.err);
+    use_gpu(&fake_gpu_program);
+    run_toy("--timing", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    assert_string_equal(last.out, HEADER GPU_ROWS);
+    const char *gpu_lines[] = {"\n  mapping ", "\n  scoring (GPU) ", "\n  formatting ",
+                               "\n  waiting for input ", "\nfake gpu report\n"};
+    for (size_t i = 0; i < sizeof gpu_lines / sizeof gpu_lines[0]; i++)
+        if (!strstr(last.err, gpu_lines[i]))
+            fail_msg("--timing on the GPU does not print '%s': %s", gpu_lines[i], last.err);
+}
+
+static void test_gpu_options_on_the_c_target(void **state)
+{
+    const char *f = temp_file(three_records);
+    run_toy("--device", "1", f, NULL);
+    expect_usage_error("toy: error: --device applies only to programs built for the GPU; this "
+                       "one was built for the C target (rebuild with hmmc --target=cuda)\n");
+    run_toy("--double", f, NULL);
+    expect_usage_error("toy: error: --double applies only to programs built for the GPU; this "
+                       "one was built for the C target (rebuild with hmmc --target=cuda)\n");
+    use_gpu(&fake_gpu_program);
+    run_toy("--device", "first", f, NULL);
+    expect_usage_error("toy: error: --device takes a GPU number from 0 to 1023, not 'first'\n");
+    run_toy("--double=yes", f, NULL);
+    expect_usage_error("toy: error: --double takes no value\n");
+}
+
+static void test_help_documents_gpu_options(void **state)
+{
+    const char *wanted[] = {"--cpu ", "--device N ", "--double ", "--timing ",
+                            "hmmc --target=cuda"};
+    run_toy("--help", NULL);
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if (!strstr(last.out, wanted[i]))
+            fail_msg("--help does not mention '%s'", wanted[i]);
+    use_gpu(&fake_gpu_program);
+    run_toy("--help", NULL);
+    assert_non_null(strstr(last.out, "Without a usable GPU it says why and scores on the CPU."));
+    assert_null(strstr(last.out, "hmmc --target=cuda"));
+}
+
 int main(void)
 {
+    program_under_test = toy;
 #define T(name) cmocka_unit_test_teardown(name, clean_up)
     const struct CMUnitTest tests[] = {
         T(test_rows_and_header),
@@ -600,6 +892,17 @@ int main(void)
         T(test_closed_pipe),
         T(test_progress_line),
         T(test_sample_through_main),
+        T(test_gpu_scores_rows_in_input_order),
+        T(test_gpu_double),
+        T(test_no_gpu_falls_back_to_the_cpu),
+        T(test_cpu_option_and_cpu_only_programs),
+        T(test_gpu_skip_invalid),
+        T(test_gpu_invalid_symbol_stops_the_run),
+        T(test_gpu_error_stops_the_run),
+        T(test_gpu_batches),
+        T(test_timing),
+        T(test_gpu_options_on_the_c_target),
+        T(test_help_documents_gpu_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

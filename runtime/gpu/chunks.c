@@ -1,0 +1,227 @@
+/* chunks.c: the life of one chunk (a run of the sorted batch) in a slot:
+ * packed into pinned memory on the host (OpenMP), copied in, one kernel per
+ * call, copied back on the slot's stream; then waited for, and its scores
+ * and tracebacks (followed on the host, OpenMP) put into the input's values
+ * in input order. */
+#include "driver.h"
+
+#include <math.h>
+#include <string.h>
+
+void gpu_set_where(hmmrt_gpu *g, int64_t chunk)
+{
+    if (chunk < 0)
+        snprintf(g->where, sizeof g->where, "batch %lld, before its first chunk",
+                 (long long)g->stats.batches);
+    else
+        snprintf(g->where, sizeof g->where, "batch %lld, chunk %lld of %lld",
+                 (long long)g->stats.batches, (long long)chunk + 1, (long long)g->n_chunks);
+}
+
+/* ---- packing ------------------------------------------------------------------------ */
+
+static int64_t *host_index(const gpu_slot *s, size_t at)
+{
+    return (int64_t *)((char *)s->host + at);
+}
+
+/* The codes of one alphabet, each sequence at its 16-byte offset, zero-padded. */
+static void pack_codes(const hmmrt_gpu *g, const gpu_slot *s, int alphabet, int copy)
+{
+    const hmmrt_gpu_input *in = g->in;
+    const hmmrt_chunk_layout *lay = &s->layout;
+    uint8_t *to = (uint8_t *)s->host + lay->codes + (size_t)copy * lay->codes_stride;
+    const int64_t *offsets = host_index(s, lay->offsets);
+    const int64_t *order = g->order + s->first;
+    const uint8_t *from = in->codes[alphabet];
+    int64_t n = lay->size.sequences;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int64_t j = 0; j < n; j++) {
+        int64_t i = order[j], length = in->lengths[i];
+        memcpy(to + offsets[j], from + in->offsets[i], (size_t)length);
+        memset(to + offsets[j] + length, 0, (size_t)(hmmrt_pad16(length) - length));
+    }
+    size_t used = (size_t)lay->size.padded_symbols;
+    memset(to + used, 0, lay->codes_stride - used); /* the spare zero piece */
+}
+
+static void pack_chunk(const hmmrt_gpu *g, const gpu_slot *s)
+{
+    const hmmrt_chunk_layout *lay = &s->layout;
+    const int64_t *lengths = g->sorted_lengths + s->first;
+    int64_t n = lay->size.sequences;
+    memcpy(host_index(s, lay->lengths), lengths, (size_t)n * sizeof(int64_t));
+    hmmrt_code_offsets(lengths, n, host_index(s, lay->offsets));
+    for (int c = 0; c < g->shape.n_calls; c++)
+        if (lay->bp_offsets[c] != HMMRT_NO_SECTION)
+            hmmrt_bp_offsets(lengths, n, g->n_states[c], host_index(s, lay->bp_offsets[c]));
+    for (int a = 0; a < g->prog->n_alphabets; a++)
+        if (g->copy_of_alphabet[a] >= 0)
+            pack_codes(g, s, a, g->copy_of_alphabet[a]);
+}
+
+/* ---- issuing ----------------------------------------------------------------------- */
+
+static void *device_at(const gpu_slot *s, size_t at)
+{
+    return at == HMMRT_NO_SECTION ? NULL : (char *)s->device + at;
+}
+
+static int launch_call(hmmrt_gpu *g, gpu_slot *s, int c)
+{
+    const hmmrt_gpu_call *call = &g->gp->calls[c];
+    const hmmrt_chunk_layout *lay = &s->layout;
+    int copy = g->copy_of_alphabet[call->alphabet];
+    hmmrt_gpu_batch b = {.n = lay->size.sequences,
+                         .codes = device_at(s, lay->codes + (size_t)copy * lay->codes_stride),
+                         .offsets = device_at(s, lay->offsets),
+                         .lengths = device_at(s, lay->lengths),
+                         .scores = device_at(s, lay->scores[c]),
+                         .bp = device_at(s, lay->bp[c]),
+                         .bp_offsets = device_at(s, lay->bp_offsets[c]),
+                         .use_double = g->use_double,
+                         .stream = s->stream};
+    char what[256];
+    snprintf(what, sizeof what, "launching the kernel of %s", call->label);
+    if (gpu_check(g, (cudaError_t)call->launch(&b), what) != 0)
+        return -1;
+    snprintf(what, sizeof what, "the launch of %s (cudaGetLastError)", call->label);
+    if (gpu_check(g, cudaGetLastError(), what) != 0)
+        return -1;
+    return gpu_check(g, cudaEventRecord(s->events[EVENT_CALLS + c], s->stream),
+                     "cudaEventRecord");
+}
+
+static int copy_in(hmmrt_gpu *g, gpu_slot *s)
+{
+    if (gpu_check(g, cudaEventRecord(s->events[EVENT_START], s->stream), "cudaEventRecord") ||
+        gpu_check(g,
+                  cudaMemcpyAsync(s->device, s->host, s->layout.input_bytes,
+                                  cudaMemcpyHostToDevice, s->stream),
+                  "cudaMemcpyAsync of the sequences to the device"))
+        return -1;
+    return gpu_check(g, cudaEventRecord(s->events[EVENT_IN], s->stream), "cudaEventRecord");
+}
+
+static int copy_out(hmmrt_gpu *g, gpu_slot *s)
+{
+    size_t from = s->layout.input_bytes, bytes = s->layout.total_bytes - from;
+    if (gpu_check(g,
+                  cudaMemcpyAsync((char *)s->host + from, (char *)s->device + from, bytes,
+                                  cudaMemcpyDeviceToHost, s->stream),
+                  "cudaMemcpyAsync of the results to the host"))
+        return -1;
+    return gpu_check(g, cudaEventRecord(s->events[s->n_events - 1], s->stream),
+                     "cudaEventRecord");
+}
+
+int gpu_issue_chunk(hmmrt_gpu *g, gpu_slot *s, int64_t chunk)
+{
+    gpu_set_where(g, chunk);
+    s->chunk = chunk;
+    s->first = g->starts[chunk];
+    int64_t n = g->starts[chunk + 1] - s->first;
+    hmmrt_chunk_size size = hmmrt_measure(g->sorted_lengths + s->first, n);
+    hmmrt_chunk_lay_out(&g->shape, &size, &s->layout);
+    if (s->layout.total_bytes > s->bytes) /* cannot happen: the plan reserved it */
+        return gpu_error(g, "a chunk needs %zu bytes, its slot has %zu (%s)",
+                         s->layout.total_bytes, s->bytes, g->where);
+    double started = hmmrt_seconds();
+    pack_chunk(g, s);
+    g->stats.packing += hmmrt_seconds() - started;
+    if (copy_in(g, s) != 0)
+        return -1;
+    for (int c = 0; c < g->gp->n_calls; c++)
+        if (launch_call(g, s, c) != 0)
+            return -1;
+    return copy_out(g, s);
+}
+
+/* ---- collecting ---------------------------------------------------------------------- */
+
+enum { COLLECTED = 0, BROKEN_BACK_POINTERS = 1, OUT_OF_MEMORY = 2 };
+
+static double score_at(const gpu_slot *s, size_t at, int64_t j, int use_double)
+{
+    const char *scores = (const char *)s->host + at;
+    return use_double ? ((const double *)scores)[j] : (double)((const float *)scores)[j];
+}
+
+/* One output of call c for sequence j of the chunk. */
+static int fill_output(const hmmrt_gpu *g, const gpu_slot *s, int c, int k, int64_t j,
+                       hmmrt_value *row)
+{
+    const hmmrt_gpu_call *call = &g->gp->calls[c];
+    const hmmrt_chunk_layout *lay = &s->layout;
+    hmmrt_value *v = &row[call->output_column[k]];
+    double score = score_at(s, lay->scores[c], j, g->use_double);
+    if (!call->output_is_traceback[k]) {
+        v->score = score;
+        return COLLECTED;
+    }
+    hmmrt_buf_reset(&v->text);
+    if (score == -INFINITY) {
+        hmmrt_buf_puts(&v->text, "-");
+        return COLLECTED;
+    }
+    const int64_t *bp_offsets = host_index(s, lay->bp_offsets[c]);
+    const char *bp = (const char *)s->host + lay->bp[c] + (size_t)bp_offsets[j] * (size_t)call->bp_bytes;
+    int64_t length = host_index(s, lay->lengths)[j];
+    return hmmrt_traceback(call->paths, bp, call->bp_bytes, length, &v->text) == 0
+               ? COLLECTED
+               : BROKEN_BACK_POINTERS;
+}
+
+static int collect_sequence(const hmmrt_gpu *g, const gpu_slot *s, int64_t j)
+{
+    int64_t i = g->order[s->first + j];
+    hmmrt_value *row = g->in->values + i * g->prog->n_columns;
+    hmmrt_buf_take_failure();
+    for (int c = 0; c < g->gp->n_calls; c++)
+        for (int k = 0; k < g->gp->calls[c].n_outputs; k++) {
+            int status = fill_output(g, s, c, k, j, row);
+            if (status != COLLECTED)
+                return status;
+        }
+    return hmmrt_buf_take_failure() ? OUT_OF_MEMORY : COLLECTED;
+}
+
+static int collect_chunk(hmmrt_gpu *g, const gpu_slot *s)
+{
+    int64_t n = s->layout.size.sequences;
+    int worst = COLLECTED;
+#pragma omp parallel for schedule(dynamic, 64) reduction(max : worst)
+    for (int64_t j = 0; j < n; j++) {
+        int status = collect_sequence(g, s, j);
+        if (status > worst)
+            worst = status;
+    }
+    if (worst == OUT_OF_MEMORY)
+        return gpu_error(g, "out of memory writing tracebacks (%s)", g->where);
+    if (worst == BROKEN_BACK_POINTERS)
+        return gpu_error(g, "the back pointers of a traceback lead nowhere: an internal error "
+                            "(%s)", g->where);
+    return 0;
+}
+
+int gpu_finish_chunk(hmmrt_gpu *g, gpu_slot *s)
+{
+    gpu_set_where(g, s->chunk);
+    double started = hmmrt_seconds();
+    cudaError_t e = cudaStreamSynchronize(s->stream);
+    g->stats.waiting += hmmrt_seconds() - started;
+    if (e != cudaSuccess) {
+        char what[512] = "the copies and kernels of calls";
+        for (int c = 0; c < g->gp->n_calls; c++)
+            snprintf(what + strlen(what), sizeof what - strlen(what), "%s %s", c ? "," : "",
+                     g->gp->calls[c].label);
+        snprintf(what + strlen(what), sizeof what - strlen(what), " (cudaStreamSynchronize)");
+        return gpu_fail(g, e, what);
+    }
+    if (gpu_add_chunk_times(g, s) != 0)
+        return -1;
+    started = hmmrt_seconds();
+    int status = collect_chunk(g, s);
+    g->stats.collecting += hmmrt_seconds() - started;
+    return status;
+}

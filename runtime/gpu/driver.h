@@ -1,0 +1,102 @@
+/* driver.h: the state of the GPU driver (libhmmrt_gpu), shared by its files:
+ * driver.c (open, close, one batch), slots.c (device and pinned buffers),
+ * chunks.c (packing, transfers, kernels, results of one chunk) and stats.c
+ * (the --timing report); occupancy.c, beside them, picks block sizes for the
+ * generated launchers. Private to runtime/gpu/. */
+#ifndef HMMRT_GPU_DRIVER_H
+#define HMMRT_GPU_DRIVER_H
+
+#include "hmmrt_gpu.h"
+#include "internal.h"
+
+#include <cuda_runtime_api.h>
+
+enum {
+    N_SLOTS = 2,     /* chunks in flight, one per stream, taking turns */
+    EVENT_START = 0, /* before the copy to the device */
+    EVENT_IN = 1,    /* after it */
+    EVENT_CALLS = 2  /* after each call's kernel; then one after the copy back */
+};
+
+/* A buffer pair for one chunk in flight: device memory and pinned host
+ * memory of the same size and layout (hmmrt_chunk_layout), and its stream. */
+typedef struct gpu_slot {
+    void *device, *host;
+    size_t bytes;                   /* capacity of each */
+    cudaStream_t stream;
+    cudaEvent_t *events;            /* EVENT_START, EVENT_IN, one per call, the copy back */
+    int n_events;
+    hmmrt_chunk_layout layout;      /* of the chunk in it; per-call arrays owned here */
+    int64_t first;                  /* the chunk: sorted positions [first, first + sequences) */
+    int64_t chunk;                  /* its number in the batch */
+} gpu_slot;
+
+/* Totals since open, for the report. Device times are summed over chunks. */
+typedef struct gpu_stats {
+    int64_t batches, chunks, sequences, symbols;
+    double h2d_bytes, d2h_bytes;
+    double h2d_ms, d2h_ms;
+    double *call_ms;                /* per call: its kernels */
+    double sorting, packing, collecting, waiting, wall; /* host seconds */
+} gpu_stats;
+
+typedef struct hmmrt_gpu {
+    const hmmrt_program *prog;
+    const hmmrt_gpu_program *gp;
+    int device, use_double;
+    char device_name[256];
+    int multiprocessors;
+    size_t device_memory;
+    size_t slot_limit;        /* the most a slot may take: device and pinned memory */
+    int target_chunks;        /* a batch is split into about this many chunks ... */
+    size_t min_chunk_bytes;   /* ... of at least this size */
+    int *copy_of_alphabet;    /* per alphabet: its copy in a chunk's buffer, or -1 */
+    int *n_states, *bp_bytes; /* per call, behind shape */
+    hmmrt_chunk_shape shape;
+    gpu_slot slots[N_SLOTS];
+    /* the batch being scored */
+    const hmmrt_gpu_input *in;
+    int64_t *order;           /* sorted position -> input index */
+    int64_t *sorted_lengths;
+    int64_t *starts;          /* chunk c: sorted positions [starts[c], starts[c + 1]) */
+    int64_t capacity;         /* of the three arrays above */
+    int64_t n_chunks;
+    /* messages */
+    char *err;
+    size_t errlen;
+    char where[256];          /* "batch 3, chunk 2 of 8": what the driver was doing */
+    gpu_stats stats;
+} hmmrt_gpu;
+
+/* driver.c: "WHAT failed: CUDA's message (WHERE)" into g->err; returns -1. */
+int gpu_fail(hmmrt_gpu *g, cudaError_t e, const char *what);
+/* 0 when e is cudaSuccess, else gpu_fail. */
+int gpu_check(hmmrt_gpu *g, cudaError_t e, const char *what);
+/* A message of the driver's own into g->err; returns -1. */
+int gpu_error(hmmrt_gpu *g, const char *fmt, ...) HMMRT_PRINTF(2, 3);
+
+/* slots.c */
+int gpu_create_slots(hmmrt_gpu *g);  /* streams, events, layout arrays; 0 or -1 */
+void gpu_destroy_slots(hmmrt_gpu *g);
+void gpu_release_slots(hmmrt_gpu *g); /* frees the slots' memory (none may be in flight) */
+/* Sets g->slot_limit from the device's free memory and the host's memory. */
+int gpu_size_slots(hmmrt_gpu *g);
+/* Makes slot s hold at least `need` bytes: 0, 1 when memory ran out (the
+ * error is cleared, nothing is left half-allocated), or -1 on another error. */
+int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need);
+
+/* chunks.c */
+/* Packs chunk `chunk` into slot s and queues its copy in, kernels and copy back. */
+int gpu_issue_chunk(hmmrt_gpu *g, gpu_slot *s, int64_t chunk);
+/* Waits for slot s's chunk, then puts its scores and tracebacks into the
+ * input's values. */
+int gpu_finish_chunk(hmmrt_gpu *g, gpu_slot *s);
+void gpu_set_where(hmmrt_gpu *g, int64_t chunk);
+
+/* stats.c */
+int gpu_alloc_stats(hmmrt_gpu *g);
+void gpu_free_stats(hmmrt_gpu *g);
+/* Adds the event times of slot s's finished chunk. */
+int gpu_add_chunk_times(hmmrt_gpu *g, gpu_slot *s);
+
+#endif

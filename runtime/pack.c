@@ -1,0 +1,214 @@
+/* pack.c: the host-side arithmetic of GPU batches, kept apart from CUDA so
+ * that it is unit-tested where there is no GPU: the order of a batch by
+ * length (longest first), offsets of sequences padded to 16 bytes, offsets
+ * of back-pointer tables, the layout of one chunk in a device buffer and
+ * the split of a sorted batch into chunks that fit such a buffer. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    RADIX_BITS = 11,
+    RADIX_SIZE = 1 << RADIX_BITS
+};
+
+/* ---- order by length -------------------------------------------------------- */
+
+/* One stable counting pass of an LSD radix sort on the digit of keys at `shift`. */
+static void radix_pass(const int64_t *keys, const int64_t *from, int64_t *to, int64_t m,
+                       int shift)
+{
+    const int64_t mask = RADIX_SIZE - 1;
+    int64_t count[RADIX_SIZE + 1] = {0};
+    for (int64_t k = 0; k < m; k++)
+        count[((keys[from[k]] >> shift) & mask) + 1]++;
+    for (int d = 0; d < RADIX_SIZE; d++)
+        count[d + 1] += count[d];
+    for (int64_t k = 0; k < m; k++)
+        to[count[(keys[from[k]] >> shift) & mask]++] = from[k];
+}
+
+/* The indexes of the sequences not skipped, in input order; returns how many
+ * and the longest length. */
+static int64_t list_scored(const int64_t *lengths, const unsigned char *skip, int64_t n,
+                           int64_t *order, int64_t *longest)
+{
+    int64_t m = 0;
+    *longest = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (skip && skip[i])
+            continue;
+        order[m++] = i;
+        if (lengths[i] > *longest)
+            *longest = lengths[i];
+    }
+    return m;
+}
+
+int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip, int64_t n,
+                              int64_t *order)
+{
+    int64_t longest;
+    int64_t m = list_scored(lengths, skip, n, order, &longest);
+    if (m < 2 || longest == 0)
+        return m;
+    /* Key longest - length, ascending, is length descending; the passes are
+     * stable, so equal lengths keep their input order. */
+    int64_t *keys = malloc((size_t)n * sizeof *keys);
+    int64_t *tmp = malloc((size_t)m * sizeof *tmp);
+    if (!keys || !tmp) {
+        free(keys);
+        free(tmp);
+        return -1;
+    }
+    for (int64_t k = 0; k < m; k++)
+        keys[order[k]] = longest - lengths[order[k]];
+    int64_t *from = order, *to = tmp;
+    for (int shift = 0; shift < 63 && (longest >> shift) != 0; shift += RADIX_BITS) {
+        radix_pass(keys, from, to, m, shift);
+        int64_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != order)
+        memcpy(order, from, (size_t)m * sizeof *order);
+    free(keys);
+    free(tmp);
+    return m;
+}
+
+/* ---- offsets ------------------------------------------------------------------ */
+
+int64_t hmmrt_pad16(int64_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+int64_t hmmrt_code_offsets(const int64_t *lengths, int64_t n, int64_t *offsets)
+{
+    int64_t at = 0;
+    for (int64_t k = 0; k < n; k++) {
+        offsets[k] = at;
+        at += hmmrt_pad16(lengths[k]);
+    }
+    return at;
+}
+
+int64_t hmmrt_bp_offsets(const int64_t *lengths, int64_t n, int n_states, int64_t *offsets)
+{
+    int64_t at = 0;
+    for (int64_t k = 0; k < n; k++) {
+        offsets[k] = at;
+        at += (lengths[k] + 1) * (int64_t)n_states;
+    }
+    return at;
+}
+
+/* ---- the layout of a chunk ------------------------------------------------------ */
+
+static size_t align_section(size_t at)
+{
+    return (at + HMMRT_SECTION_ALIGN - 1) / HMMRT_SECTION_ALIGN * HMMRT_SECTION_ALIGN;
+}
+
+/* Reserves `bytes` at *at, aligned; returns where they start. */
+static size_t take(size_t *at, size_t bytes)
+{
+    size_t start = align_section(*at);
+    *at = start + bytes;
+    return start;
+}
+
+/* Lays out a chunk; with out NULL only measures it. The one walk serves both,
+ * so that the size a plan counts on is the size the driver lays out. */
+static size_t lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size,
+                      hmmrt_chunk_layout *out)
+{
+    size_t n = (size_t)size->sequences, at = 0;
+    size_t index_bytes = n * sizeof(int64_t);
+    size_t lengths = take(&at, index_bytes);
+    size_t offsets = take(&at, index_bytes);
+    for (int c = 0; c < shape->n_calls; c++) {
+        size_t bp_offsets = shape->bp_bytes[c] ? take(&at, index_bytes) : HMMRT_NO_SECTION;
+        if (out)
+            out->bp_offsets[c] = bp_offsets;
+    }
+    /* the codes of each alphabet, with one spare zero piece of 16 bytes */
+    size_t codes_stride = align_section((size_t)size->padded_symbols + 16);
+    size_t codes = take(&at, codes_stride * (size_t)shape->n_copies);
+    size_t input_bytes = align_section(at);
+    for (int c = 0; c < shape->n_calls; c++) {
+        size_t scores = take(&at, n * (size_t)shape->score_bytes);
+        if (out)
+            out->scores[c] = scores;
+    }
+    for (int c = 0; c < shape->n_calls; c++) {
+        size_t cells = (size_t)(size->symbols + size->sequences) * (size_t)shape->n_states[c];
+        size_t bp = shape->bp_bytes[c] ? take(&at, cells * (size_t)shape->bp_bytes[c])
+                                       : HMMRT_NO_SECTION;
+        if (out)
+            out->bp[c] = bp;
+    }
+    size_t total = align_section(at);
+    if (out) {
+        out->size = *size;
+        out->lengths = lengths;
+        out->offsets = offsets;
+        out->codes = codes;
+        out->codes_stride = codes_stride;
+        out->input_bytes = input_bytes;
+        out->total_bytes = total;
+    }
+    return total;
+}
+
+size_t hmmrt_chunk_bytes(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size)
+{
+    return lay_out(shape, size, NULL);
+}
+
+void hmmrt_chunk_lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size,
+                         hmmrt_chunk_layout *layout)
+{
+    lay_out(shape, size, layout);
+}
+
+/* ---- chunks ------------------------------------------------------------------------ */
+
+static void add_sequence(hmmrt_chunk_size *size, int64_t length)
+{
+    size->sequences++;
+    size->symbols += length;
+    size->padded_symbols += hmmrt_pad16(length);
+}
+
+hmmrt_chunk_size hmmrt_measure(const int64_t *lengths, int64_t n)
+{
+    hmmrt_chunk_size size = {0, 0, 0};
+    for (int64_t k = 0; k < n; k++)
+        add_sequence(&size, lengths[k]);
+    return size;
+}
+
+int64_t hmmrt_plan_chunks(const hmmrt_chunk_shape *shape, const int64_t *lengths, int64_t n,
+                          size_t target_bytes, int64_t *starts)
+{
+    int64_t chunks = 0;
+    hmmrt_chunk_size size = {0, 0, 0};
+    for (int64_t k = 0; k < n; k++) {
+        hmmrt_chunk_size grown = size;
+        add_sequence(&grown, lengths[k]);
+        if (size.sequences > 0 && hmmrt_chunk_bytes(shape, &grown) > target_bytes) {
+            starts[chunks++] = k - size.sequences;
+            size = (hmmrt_chunk_size){0, 0, 0};
+            add_sequence(&size, lengths[k]);
+        } else {
+            size = grown;
+        }
+    }
+    if (size.sequences > 0)
+        starts[chunks++] = n - size.sequences;
+    starts[chunks] = n;
+    return chunks;
+}

@@ -1,0 +1,178 @@
+/* score_gpu.c: one batch of the scoring run on the GPU. While a reader
+ * thread reads the next batch, every sequence is mapped (OpenMP), the mapped
+ * ones go to the GPU driver in one call (prog->gpu->score: sorting, transfers,
+ * kernels, tracebacks), the rows are formatted in parallel and printed in
+ * input order. Skips, stops and exit statuses follow the CPU path's rules:
+ * nothing after a sequence that stops the run is scored or printed. */
+#include "score_run.h"
+
+#include "hmmrt_gpu.h"
+
+#include <omp.h>
+#include <pthread.h>
+
+/* ---- reading the next batch on a thread of its own --------------------------- */
+
+typedef struct read_ahead {
+    pthread_t thread;
+    int running;
+} read_ahead;
+
+static void *read_next_batch(void *arg)
+{
+    run *r = arg;
+    hmmrt_read_batch(r, r->next);
+    return NULL;
+}
+
+/* The reader and r->next belong to the reader thread until finish_reading. */
+static void start_reading(run *r, read_ahead *ra)
+{
+    ra->running = 0;
+    if (hmmrt_is_last_batch(r->current))
+        return;
+    if (pthread_create(&ra->thread, NULL, read_next_batch, r) == 0)
+        ra->running = 1;
+    else
+        read_next_batch(r); /* no thread to be had: read it now */
+}
+
+static void finish_reading(run *r, read_ahead *ra)
+{
+    if (!ra->running)
+        return;
+    double started = hmmrt_seconds();
+    pthread_join(ra->thread, NULL);
+    r->timing.waiting += hmmrt_seconds() - started;
+    ra->running = 0;
+}
+
+/* ---- mapping ------------------------------------------------------------------ */
+
+/* Maps one sequence; marks it for the GPU when it maps. */
+static void map_one(run *r, int64_t i)
+{
+    const hmmrt_record *rec = &r->current->records[i];
+    work *w = &r->w;
+    w->lengths[i] = rec->length;
+    if (hmmrt_map_sequence(r, rec, i) != 0)
+        return;
+    hmmrt_clear_values(r, i);
+    w->results[i].status = SEQ_SCORED;
+    w->skip[i] = 0;
+}
+
+/* Maps the batch in parallel; returns the index of the sequence that stops
+ * the run, or n. Sequences after it are neither scored nor printed. */
+static int64_t map_batch(run *r)
+{
+    const batch *b = r->current;
+    work *w = &r->w;
+    int64_t stop_at = b->n;
+#pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
+    for (int64_t i = 0; i < b->n; i++) {
+        int64_t limit;
+#pragma omp atomic read
+        limit = stop_at;
+        w->results[i].status = SEQ_NOT_RUN;
+        w->skip[i] = 1;
+        if (i > limit)
+            continue;
+        map_one(r, i);
+        if (hmmrt_stops_the_run(r, &w->results[i])) {
+#pragma omp critical(hmmrt_gpu_stop_at)
+            if (i < stop_at) {
+#pragma omp atomic write
+                stop_at = i;
+            }
+        }
+    }
+    for (int64_t i = stop_at + 1; i < b->n; i++) { /* mapped before the stop was known */
+        w->skip[i] = 1;
+        if (w->results[i].status == SEQ_SCORED)
+            w->results[i].status = SEQ_NOT_RUN;
+    }
+    return stop_at;
+}
+
+/* ---- scoring and formatting ------------------------------------------------------ */
+
+/* The first and last sequences sent to the GPU, or -1 when none is. */
+static void sent_range(const run *r, int64_t *first, int64_t *last)
+{
+    *first = *last = -1;
+    for (int64_t i = 0; i < r->current->n; i++)
+        if (!r->w.skip[i]) {
+            if (*first < 0)
+                *first = i;
+            *last = i;
+        }
+}
+
+static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t last)
+{
+    const hmmrt_record *a = &r->current->records[first], *z = &r->current->records[last];
+    hmmrt_error("GPU: %s; in the batch of sequences %s (%s line %ld) to %s (%s line %ld)",
+                message, a->name, a->path, a->line, z->name, z->path, z->line);
+    hmmrt_stop_at_sequence(r, &r->current->records[0]);
+    return HMMRT_EXIT_INTERNAL;
+}
+
+static int score_on_gpu(run *r)
+{
+    int64_t first, last;
+    sent_range(r, &first, &last);
+    if (first < 0)
+        return 0;
+    work *w = &r->w;
+    hmmrt_gpu_input in = {.n = r->current->n,
+                          .lengths = w->lengths,
+                          .offsets = w->offsets,
+                          .codes = (const uint8_t *const *)w->codes,
+                          .skip = w->skip,
+                          .values = w->values};
+    char err[2048] = "";
+    if (r->prog->gpu->score(r->gpu, &in, err, sizeof err) != 0)
+        return stop_at_gpu_error(r, err[0] ? err : "scoring failed, no reason given", first,
+                                 last);
+    return 0;
+}
+
+static void format_batch(run *r)
+{
+    const batch *b = r->current;
+    work *w = &r->w;
+#pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
+    for (int64_t i = 0; i < b->n; i++) {
+        if (w->results[i].status != SEQ_SCORED)
+            continue;
+        const hmmrt_record *rec = &b->records[i];
+        hmmrt_buf_take_failure();
+        hmmrt_buf_reset(&w->rows[i]);
+        hmmrt_format_row(&w->rows[i], r->prog, rec->name, w->values + i * r->prog->n_columns);
+        if (hmmrt_buf_take_failure())
+            w->results[i].status = SEQ_OUT_OF_MEMORY;
+        hmmrt_progress_add(1, rec->length);
+    }
+    hmmrt_progress_poll();
+}
+
+int hmmrt_score_batch_on_gpu(run *r)
+{
+    read_ahead ra;
+    start_reading(r, &ra);
+    double started = hmmrt_seconds();
+    map_batch(r);
+    double mapped = hmmrt_seconds();
+    int status = score_on_gpu(r);
+    double scored = hmmrt_seconds();
+    r->timing.mapping += mapped - started;
+    r->timing.scoring += scored - mapped;
+    if (!status) {
+        format_batch(r);
+        r->timing.formatting += hmmrt_seconds() - scored;
+        status = hmmrt_print_batch(r);
+    }
+    finish_reading(r, &ra);
+    return status;
+}

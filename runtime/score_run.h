@@ -1,0 +1,82 @@
+/* score_run.h: the state of a scoring run, shared by score.c (reading,
+ * the CPU path, printing, the run) and score_gpu.c (the GPU path of a
+ * batch). Private to those two files. */
+#ifndef HMMRT_SCORE_RUN_H
+#define HMMRT_SCORE_RUN_H
+
+#include "internal.h"
+
+/* Records read together; two of them take turns: one is scored while the
+ * other is read. */
+typedef struct batch {
+    hmmrt_record *records; /* run.max_records */
+    int64_t n, residues;
+    int ended;             /* the read stopped at the end of the input */
+    int failed;            /* ... or at an error, described in error */
+    char error[1024];
+} batch;
+
+typedef enum seq_status {
+    SEQ_NOT_RUN,      /* after a sequence that stops the run */
+    SEQ_SCORED,       /* scored and formatted (on the GPU path: mapped, to be scored) */
+    SEQ_INVALID,      /* a symbol outside an alphabet */
+    SEQ_OUT_OF_MEMORY
+} seq_status;
+
+typedef struct seq_result {
+    seq_status status;
+    int alphabet;     /* SEQ_INVALID: the alphabet ... */
+    int64_t position; /* ... and the 0-based position of the symbol outside it */
+} seq_result;
+
+/* What scoring one batch needs, one entry per sequence of the batch. */
+typedef struct work {
+    seq_result *results;
+    hmmrt_value *values;       /* n_columns per sequence */
+    hmmrt_buf *rows;           /* each sequence's output line */
+    int64_t *offsets;          /* where each sequence's codes start */
+    int64_t *lengths;          /* each sequence's length (the GPU's input) */
+    unsigned char *skip;       /* 1: the GPU does not score it */
+    const uint8_t **code_ptrs; /* n_alphabets per sequence */
+    uint8_t **codes;           /* per alphabet, the codes of the whole batch */
+    size_t codes_cap;
+} work;
+
+typedef struct run {
+    const hmmrt_program *prog;
+    const hmmrt_options *o;
+    void *gpu;               /* the open GPU (prog->gpu's driver), or NULL: the CPU scores */
+    int64_t max_records;     /* a batch holds at most this many records ... */
+    int64_t max_residues;    /* ... and stops growing past this many residues */
+    hmmrt_reader *reader;
+    hmmrt_out out;
+    hmmrt_scratch *scratches; /* one per thread */
+    int n_scratches;
+    batch batches[2];
+    batch *current, *next;
+    work w;
+    int64_t first_index; /* input index of the current batch's first sequence */
+    long skipped;
+    hmmrt_run_timing timing;
+} run;
+
+/* score.c, for score_gpu.c */
+void hmmrt_read_batch(run *r, batch *b); /* fills b from the reader; timed */
+int hmmrt_is_last_batch(const batch *b);
+/* Maps sequence i of the current batch to every alphabet: 0, or -1 with the
+ * first bad symbol noted in its result. */
+int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i);
+void hmmrt_clear_values(run *r, int64_t i); /* NAN scores, empty texts */
+int hmmrt_stops_the_run(const run *r, const seq_result *res);
+int hmmrt_omp_chunk(int64_t n_sequences); /* for schedule(dynamic, ...) */
+/* Prints the current batch's rows; 0, or the status of the sequence that
+ * stopped the run. Timed as writing. */
+int hmmrt_print_batch(run *r);
+/* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
+void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);
+
+/* score_gpu.c: maps, scores on the GPU, formats and prints the current batch
+ * while the next one is read; 0 or an exit status. */
+int hmmrt_score_batch_on_gpu(run *r);
+
+#endif

@@ -1,0 +1,44 @@
+/* timing.c: the clock of the runtime and the breakdown that --timing prints
+ * at the end of a scoring run: reading, mapping, scoring, formatting and
+ * writing, each in seconds and symbols per second. */
+#include "internal.h"
+
+#include <time.h>
+
+double hmmrt_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void print_phase(FILE *out, const char *phase, double seconds, int64_t symbols)
+{
+    if (symbols > 0 && seconds > 0)
+        fprintf(out, "  %-36s %10.3f %12.3g\n", phase, seconds, (double)symbols / seconds);
+    else
+        fprintf(out, "  %-36s %10.3f %12s\n", phase, seconds, "-");
+}
+
+void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
+{
+    fprintf(out, "%s: timing: %lld sequences read (%lld symbols), %lld scored (%lld symbols)\n",
+            hmmrt_progname(), (long long)t->sequences_read, (long long)t->symbols_read,
+            (long long)t->sequences_scored, (long long)t->symbols_scored);
+    fprintf(out, "  %-36s %10s %12s\n", "phase", "seconds", "symbols/s");
+    print_phase(out, "reading (overlaps the rest)", t->reading, t->symbols_read);
+    char scoring[128];
+    if (t->fused) {
+        snprintf(scoring, sizeof scoring, "map+score+format (%s)", t->scorer);
+        print_phase(out, scoring, t->scoring, t->symbols_scored);
+    } else {
+        snprintf(scoring, sizeof scoring, "scoring (%s)", t->scorer);
+        print_phase(out, "mapping", t->mapping, t->symbols_scored);
+        print_phase(out, scoring, t->scoring, t->symbols_scored);
+        print_phase(out, "formatting", t->formatting, t->symbols_scored);
+    }
+    print_phase(out, "writing", t->writing, t->symbols_scored);
+    print_phase(out, "waiting for input", t->waiting, 0);
+    print_phase(out, "total, end to end", t->total, t->symbols_scored);
+    fflush(out);
+}
