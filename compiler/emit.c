@@ -52,6 +52,17 @@ void emit_comment(Emitter *e, const char *fmt, ...)
     va_end(ap);
     if (!text)
         return;
+    /* the text must not end the comment early: a star followed by a slash
+     * gets a space between them */
+    for (char *end; (end = strstr(text, "*/"));) {
+        size_t at = (size_t)(end - text), len = strlen(text);
+        char *longer = realloc(text, len + 2);
+        if (!longer)
+            break;
+        text = longer;
+        memmove(text + at + 2, text + at + 1, len - at);
+        text[at + 1] = ' ';
+    }
     const int width = 96 - 4 * e->indent;
     const char *p = text;
     int first = 1;
@@ -102,7 +113,7 @@ const char *emit_string(const char *s)
     buf[n++] = '"';
     for (; *s && n + 6 < sizeof buf; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
+        if (c == '"' || c == '\\' || c == '?') { /* '?': no trigraph like ??= can form */
             buf[n++] = '\\';
             buf[n++] = (char)c;
         } else if (c < 32 || c >= 127) {

@@ -92,8 +92,12 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
         fprintf(out, "%s  state %d %s %s", indent, s, st->name, kind_name(st->kind));
         if (st->emission >= 0)
             fprintf(out, " emits %s", m->emissions[st->emission].name);
-        if (st->folded)
+        if (st->trimmed)
+            fprintf(out, " trimmed");
+        else if (st->folded)
             fprintf(out, " folded");
+        if (st->aux_of >= 0)
+            fprintf(out, " gathers-for %s", m->states[st->aux_of].name);
         fprintf(out, "\n");
     }
     for (int e = 0; e < m->n_emissions; e++) {
@@ -134,6 +138,7 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
 static const char *storage_name(Storage s)
 {
     switch (s) {
+    case STORE_UNDECIDED: return "undecided";
     case STORE_TWO_COLUMNS: return "two-columns";
     case STORE_BACKPOINTERS: return "back-pointers";
     case STORE_WHOLE_TABLE: return "whole-table";

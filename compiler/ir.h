@@ -22,7 +22,9 @@ typedef struct IrState {
     Loc loc;
     StateKind kind;
     int emission; /* STATE_EMITTING: index into the model's emissions; else -1 */
-    int folded;   /* 1 when the silent-state pass folded it into its neighbours */
+    int folded;   /* 1 when a pass removed it: folded into its neighbours (pass_fold_silent)
+                     or trimmed (pass_trim); backends skip such states */
+    int trimmed;  /* 1 when pass_trim removed it: no complete path visits it */
     int aux_of;   /* -1 for a state of the source. Otherwise this state was made by
                      pass_close_cycles: it gathers what enters source state aux_of,
                      which sits on a silent cycle, before the cycle is closed; it is
@@ -82,6 +84,7 @@ enum {
 
 /* What the used-attributes pass decides a call must keep. */
 typedef enum Storage {
+    STORE_UNDECIDED,   /* before pass_attributes */
     STORE_TWO_COLUMNS, /* score only: a sliding window of two columns */
     STORE_BACKPOINTERS,/* traceback: two columns of values plus a back-pointer table */
     STORE_WHOLE_TABLE  /* a whole table (&) */

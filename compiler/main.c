@@ -12,6 +12,7 @@
 #include "ast.h"
 #include "backend.h"
 #include "diag.h"
+#include "import_hmmer.h"
 #include "ir.h"
 #include "parse.h"
 #include "pass.h"
@@ -24,6 +25,7 @@ static const struct {
     const char *what;
 } passes[] = {
     {"attributes", pass_attributes, "what each call must compute and store"},
+    {"trim", pass_trim, "states no complete path visits removed"},
     {"cycles", pass_close_cycles, "silent cycles replaced by their exact closure"},
     {"fold", pass_fold_silent, "silent states folded where that makes fewer moves"},
     {"order", pass_order, "evaluation order of silent moves within a position"},
@@ -43,6 +45,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: hmmc MODEL.hmm -o PROGRAM [options]\n"
             "       hmmc MODEL.hmm --check | --dump-after=PASS\n"
+            "       hmmc --import-hmmer HMMERFILE > MODEL.hmm\n"
             "\n"
             "Compiles a .hmm model and its main block into PROGRAM, which scores FASTA\n"
             "sequences: PROGRAM [options] SEQFILE...  (PROGRAM --help says more).\n"
@@ -60,6 +63,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "  --no-fold           keep every silent state (no folding)\n"
+            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE (HMMER2.0\n"
+            "                      or HMMER3/f) that scores as hmm2search --null2, and stop\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
             "  --help, --version\n"
             "\n"
@@ -108,6 +113,8 @@ static int parse_options(int argc, char **argv, Options *o)
             o->target = v;
         } else if ((v = option_value(argc, argv, &i, "--emit-dir"))) {
             o->emit_dir = v;
+        } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
+            exit(import_hmmer(v, stdout));
         } else if ((v = option_value(argc, argv, &i, "--dump-after"))) {
             o->dump_after = v;
         } else if (strcmp(a, "--check") == 0) {

@@ -9,6 +9,9 @@
 
 /* Used attributes: what each call must store (two columns, back pointers, whole tables). */
 int pass_attributes(Program *p, Diag *d);
+/* Trim: removes states that no complete path visits (unreachable from the
+ * start, or unable to reach the end), except for calls printing whole tables. */
+int pass_trim(Program *p, Diag *d);
 /* Silent cycles: every strongly connected set of silent moves is replaced by
  * its exact closure, so that the silent moves left form no cycle. */
 int pass_close_cycles(Program *p, Diag *d);

@@ -123,9 +123,11 @@ static void compose(Folder *f, const IrMove *in, int s, const IrMove *out)
     mv.lw_max = in->lw_max + out->lw_max;
     mv.n_via = in->n_via + 1 + out->n_via;
     mv.via = ARENA_ARRAY(f->arena, int, mv.n_via);
-    memcpy(mv.via, in->via, sizeof(int) * (size_t)in->n_via);
+    if (in->n_via)
+        memcpy(mv.via, in->via, sizeof(int) * (size_t)in->n_via);
     mv.via[in->n_via] = s;
-    memcpy(mv.via + in->n_via + 1, out->via, sizeof(int) * (size_t)out->n_via);
+    if (out->n_via)
+        memcpy(mv.via + in->n_via + 1, out->via, sizeof(int) * (size_t)out->n_via);
     IntVec *bucket = bucket_of(f, mv.from, mv.to);
     for (int k = 0; k < bucket->n; k++) {
         IrMove *old = &f->moves[bucket->v[k]];
@@ -278,9 +280,13 @@ static void explain(FILE *out, const IrCall *call, int folded)
     fprintf(out, "hmmc: %s: folded %d silent state%s (each had at most one move in or out), "
             "kept %d (folding each would make more moves than it removes); %d moves\n",
             call->label, folded, folded == 1 ? "" : "s", kept, m->n_moves);
+    int listed = 0;
     for (int s = 0; s < m->n_states && kept; s++)
-        if (m->states[s].kind == STATE_SILENT && !m->states[s].folded && m->states[s].aux_of < 0)
+        if (m->states[s].kind == STATE_SILENT && !m->states[s].folded && m->states[s].aux_of < 0 &&
+            listed++ < 20)
             fprintf(out, "hmmc:   kept silent state '%s'\n", m->states[s].name);
+    if (listed > 20)
+        fprintf(out, "hmmc:   (and %d more)\n", listed - 20);
 }
 
 int pass_fold_silent(Program *p, Diag *d)

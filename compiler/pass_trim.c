@@ -1,0 +1,52 @@
+/* pass_trim.c: removes the states no complete path can visit: those the start
+ * state cannot reach and those that cannot reach the end state. They change
+ * no score, traceback or table entry of a complete path, but they can
+ * dominate a column: forward and backward rescale each column by its sum, so
+ * a well-fitting state that no path from the start reaches (backward) or that
+ * never reaches the end (forward) would push the values that matter below the
+ * smallest number a double (or a float on the GPU) holds. A call that prints
+ * a whole table keeps every state: each is a row of its output. */
+#include "pass.h"
+
+#include "graph.h"
+
+/* Marks useless states folded and drops their moves; returns how many. */
+static int trim_model(Arena *a, IrModel *m)
+{
+    Graph g = graph_of_moves(a, m, 0);
+    Graph r = graph_reversed(a, &g);
+    int *from_start = ARENA_ARRAY(a, int, m->n_states);
+    int *to_end = ARENA_ARRAY(a, int, m->n_states);
+    graph_reach(a, &g, m->start, from_start);
+    graph_reach(a, &r, m->end, to_end);
+    int trimmed = 0;
+    for (int s = 0; s < m->n_states; s++) {
+        if (s == m->start || s == m->end || m->states[s].folded)
+            continue;
+        if (!from_start[s] || !to_end[s]) {
+            m->states[s].folded = 1;
+            m->states[s].trimmed = 1;
+            trimmed++;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < m->n_moves; i++)
+        if (!m->states[m->moves[i].from].folded && !m->states[m->moves[i].to].folded)
+            m->moves[kept++] = m->moves[i];
+    m->n_moves = kept;
+    return trimmed;
+}
+
+int pass_trim(Program *p, Diag *d)
+{
+    for (int c = 0; c < p->n_calls; c++) {
+        IrCall *call = &p->calls[c];
+        if (call->storage == STORE_WHOLE_TABLE)
+            continue;
+        int n = trim_model(p->arena, call->model);
+        if (p->verbose && n)
+            fprintf(p->verbose, "hmmc: %s: removed %d state%s no complete path visits\n",
+                    call->label, n, n == 1 ? "" : "s");
+    }
+    return 1;
+}

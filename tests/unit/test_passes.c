@@ -1,0 +1,1218 @@
+/* test_passes.c: unit tests of the passes over the program IR, each tested
+ * in isolation: the source is taken through sema and then through the passes
+ * in the driver's order (compiler/main.c) up to the one under test.
+ *   pass_attributes    storage per call
+ *   pass_close_cycles  aux states, closing moves with the exact closure sums
+ *                      (I - S)^-1 and best paths, moves redirected
+ *   pass_fold_silent   the cost rule, folded weights, merged parallel paths,
+ *                      kept profile delete states, and when nothing is folded
+ *   pass_order         silent moves go forward in silent_order
+ *   pass_plan          live states, in-degree, back-pointer width, code shape
+ *   graph.c            SCCs and reachability on hand-made graphs
+ * and a whole-program invariant: the sum over all paths (forward) and the
+ * best path (viterbi, with its traceback in source states) that a brute-force
+ * enumeration of paths finds on the model as written equal those it finds on
+ * the model after the passes.
+ *
+ * Expected weights are worked out by hand in the comments; the tests take
+ * their logs only to compare with the IR, which holds natural logs. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "graph.h"
+#include "parse.h"
+#include "pass.h"
+#include "sema.h"
+
+/* The passes in the order compiler/main.c runs them. */
+static const struct {
+    const char *name;
+    int (*run)(Program *, Diag *);
+} PASSES[] = {
+    {"attributes", pass_attributes}, {"cycles", pass_close_cycles}, {"fold", pass_fold_silent},
+    {"order", pass_order},           {"plan", pass_plan},
+};
+enum { N_PASSES = sizeof PASSES / sizeof PASSES[0] };
+
+enum { FOLD_OFF = 0, FOLD_ON = 1 };
+
+/* One source string through sema and some passes, messages kept in memory. */
+typedef struct Compiled {
+    Arena arena;
+    Diag diag;
+    FILE *stream;
+    char *messages;
+    size_t size;
+    Program *program;
+} Compiled;
+
+/* Compiles src through sema and then the passes up to and including `last`
+ * ("sema" runs none); fold_silent is what --no-fold would turn off. */
+static Program *compile_through(Compiled *c, const char *src, const char *last, int fold_silent)
+{
+    arena_init(&c->arena);
+    c->messages = NULL;
+    c->size = 0;
+    c->stream = open_memstream(&c->messages, &c->size);
+    assert_non_null(c->stream);
+    size_t len = strlen(src);
+    diag_init(&c->diag, "t.hmm", src, len, c->stream);
+    File *f = parse_source(&c->arena, &c->diag, "t.hmm", src, len);
+    Program *p = c->diag.errors ? NULL : sema(&c->arena, f, &c->diag);
+    fflush(c->stream);
+    if (!p || c->diag.errors)
+        fail_msg("the test source does not compile:\n%s", c->messages);
+    p->fold_silent = fold_silent;
+    int known = strcmp(last, "sema") == 0;
+    for (int i = 0; i < N_PASSES && !known; i++) {
+        int ok = PASSES[i].run(p, &c->diag);
+        fflush(c->stream);
+        if (!ok || c->diag.errors)
+            fail_msg("pass %s failed:\n%s", PASSES[i].name, c->messages);
+        known = strcmp(last, PASSES[i].name) == 0;
+    }
+    if (!known)
+        fail_msg("no pass named %s", last);
+    c->program = p;
+    return p;
+}
+
+static void compiled_free(Compiled *c)
+{
+    fclose(c->stream);
+    free(c->messages);
+    arena_free(&c->arena);
+}
+
+/* The model of call 0, which most tests have alone. */
+static IrModel *first_call_model(Program *p)
+{
+    assert_true(p->n_calls >= 1);
+    return p->calls[0].model;
+}
+
+static void assert_close(double actual, double expected)
+{
+    if (!(fabs(actual - expected) <= 1e-12 * (1 + fabs(expected))))
+        fail_msg("%.17g is not %.17g", actual, expected);
+}
+
+/* A state of the source (not an aux state) by name. */
+static int state_index(const IrModel *m, const char *name)
+{
+    for (int s = 0; s < m->n_states; s++)
+        if (m->states[s].aux_of < 0 && strcmp(m->states[s].name, name) == 0)
+            return s;
+    fail_msg("model %s has no state %s", m->name, name);
+    return -1;
+}
+
+/* The aux state pass_close_cycles made for source state s. */
+static int aux_state_of(const IrModel *m, int s)
+{
+    int found = -1;
+    for (int a = 0; a < m->n_states; a++)
+        if (m->states[a].aux_of == s) {
+            if (found >= 0)
+                fail_msg("two aux states for %s", m->states[s].name);
+            found = a;
+        }
+    if (found < 0)
+        fail_msg("no aux state for %s", m->states[s].name);
+    return found;
+}
+
+static int count_aux_states(const IrModel *m)
+{
+    int n = 0;
+    for (int s = 0; s < m->n_states; s++)
+        n += m->states[s].aux_of >= 0;
+    return n;
+}
+
+static int count_folded(const IrModel *m)
+{
+    int n = 0;
+    for (int s = 0; s < m->n_states; s++)
+        n += m->states[s].folded;
+    return n;
+}
+
+static int count_moves_into(const IrModel *m, int to)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_moves; i++)
+        n += m->moves[i].to == to;
+    return n;
+}
+
+/* The one move between two state indexes; fails unless there is exactly one. */
+static const IrMove *move_between(const IrModel *m, int from, int to)
+{
+    const IrMove *found = NULL;
+    for (int i = 0; i < m->n_moves; i++)
+        if (m->moves[i].from == from && m->moves[i].to == to) {
+            if (found)
+                fail_msg("two moves %d -> %d", from, to);
+            found = &m->moves[i];
+        }
+    if (!found)
+        fail_msg("no move %s -> %s", m->states[from].name, m->states[to].name);
+    return found;
+}
+
+static int has_move(const IrModel *m, int from, int to)
+{
+    for (int i = 0; i < m->n_moves; i++)
+        if (m->moves[i].from == from && m->moves[i].to == to)
+            return 1;
+    return 0;
+}
+
+/* Checks a move's weights (given as plain numbers, not logs), its emission
+ * and its via list (state indexes, n_via of them). */
+static void assert_move_is(const IrMove *mv, int emission, double sum, double max, int n_via,
+                           const int *via)
+{
+    assert_int_equal(mv->emission, emission);
+    assert_close(mv->lw_sum, log(sum));
+    assert_close(mv->lw_max, log(max));
+    assert_int_equal(mv->n_via, n_via);
+    for (int v = 0; v < n_via; v++)
+        assert_int_equal(mv->via[v], via[v]);
+}
+
+/* Start, end and emitting states are never folded. */
+static void assert_only_silent_states_folded(const IrModel *m)
+{
+    for (int s = 0; s < m->n_states; s++)
+        if (m->states[s].folded)
+            assert_int_equal(m->states[s].kind, STATE_SILENT);
+}
+
+/* No move touches a folded state. */
+static void assert_no_move_touches_folded_states(const IrModel *m)
+{
+    for (int i = 0; i < m->n_moves; i++) {
+        assert_false(m->states[m->moves[i].from].folded);
+        assert_false(m->states[m->moves[i].to].folded);
+    }
+}
+
+/* The silent moves form no cycle, self-loops included. */
+static void assert_no_silent_cycle(Arena *a, const IrModel *m)
+{
+    for (int i = 0; i < m->n_moves; i++)
+        if (m->moves[i].emission < 0)
+            assert_int_not_equal(m->moves[i].from, m->moves[i].to);
+    Graph g = graph_of_moves(a, m, 1);
+    int *comp = ARENA_ARRAY(a, int, m->n_states);
+    assert_int_equal(graph_scc(a, &g, comp), m->n_states);
+}
+
+/* ---- models used by several tests ---- */
+
+/* A silent self-loop q -> q of weight c = 0.3, entered from s and from x. */
+static const char *SELF_LOOP =
+    "hmm m {\n"
+    "  alphabet [a, b];\n"
+    "  startstate s; state q; state x emits e; endstate t;\n"
+    "  emission e = [0.5, 0.5];\n"
+    "  s -> q 1;\n"
+    "  q -> q 0.3;\n"
+    "  q -> x 0.7;\n"
+    "  x -> q 0.2;\n"
+    "  x -> t 0.8;\n"
+    "}\n"
+    "main { print forward(new m()).score; }\n";
+
+/* A silent 2-cycle x <-> y with weights a = 0.5 (x -> y) and b = 0.4 (y -> x),
+ * entered by a silent move (s -> x), an emitting transition (s -> y emits e)
+ * and a silent move from an emitting state (w -> x). */
+static const char *TWO_CYCLE =
+    "hmm m {\n"
+    "  alphabet [a, b];\n"
+    "  startstate s; state x; state y; state w emits e; endstate t;\n"
+    "  emission e = [0.5, 0.5];\n"
+    "  s -> x 0.6;\n"
+    "  s -> y 0.4 emits e;\n"
+    "  x -> y 0.5;\n"
+    "  y -> x 0.4;\n"
+    "  x -> w 0.3;\n"
+    "  y -> t 0.2;\n"
+    "  w -> x 0.1;\n"
+    "  w -> t 0.9;\n"
+    "}\n"
+    "main { print forward(new m()).score; }\n";
+
+/* A silent chain a -> b -> c -> d between two emitting states a and d. */
+static const char *CHAIN_MODEL =
+    "hmm m {\n"
+    "  alphabet [a, b];\n"
+    "  startstate s; state a emits e; state b; state c; state d emits e; endstate t;\n"
+    "  emission e = [0.5, 0.5];\n"
+    "  s -> a 1;\n"
+    "  a -> b 0.5;\n"
+    "  b -> c 0.4;\n"
+    "  c -> d 0.25;\n"
+    "  d -> t 1;\n"
+    "}\n";
+
+/* A profile of three nodes: match states M1..M3 (emitting) and delete states
+ * D1..D3 (silent), each node linked to the next by M->M, M->D, D->M, D->D. */
+static const char *PROFILE_MODEL =
+    "hmm p {\n"
+    "  alphabet [a, b];\n"
+    "  startstate S;\n"
+    "  state M1 emits e; state M2 emits e; state M3 emits e;\n"
+    "  state D1; state D2; state D3;\n"
+    "  endstate E;\n"
+    "  emission e = [0.25, 0.75];\n"
+    "  S -> M1 0.9;   S -> D1 0.1;\n"
+    "  M1 -> M2 0.8;  M1 -> D2 0.2;  D1 -> M2 0.6;  D1 -> D2 0.4;\n"
+    "  M2 -> M3 0.7;  M2 -> D3 0.3;  D2 -> M3 0.5;  D2 -> D3 0.5;\n"
+    "  M3 -> E 1;     D3 -> E 1;\n"
+    "}\n";
+
+/* A model's text followed by a main block, allocated in `scratch`. */
+static const char *with_main(Arena *scratch, const char *model, const char *main_block)
+{
+    return arena_printf(scratch, "%s%s", model, main_block);
+}
+
+/* ---- pass_attributes ---- */
+
+static void test_attributes_storage_per_call(void **state)
+{
+    Compiled c;
+    Program *p = compile_through(&c,
+                                 "hmm m { alphabet [a]; startstate s; state x emits e; endstate t;\n"
+                                 "  emission e = [1]; s -> x 1; x -> t 1; }\n"
+                                 "main {\n"
+                                 "  m = new m();\n"
+                                 "  print forward(m).score;\n"
+                                 "  print viterbi(m).score;\n"
+                                 "  print viterbi(m).traceback;\n"
+                                 "  print backward(m).score&;\n"
+                                 "}\n",
+                                 "attributes", FOLD_ON);
+    assert_int_equal(p->n_calls, 3);
+    assert_int_equal(p->calls[0].storage, STORE_TWO_COLUMNS);  /* score only */
+    assert_int_equal(p->calls[1].storage, STORE_BACKPOINTERS); /* score and traceback */
+    assert_int_equal(p->calls[2].storage, STORE_WHOLE_TABLE);  /* score& */
+    compiled_free(&c);
+
+    p = compile_through(&c,
+                        "hmm m { alphabet [a]; startstate s; state x emits e; endstate t;\n"
+                        "  emission e = [1]; s -> x 1; x -> t 1; }\n"
+                        "main {\n"
+                        "  v = viterbi(new m());\n"
+                        "  print v.traceback&;\n"
+                        "  print v.traceback;\n"
+                        "  print viterbi(new m()).score;\n"
+                        "  unused = forward(new m());\n"
+                        "}\n",
+                        "attributes", FOLD_ON);
+    assert_int_equal(p->n_calls, 2);
+    assert_int_equal(p->calls[0].storage, STORE_WHOLE_TABLE); /* traceback& wins */
+    assert_int_equal(p->calls[1].storage, STORE_TWO_COLUMNS); /* nothing printed */
+    compiled_free(&c);
+}
+
+/* ---- pass_close_cycles ---- */
+
+static void test_close_self_loop(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(&c, SELF_LOOP, "cycles", FOLD_ON));
+    int s = state_index(m, "s"), q = state_index(m, "q"), x = state_index(m, "x");
+    int t = state_index(m, "t");
+    assert_int_equal(m->n_states, 5); /* four states and one aux */
+    int aux = aux_state_of(m, q);
+    assert_int_equal(aux, 4);
+    assert_int_equal(m->states[aux].kind, STATE_SILENT);
+    assert_int_equal(m->states[aux].emission, -1);
+    assert_false(has_move(m, q, q));
+    /* closing move: sum 1 + c + c^2 + ... = 1/(1 - 0.3); best path: stay, weight 1 */
+    assert_move_is(move_between(m, aux, q), -1, 1 / (1 - 0.3), 1, 0, NULL);
+    /* what entered q now enters its aux state; q's only move in is the closing one */
+    assert_move_is(move_between(m, s, aux), -1, 1, 1, 0, NULL);
+    assert_move_is(move_between(m, x, aux), -1, 0.2, 0.2, 0, NULL);
+    assert_int_equal(count_moves_into(m, q), 1);
+    /* what leaves q is kept */
+    assert_move_is(move_between(m, q, x), 0, 0.7, 0.7, 0, NULL);
+    assert_move_is(move_between(m, x, t), -1, 0.8, 0.8, 0, NULL);
+    assert_int_equal(m->n_moves, 5); /* 5 moves - the loop + the closing move */
+    assert_no_silent_cycle(&c.arena, m);
+    /* the model as written is untouched */
+    assert_int_equal(c.program->models[0].n_states, 4);
+    assert_int_equal(c.program->models[0].n_moves, 5);
+    compiled_free(&c);
+}
+
+static void test_close_two_cycle(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(&c, TWO_CYCLE, "cycles", FOLD_ON));
+    int s = state_index(m, "s"), x = state_index(m, "x"), y = state_index(m, "y");
+    int w = state_index(m, "w"), t = state_index(m, "t");
+    int ax = aux_state_of(m, x), ay = aux_state_of(m, y);
+    assert_int_equal(count_aux_states(m), 2);
+    /* S = [[0, a], [b, 0]] with a = 0.5, b = 0.4; (I - S)^-1 = 1/(1 - ab) [[1, a], [b, 1]],
+     * 1/(1 - ab) = 1/0.8 = 1.25. Best paths: stay (1), x -> y (a, via x), y -> x (b, via y). */
+    assert_move_is(move_between(m, ax, x), -1, 1.25, 1, 0, NULL);
+    assert_move_is(move_between(m, ax, y), -1, 0.5 * 1.25, 0.5, 1, (int[]){x});
+    assert_move_is(move_between(m, ay, x), -1, 0.4 * 1.25, 0.4, 1, (int[]){y});
+    assert_move_is(move_between(m, ay, y), -1, 1.25, 1, 0, NULL);
+    assert_false(has_move(m, x, y));
+    assert_false(has_move(m, y, x));
+    assert_int_equal(count_moves_into(m, x), 2); /* the closing moves alone */
+    assert_int_equal(count_moves_into(m, y), 2);
+    /* moves entering the cycle go to the aux states, emissions kept */
+    assert_move_is(move_between(m, s, ax), -1, 0.6, 0.6, 0, NULL);
+    assert_move_is(move_between(m, s, ay), 0, 0.4, 0.4, 0, NULL);
+    assert_move_is(move_between(m, w, ax), -1, 0.1, 0.1, 0, NULL);
+    /* moves leaving it stay on the source states */
+    assert_move_is(move_between(m, x, w), 0, 0.3, 0.3, 0, NULL);
+    assert_move_is(move_between(m, y, t), -1, 0.2, 0.2, 0, NULL);
+    /* 8 moves - 2 inside + 4 closing */
+    assert_int_equal(m->n_moves, 10);
+    assert_no_silent_cycle(&c.arena, m);
+    compiled_free(&c);
+}
+
+/* A 3-cycle x -> y -> z -> x with a chord x -> z: two cycles through x. */
+static void test_close_three_cycle_with_chord(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(
+        &c,
+        "hmm m {\n"
+        "  alphabet [a];\n"
+        "  startstate s; state x; state y; state z; state o emits e; endstate t;\n"
+        "  emission e = [1];\n"
+        "  s -> x 1; s -> y 1; s -> z 1;\n"
+        "  x -> y 0.5; y -> z 0.8; z -> x 0.5; x -> z 0.3;\n"
+        "  z -> o 0.5; o -> t 1;\n"
+        "}\n"
+        "main { print viterbi(new m()).traceback; }\n",
+        "cycles", FOLD_ON));
+    int x = state_index(m, "x"), y = state_index(m, "y"), z = state_index(m, "z");
+    int aux[3] = {aux_state_of(m, x), aux_state_of(m, y), aux_state_of(m, z)};
+    int member[3] = {x, y, z};
+    /* I - S = [[1, -.5, -.3], [0, 1, -.8], [-.5, 0, 1]]; det = 1 - .5*.4 - .3*.5 = 0.65
+     * (1 minus the two cycles through x: x y z x = .2, x z x = .15). Cofactors give
+     * (I - S)^-1 = 1/0.65 [[1, .5, .7], [.4, .85, .8], [.5, .25, 1]]; e.g. x -> z:
+     * first passage .3 + .5*.8 = .7, times returns to x 1/(1 - .35). */
+    const double sum[3][3] = {{1, .5, .7}, {.4, .85, .8}, {.5, .25, 1}};
+    /* best simple paths: x->y .5 [x]; x->z max(.3 direct, .5*.8 = .4 via y) = .4 [x y];
+     * y->x .8*.5 = .4 [y z]; y->z .8 [y]; z->x .5 [z]; z->y .5*.5 = .25 [z x] */
+    const double best[3][3] = {{1, .5, .4}, {.4, 1, .8}, {.5, .25, 1}};
+    const int via_len[3][3] = {{0, 1, 2}, {2, 0, 1}, {1, 2, 0}};
+    const int via[3][3][2] = {{{0}, {x}, {x, y}}, {{y, z}, {0}, {y}}, {{z}, {z, x}, {0}}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            assert_move_is(move_between(m, aux[i], member[j]), -1, sum[i][j] / 0.65, best[i][j],
+                           via_len[i][j], via[i][j]);
+    assert_no_silent_cycle(&c.arena, m);
+    compiled_free(&c);
+}
+
+static void test_close_two_separate_cycles(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(
+        &c,
+        "hmm m {\n"
+        "  alphabet [a];\n"
+        "  startstate s; state p; state q; state r; state o emits e; endstate t;\n"
+        "  emission e = [1];\n"
+        "  s -> p 1; p -> q 0.5; q -> p 0.5; q -> o 1; o -> r 1; r -> r 0.5; r -> t 1;\n"
+        "}\n"
+        "main { print forward(new m()).score; }\n",
+        "cycles", FOLD_ON));
+    assert_int_equal(count_aux_states(m), 3); /* p, q and r */
+    int r = state_index(m, "r");
+    /* r's self-loop: 1/(1 - 0.5) = 2 */
+    assert_move_is(move_between(m, aux_state_of(m, r), r), -1, 2, 1, 0, NULL);
+    /* the pq cycle: 1/(1 - .25) = 4/3 on the diagonal */
+    int p = state_index(m, "p");
+    assert_move_is(move_between(m, aux_state_of(m, p), p), -1, 4.0 / 3, 1, 0, NULL);
+    assert_no_silent_cycle(&c.arena, m);
+    compiled_free(&c);
+}
+
+static void test_no_silent_cycle_then_order_succeeds(void **state)
+{
+    const char *models[] = {SELF_LOOP, TWO_CYCLE};
+    for (int k = 0; k < 2; k++) {
+        Compiled c;
+        Program *p = compile_through(&c, models[k], "cycles", FOLD_OFF);
+        assert_int_equal(pass_fold_silent(p, &c.diag), 1);
+        assert_int_equal(pass_order(p, &c.diag), 1);
+        assert_int_equal(c.diag.errors, 0);
+        compiled_free(&c);
+    }
+}
+
+/* ---- pass_fold_silent ---- */
+
+static void test_fold_silent_chain(void **state)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    const char *src = with_main(&scratch, CHAIN_MODEL, "main { print viterbi(new m()).traceback; }\n");
+    Program *p = compile_through(&c, src, "cycles", FOLD_ON);
+    IrModel *m = first_call_model(p);
+    assert_int_equal(m->n_moves, 5);
+    assert_int_equal(pass_fold_silent(p, &c.diag), 1);
+    int a = state_index(m, "a"), b = state_index(m, "b"), cc = state_index(m, "c");
+    int d = state_index(m, "d");
+    assert_true(m->states[b].folded);
+    assert_true(m->states[cc].folded);
+    assert_int_equal(count_folded(m), 2);
+    /* s -> a, a -> d, d -> t */
+    assert_int_equal(m->n_moves, 3);
+    /* a -> b -> c -> d: 0.5 * 0.4 * 0.25 = 0.05, emitting d's emission on arrival */
+    assert_move_is(move_between(m, a, d), 0, 0.05, 0.05, 2, (int[]){b, cc});
+    assert_only_silent_states_folded(m);
+    assert_no_move_touches_folded_states(m);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_fold_merges_parallel_paths(void **state)
+{
+    Compiled c;
+    Program *p = compile_through(&c,
+                                 "hmm m {\n"
+                                 "  alphabet [a];\n"
+                                 "  startstate s; state a; state b; state x emits e; endstate t;\n"
+                                 "  emission e = [1];\n"
+                                 "  s -> a 0.3; a -> x 0.4;\n"
+                                 "  s -> b 0.6; b -> x 0.25;\n"
+                                 "  s -> x 0.1;\n"
+                                 "  x -> x 0.5; x -> t 0.5;\n"
+                                 "}\n"
+                                 "main { print viterbi(new m()).traceback; }\n",
+                                 "fold", FOLD_ON);
+    IrModel *m = first_call_model(p);
+    int s = state_index(m, "s"), b = state_index(m, "b"), x = state_index(m, "x");
+    assert_int_equal(count_folded(m), 2);
+    assert_int_equal(m->n_moves, 3); /* s -> x, x -> x, x -> t */
+    /* three paths s -> x: via a .3 * .4 = .12, via b .6 * .25 = .15, direct .1;
+     * sum .37, best .15 via b */
+    assert_move_is(move_between(m, s, x), 0, 0.37, 0.15, 1, (int[]){b});
+    compiled_free(&c);
+}
+
+static void test_fold_keeps_profile_delete_states(void **state)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    const char *src = with_main(&scratch, PROFILE_MODEL, "main { print viterbi(new p()).traceback; }\n");
+    Program *p = compile_through(&c, src, "cycles", FOLD_ON);
+    IrModel *m = first_call_model(p);
+    assert_int_equal(m->n_moves, 12);
+    assert_int_equal(pass_fold_silent(p, &c.diag), 1);
+    int S = state_index(m, "S"), E = state_index(m, "E");
+    int M2 = state_index(m, "M2"), M3 = state_index(m, "M3");
+    int D1 = state_index(m, "D1"), D2 = state_index(m, "D2"), D3 = state_index(m, "D3");
+    /* D1 has one move in (from S) and D3 one move out (to E): folded. D2 has two
+     * in (M1, D1) and two out (M3, D3): folding it would make 4 moves of 4, kept. */
+    assert_true(m->states[D1].folded);
+    assert_true(m->states[D3].folded);
+    assert_false(m->states[D2].folded);
+    assert_int_equal(count_folded(m), 2);
+    /* folding D1 (1 in, 2 out) takes 3 moves and makes 2; D3 (2 in, 1 out) the same */
+    assert_int_equal(m->n_moves, 12 - 3 + 2 - 3 + 2);
+    assert_move_is(move_between(m, S, M2), 0, 0.1 * 0.6, 0.1 * 0.6, 1, (int[]){D1});
+    assert_move_is(move_between(m, S, D2), -1, 0.1 * 0.4, 0.1 * 0.4, 1, (int[]){D1});
+    assert_move_is(move_between(m, M2, E), -1, 0.3, 0.3, 1, (int[]){D3});
+    assert_move_is(move_between(m, D2, E), -1, 0.5, 0.5, 1, (int[]){D3});
+    assert_move_is(move_between(m, D2, M3), 0, 0.5, 0.5, 0, NULL);
+    assert_only_silent_states_folded(m);
+    assert_no_move_touches_folded_states(m);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_fold_never_joins_two_emitting_moves(void **state)
+{
+    Compiled c;
+    /* q has one move in and one out, but both emit: folded, s -> x would emit twice */
+    Program *p = compile_through(&c,
+                                 "hmm m {\n"
+                                 "  alphabet [a, b];\n"
+                                 "  startstate s; state q; state x emits e; endstate t;\n"
+                                 "  emission e = [0.5, 0.5];\n"
+                                 "  s -> q 1 emits e; q -> x 1; x -> t 1;\n"
+                                 "}\n"
+                                 "main { print forward(new m()).score; }\n",
+                                 "fold", FOLD_ON);
+    IrModel *m = first_call_model(p);
+    assert_false(m->states[state_index(m, "q")].folded);
+    assert_int_equal(m->n_moves, 3);
+    compiled_free(&c);
+}
+
+static void test_fold_never_touches_start_end_or_emitting_states(void **state)
+{
+    Compiled c;
+    /* s has no move in, t no move out, x one of each: the cost rule alone would fold them */
+    Program *p = compile_through(&c,
+                                 "hmm m {\n"
+                                 "  alphabet [a];\n"
+                                 "  startstate s; state x emits e; endstate t;\n"
+                                 "  emission e = [1];\n"
+                                 "  s -> x 1; x -> t 1;\n"
+                                 "}\n"
+                                 "main { print forward(new m()).score; }\n",
+                                 "fold", FOLD_ON);
+    IrModel *m = first_call_model(p);
+    assert_int_equal(count_folded(m), 0);
+    assert_int_equal(m->n_moves, 2);
+    compiled_free(&c);
+}
+
+static void test_fold_off_for_whole_tables_and_no_fold(void **state)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    /* the chain folds for a score, not when the whole table is printed */
+    const char *src = with_main(&scratch, CHAIN_MODEL,
+                                "main { print forward(new m()).score&; print viterbi(new m()).score; }\n");
+    Program *p = compile_through(&c, src, "fold", FOLD_ON);
+    assert_int_equal(p->calls[0].storage, STORE_WHOLE_TABLE);
+    assert_int_equal(count_folded(p->calls[0].model), 0);
+    assert_int_equal(p->calls[0].model->n_moves, 5);
+    assert_int_equal(count_folded(p->calls[1].model), 2);
+    assert_int_equal(p->calls[1].model->n_moves, 3);
+    compiled_free(&c);
+    /* with folding off (--no-fold) nothing is folded */
+    p = compile_through(&c, src, "fold", FOLD_OFF);
+    assert_int_equal(count_folded(p->calls[1].model), 0);
+    assert_int_equal(p->calls[1].model->n_moves, 5);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_fold_after_closing_a_self_loop(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(&c, SELF_LOOP, "fold", FOLD_ON));
+    int s = state_index(m, "s"), q = state_index(m, "q"), x = state_index(m, "x");
+    int aux = aux_state_of(m, q);
+    /* aux q' (2 in, 1 out) and q (1 in, 1 out) both fold, in either order */
+    assert_true(m->states[aux].folded);
+    assert_true(m->states[q].folded);
+    /* s -> q' -> q -> x: 1 * 1/0.7 * 0.7 = 1 summed; best 1 * 1 * 0.7 */
+    assert_move_is(move_between(m, s, x), 0, 1, 0.7, 2, (int[]){aux, q});
+    /* x -> q' -> q -> x: 0.2 * 1/0.7 * 0.7 = 0.2; best 0.2 * 0.7 = 0.14 */
+    assert_move_is(move_between(m, x, x), 0, 0.2, 0.14, 2, (int[]){aux, q});
+    assert_no_move_touches_folded_states(m);
+    compiled_free(&c);
+}
+
+/* ---- pass_order ---- */
+
+/* Every silent move goes from a state earlier in silent_order (or one outside
+ * it, which receives no silent move) to one later in it; silent_order holds
+ * exactly the live states that receive silent moves. */
+static void assert_silent_order_is_topological(const IrModel *m)
+{
+    int *position = malloc(sizeof(int) * (size_t)m->n_states);
+    int *silent_in = calloc((size_t)m->n_states, sizeof(int));
+    for (int s = 0; s < m->n_states; s++)
+        position[s] = -1;
+    for (int i = 0; i < m->n_silent_order; i++) {
+        int s = m->silent_order[i];
+        assert_int_equal(position[s], -1);
+        position[s] = i;
+    }
+    for (int i = 0; i < m->n_moves; i++)
+        if (m->moves[i].emission < 0)
+            silent_in[m->moves[i].to] = 1;
+    for (int s = 0; s < m->n_states; s++)
+        assert_int_equal(position[s] >= 0, silent_in[s] && !m->states[s].folded);
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (mv->emission < 0 && position[mv->from] >= 0)
+            assert_true(position[mv->from] < position[mv->to]);
+    }
+    free(position);
+    free(silent_in);
+}
+
+static void test_order_of_an_unfolded_profile(void **state)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    const char *src = with_main(&scratch, PROFILE_MODEL, "main { print forward(new p()).score; }\n");
+    IrModel *m = first_call_model(compile_through(&c, src, "order", FOLD_OFF));
+    /* silent moves: S->D1, D1->D2, M1->D2, D2->D3, M2->D3, D3->E, M3->E */
+    int D1 = state_index(m, "D1"), D2 = state_index(m, "D2"), D3 = state_index(m, "D3");
+    int E = state_index(m, "E");
+    assert_int_equal(m->n_silent_order, 4);
+    assert_int_equal(m->silent_order[0], D1);
+    assert_int_equal(m->silent_order[1], D2);
+    assert_int_equal(m->silent_order[2], D3);
+    assert_int_equal(m->silent_order[3], E);
+    assert_silent_order_is_topological(m);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_order_after_folding_and_closing(void **state)
+{
+    const char *models[] = {SELF_LOOP, TWO_CYCLE};
+    for (int k = 0; k < 2; k++)
+        for (int fold = FOLD_OFF; fold <= FOLD_ON; fold++) {
+            Compiled c;
+            IrModel *m = first_call_model(compile_through(&c, models[k], "order", fold));
+            assert_true(m->n_silent_order > 0);
+            assert_silent_order_is_topological(m);
+            compiled_free(&c);
+        }
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    const char *src = with_main(&scratch, PROFILE_MODEL, "main { print forward(new p()).score; }\n");
+    IrModel *m = first_call_model(compile_through(&c, src, "order", FOLD_ON));
+    /* after folding D1 and D3 the silent moves are S->D2, M1->D2, D2->E, M2->E, M3->E */
+    assert_int_equal(m->n_silent_order, 2);
+    assert_int_equal(m->silent_order[0], state_index(m, "D2"));
+    assert_int_equal(m->silent_order[1], state_index(m, "E"));
+    assert_silent_order_is_topological(m);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+/* ---- pass_plan ---- */
+
+/* A model where the end state has `fan_in` moves in: s -> xi -> t for n emitting xi. */
+static char *fan_in_source(Arena *a, int fan_in, const char *main_block)
+{
+    size_t cap = 200 + (size_t)fan_in * 80 + strlen(main_block);
+    char *src = arena_alloc(a, cap);
+    size_t n = (size_t)snprintf(src, cap, "hmm fan {\n  alphabet [a];\n  startstate s;\n"
+                                "  endstate t;\n  emission e = [1];\n");
+    for (int i = 0; i < fan_in; i++)
+        n += (size_t)snprintf(src + n, cap - n, "  state x%d emits e; s -> x%d 1; x%d -> t 1;\n",
+                              i, i, i);
+    snprintf(src + n, cap - n, "}\n%s", main_block);
+    return src;
+}
+
+static void test_plan_back_pointer_width(void **state)
+{
+    const char *traceback = "main { print viterbi(new fan()).traceback; }\n";
+    const struct {
+        int fan_in;
+        const char *main_block;
+        int bp_bytes;
+    } cases[] = {
+        {254, traceback, 1},
+        {255, traceback, 2}, /* 255 moves into t: an index no longer fits a byte */
+        {300, "main { print viterbi(new fan()).score; }\n", 0},
+        {300, "main { print forward(new fan()).score; }\n", 0},
+        {3, traceback, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        Arena scratch;
+        arena_init(&scratch);
+        Compiled c;
+        Program *p = compile_through(&c, fan_in_source(&scratch, cases[k].fan_in,
+                                                       cases[k].main_block),
+                                     "plan", FOLD_ON);
+        const IrPlan *plan = &p->calls[0].plan;
+        assert_int_equal(plan->max_in_degree, cases[k].fan_in);
+        assert_int_equal(plan->n_live, cases[k].fan_in + 2);
+        assert_int_equal(plan->bp_bytes, cases[k].bp_bytes);
+        assert_int_equal(plan->unrolled, 1);
+        compiled_free(&c);
+        arena_free(&scratch);
+    }
+}
+
+/* The fan model with fan_in emitting states has 2 * fan_in moves. */
+static IrPlan plan_of_fan(int fan_in)
+{
+    Arena scratch;
+    arena_init(&scratch);
+    Compiled c;
+    Program *p = compile_through(&c, fan_in_source(&scratch, fan_in,
+                                                   "main { print forward(new fan()).score; }\n"),
+                                 "plan", FOLD_ON);
+    assert_int_equal(p->calls[0].model->n_moves, 2 * fan_in);
+    IrPlan plan = p->calls[0].plan;
+    compiled_free(&c);
+    arena_free(&scratch);
+    return plan;
+}
+
+static void test_plan_code_shape_by_model_size(void **state)
+{
+    /* C: straight-line code up to 4096 moves, tables above */
+    assert_int_equal(plan_of_fan(2048).unrolled, 1);
+    assert_int_equal(plan_of_fan(2049).unrolled, 0);
+    /* CUDA: sixteen positions written out up to 256 moves, one above */
+    assert_int_equal(plan_of_fan(128).gpu_unroll, 16);
+    assert_int_equal(plan_of_fan(129).gpu_unroll, 1);
+}
+
+static void test_plan_counts_live_states(void **state)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    const char *src = with_main(&scratch, CHAIN_MODEL,
+                                "main { print viterbi(new m()).traceback; print forward(new m()).score&; }\n");
+    Program *p = compile_through(&c, src, "plan", FOLD_ON);
+    /* 6 states, b and c folded for viterbi; none for the whole table */
+    assert_int_equal(p->calls[0].plan.n_live, 4);
+    assert_int_equal(p->calls[0].plan.max_in_degree, 1);
+    assert_int_equal(p->calls[0].plan.bp_bytes, 1);
+    assert_int_equal(p->calls[1].plan.n_live, 6);
+    assert_int_equal(p->calls[1].plan.bp_bytes, 0);
+    compiled_free(&c);
+    /* a closed cycle: aux states are live; with folding off, TWO_CYCLE keeps all 5 + 2 */
+    p = compile_through(&c, TWO_CYCLE, "plan", FOLD_OFF);
+    assert_int_equal(p->calls[0].plan.n_live, 7);
+    /* x receives the two closing moves; t receives y -> t and w -> t */
+    assert_int_equal(p->calls[0].plan.max_in_degree, 2);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+/* ---- graph.c ---- */
+
+/* A graph over n vertices from a list of edges (pairs), in the arena. */
+static Graph make_graph(Arena *a, int n, const int (*edges)[2], int n_edges)
+{
+    Graph g = {.n = n};
+    g.start = ARENA_ARRAY(a, int, n + 1);
+    g.adj = ARENA_ARRAY(a, int, n_edges ? n_edges : 1);
+    for (int e = 0; e < n_edges; e++)
+        g.start[edges[e][0] + 1]++;
+    for (int v = 0; v < n; v++)
+        g.start[v + 1] += g.start[v];
+    int *fill = ARENA_ARRAY(a, int, n);
+    for (int e = 0; e < n_edges; e++)
+        g.adj[g.start[edges[e][0]] + fill[edges[e][0]]++] = edges[e][1];
+    return g;
+}
+
+/* Every edge between components goes from a higher component number to a lower one. */
+static void assert_reverse_topological(const Graph *g, const int *comp)
+{
+    for (int u = 0; u < g->n; u++)
+        for (int e = g->start[u]; e < g->start[u + 1]; e++) {
+            int v = g->adj[e];
+            if (comp[u] != comp[v])
+                assert_true(comp[u] > comp[v]);
+        }
+}
+
+static void test_scc_of_a_small_graph(void **state)
+{
+    Arena a;
+    arena_init(&a);
+    /* {0 1 2} a cycle, {3 4} a cycle, 5 alone with a self-loop, 6 alone */
+    const int edges[][2] = {{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 3},
+                            {5, 0}, {5, 5}, {6, 4}, {1, 4}};
+    Graph g = make_graph(&a, 7, edges, (int)(sizeof edges / sizeof edges[0]));
+    int comp[7];
+    assert_int_equal(graph_scc(&a, &g, comp), 4); /* {0 1 2} {3 4} {5} {6} */
+    assert_int_equal(comp[0], comp[1]);
+    assert_int_equal(comp[1], comp[2]);
+    assert_int_equal(comp[3], comp[4]);
+    assert_int_not_equal(comp[0], comp[3]);
+    assert_int_not_equal(comp[5], comp[0]);
+    assert_int_not_equal(comp[6], comp[3]);
+    assert_int_not_equal(comp[5], comp[6]);
+    for (int v = 0; v < 7; v++)
+        assert_true(comp[v] >= 0 && comp[v] < 4);
+    assert_reverse_topological(&g, comp);
+    arena_free(&a);
+}
+
+static void test_scc_of_a_graph_without_edges_and_a_dag(void **state)
+{
+    Arena a;
+    arena_init(&a);
+    int comp[5];
+    Graph empty = make_graph(&a, 5, NULL, 0);
+    assert_int_equal(graph_scc(&a, &empty, comp), 5);
+    /* a diamond 0 -> {1, 2} -> 3, and 4 -> 0: every vertex its own component */
+    const int edges[][2] = {{0, 1}, {0, 2}, {1, 3}, {2, 3}, {4, 0}};
+    Graph dag = make_graph(&a, 5, edges, 5);
+    assert_int_equal(graph_scc(&a, &dag, comp), 5);
+    assert_reverse_topological(&dag, comp);
+    arena_free(&a);
+}
+
+static void test_scc_of_long_chains_does_not_recurse(void **state)
+{
+    enum { N = 200000 };
+    Arena a;
+    arena_init(&a);
+    int (*edges)[2] = arena_alloc(&a, sizeof(int[2]) * N);
+    for (int v = 0; v + 1 < N; v++) {
+        edges[v][0] = v;
+        edges[v][1] = v + 1;
+    }
+    int *comp = ARENA_ARRAY(&a, int, N);
+    Graph chain = make_graph(&a, N, (const int(*)[2])edges, N - 1);
+    assert_int_equal(graph_scc(&a, &chain, comp), N);
+    assert_reverse_topological(&chain, comp);
+    edges[N - 1][0] = N - 1; /* close the chain into one cycle */
+    edges[N - 1][1] = 0;
+    Graph cycle = make_graph(&a, N, (const int(*)[2])edges, N);
+    assert_int_equal(graph_scc(&a, &cycle, comp), 1);
+    arena_free(&a);
+}
+
+static void test_reach_and_reversed(void **state)
+{
+    Arena a;
+    arena_init(&a);
+    const int edges[][2] = {{0, 1}, {1, 2}, {3, 1}, {2, 2}, {4, 5}};
+    Graph g = make_graph(&a, 6, edges, 5);
+    int seen[6] = {0};
+    graph_reach(&a, &g, 0, seen);
+    const int from_0[6] = {1, 1, 1, 0, 0, 0};
+    assert_memory_equal(seen, from_0, sizeof seen);
+    Graph r = graph_reversed(&a, &g);
+    assert_int_equal(r.start[r.n], 5);
+    memset(seen, 0, sizeof seen);
+    graph_reach(&a, &r, 2, seen);
+    const int to_2[6] = {1, 1, 1, 1, 0, 0}; /* 0, 1, 3 reach 2, and 2 itself */
+    assert_memory_equal(seen, to_2, sizeof seen);
+    memset(seen, 0, sizeof seen);
+    graph_reach(&a, &g, 5, seen);
+    const int from_5[6] = {0, 0, 0, 0, 0, 1};
+    assert_memory_equal(seen, from_5, sizeof seen);
+    arena_free(&a);
+}
+
+static void test_graph_of_moves_skips_emitting_moves_and_folded_states(void **state)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    const char *src = with_main(&scratch, CHAIN_MODEL, "main { print forward(new m()).score; }\n");
+    Program *p = compile_through(&c, src, "sema", FOLD_ON);
+    IrModel *m = first_call_model(p);
+    /* moves: s->a (emits), a->b, b->c, c->d (emits), d->t */
+    Graph all = graph_of_moves(&c.arena, m, 0);
+    assert_int_equal(all.start[all.n], 5);
+    Graph silent = graph_of_moves(&c.arena, m, 1);
+    assert_int_equal(silent.start[silent.n], 3);
+    int b = state_index(m, "b");
+    m->states[b].folded = 1; /* as if folded: a->b and b->c disappear */
+    Graph live = graph_of_moves(&c.arena, m, 0);
+    assert_int_equal(live.start[live.n], 3);
+    for (int u = 0; u < live.n; u++)
+        for (int e = live.start[u]; e < live.start[u + 1]; e++)
+            assert_true(u != b && live.adj[e] != b);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
+/* ---- the numbers are unchanged by the passes ---- */
+
+/* What a brute-force enumeration of the paths of a model finds for one sequence. */
+typedef struct PathSearch {
+    const IrModel *m;
+    const int *out_start, *out_moves; /* moves out of each state, compressed rows */
+    const int *seq;
+    int length;
+    double sum, sum_error; /* sum over paths of the product of lw_sum weights and
+                              emissions, with Neumaier's compensation for the
+                              rounding of millions of additions */
+    double best;           /* the largest product of lw_max weights and emissions (a log) */
+    int *stack, depth;
+    int *best_moves, n_best_moves;
+    long paths;
+} PathSearch;
+
+/* Paths whose weight drops below this are cut off. The silent cycles of the
+ * test models weigh at most 0.2 a turn, so a path cut off has taken some 30
+ * turns, and all such paths together weigh below 1e-16 of every total the
+ * tests compare (those are above 1e-4), far under the 1e-12 asked for. */
+static const double CUTOFF = 1e-24;
+enum { MAX_DEPTH = 4096 };
+
+static void add_path(PathSearch *ps, double w)
+{
+    double t = ps->sum + w;
+    ps->sum_error += fabs(ps->sum) >= fabs(w) ? (ps->sum - t) + w : (w - t) + ps->sum;
+    ps->sum = t;
+    ps->paths++;
+}
+
+static void search_from(PathSearch *ps, int state, int pos, double weight, double log_best)
+{
+    const IrModel *m = ps->m;
+    if (state == m->end) {
+        if (pos == ps->length) {
+            add_path(ps, weight);
+            if (log_best > ps->best) {
+                ps->best = log_best;
+                memcpy(ps->best_moves, ps->stack, sizeof(int) * (size_t)ps->depth);
+                ps->n_best_moves = ps->depth;
+            }
+        }
+        return;
+    }
+    assert_true(ps->depth < MAX_DEPTH);
+    for (int k = ps->out_start[state]; k < ps->out_start[state + 1]; k++) {
+        const IrMove *mv = &m->moves[ps->out_moves[k]];
+        double lw_sum = mv->lw_sum, lw_max = mv->lw_max;
+        int next_pos = pos;
+        if (mv->emission >= 0) {
+            if (pos == ps->length)
+                continue;
+            double lp = m->emissions[mv->emission].logp[ps->seq[pos]];
+            lw_sum += lp;
+            lw_max += lp;
+            next_pos++;
+        }
+        double w = weight * exp(lw_sum);
+        if (w < CUTOFF)
+            continue;
+        ps->stack[ps->depth++] = ps->out_moves[k];
+        search_from(ps, mv->to, next_pos, w, log_best + lw_max);
+        ps->depth--;
+    }
+}
+
+/* Enumerates every path of m emitting seq; the best path's moves go to
+ * best_moves (freed by search_done). */
+static void search_paths(PathSearch *ps, const IrModel *m, const int *seq, int length)
+{
+    int *start = calloc((size_t)m->n_states + 1, sizeof(int));
+    int *moves = malloc(sizeof(int) * (size_t)(m->n_moves + 1));
+    int *fill = calloc((size_t)m->n_states, sizeof(int));
+    for (int i = 0; i < m->n_moves; i++)
+        start[m->moves[i].from + 1]++;
+    for (int s = 0; s < m->n_states; s++)
+        start[s + 1] += start[s];
+    for (int i = 0; i < m->n_moves; i++)
+        moves[start[m->moves[i].from] + fill[m->moves[i].from]++] = i;
+    *ps = (PathSearch){.m = m, .out_start = start, .out_moves = moves, .seq = seq,
+                       .length = length, .best = -INFINITY};
+    ps->stack = malloc(sizeof(int) * MAX_DEPTH);
+    ps->best_moves = malloc(sizeof(int) * MAX_DEPTH);
+    search_from(ps, m->start, 0, 1, 0);
+    ps->sum += ps->sum_error;
+    free(start);
+    free(moves);
+    free(fill);
+    free(ps->stack);
+}
+
+static void search_done(PathSearch *ps)
+{
+    free(ps->best_moves);
+}
+
+/* The states of the best path in the source's own states: each move's via
+ * and destination, without the aux states the passes made. Returns the count. */
+static int best_path_states(const PathSearch *ps, int *out)
+{
+    const IrModel *m = ps->m;
+    int n = 0;
+    out[n++] = m->start;
+    for (int k = 0; k < ps->n_best_moves; k++) {
+        const IrMove *mv = &m->moves[ps->best_moves[k]];
+        for (int v = 0; v < mv->n_via; v++)
+            if (m->states[mv->via[v]].aux_of < 0)
+                out[n++] = mv->via[v];
+        if (m->states[mv->to].aux_of < 0)
+            out[n++] = mv->to;
+    }
+    return n;
+}
+
+/* The sequence "ab.." as symbol indexes of m's alphabet. */
+static int encode(const IrModel *m, const char *text, int *seq)
+{
+    int n = 0;
+    for (; *text; text++) {
+        const char *at = strchr(m->symbols, *text);
+        assert_non_null(at);
+        seq[n++] = (int)(at - m->symbols);
+    }
+    return n;
+}
+
+/* The passes a model goes through before its paths are compared. */
+typedef struct Stage {
+    const char *last;
+    int fold;
+} Stage;
+
+/* For every sequence and every stage: the model after the passes up to
+ * stage.last has the same path sum and the same best path (score and
+ * states) as the model as written. Returns how many sequences have a path. */
+static int assert_passes_keep_numbers(const char *src, const Stage *stages, int n_stages,
+                                      const char *const *sequences, int n_sequences)
+{
+    Compiled c[8];
+    assert_true(n_stages <= 8);
+    for (int k = 0; k < n_stages; k++)
+        compile_through(&c[k], src, stages[k].last, stages[k].fold);
+    const IrModel *written = &c[0].program->models[0];
+    int with_paths = 0;
+    for (int i = 0; i < n_sequences; i++) {
+        int seq[64];
+        int length = encode(written, sequences[i], seq);
+        PathSearch before;
+        search_paths(&before, written, seq, length);
+        int states_before[MAX_DEPTH];
+        int n_before = best_path_states(&before, states_before);
+        with_paths += before.sum > 0;
+        for (int k = 0; k < n_stages; k++) {
+            PathSearch after;
+            search_paths(&after, first_call_model(c[k].program), seq, length);
+            if (!(fabs(after.sum - before.sum) <= 1e-12 * before.sum))
+                fail_msg("'%s' after %s: path sum %.17g, as written %.17g", sequences[i],
+                         stages[k].last, after.sum, before.sum);
+            if (before.sum == 0) {
+                assert_true(after.best == -INFINITY);
+                search_done(&after);
+                continue;
+            }
+            if (!(fabs(after.best - before.best) <= 1e-12 * fabs(before.best)))
+                fail_msg("'%s' after %s: best path %.17g, as written %.17g", sequences[i],
+                         stages[k].last, after.best, before.best);
+            int states_after[MAX_DEPTH];
+            int n_after = best_path_states(&after, states_after);
+            assert_int_equal(n_after, n_before);
+            assert_memory_equal(states_after, states_before, sizeof(int) * (size_t)n_before);
+            search_done(&after);
+        }
+        search_done(&before);
+    }
+    for (int k = 0; k < n_stages; k++)
+        compiled_free(&c[k]);
+    return with_paths;
+}
+
+/* A silent chain c1 -> c2 -> c3 (c2 also entered by an emitting transition),
+ * a silent 2-cycle x <-> y (product 0.1) and a silent self-loop z (0.2). */
+static const char *MIXED =
+    "hmm mix {\n"
+    "  alphabet [a, b];\n"
+    "  startstate S;\n"
+    "  state A emits eA; state B emits eB;\n"
+    "  state c1; state c2; state c3;\n"
+    "  state x; state y; state z;\n"
+    "  endstate E;\n"
+    "  emission eA = [0.7, 0.3];\n"
+    "  emission eB = [0.2, 0.8];\n"
+    "  S -> A 0.5;  S -> c1 0.5;\n"
+    "  c1 -> c2 0.9;  c2 -> c3 0.8;  c3 -> B 0.7;  c3 -> x 0.3;\n"
+    "  A -> A 0.3;  A -> x 0.4;  A -> c2 0.2 emits eB;  A -> E 0.1;\n"
+    "  x -> y 0.2;  y -> x 0.5;  x -> B 0.45;  y -> E 0.3;  y -> z 0.2;\n"
+    "  B -> B 0.2;  B -> z 0.5;  B -> E 0.3;\n"
+    "  z -> z 0.2;  z -> A 0.35;  z -> E 0.25;\n"
+    "}\n"
+    "main { print viterbi(new mix()).traceback; }\n";
+
+static const char *const SEQUENCES[] = {"", "a", "b", "ab", "ba", "bb", "abb", "bab", "aabb"};
+enum { N_SEQUENCES = sizeof SEQUENCES / sizeof SEQUENCES[0] };
+
+/* Each pass in turn, and the whole pipeline without folding (--no-fold). */
+static const Stage STAGES[] = {
+    {"cycles", FOLD_ON}, {"fold", FOLD_ON}, {"plan", FOLD_ON}, {"plan", FOLD_OFF},
+};
+enum { N_STAGES = sizeof STAGES / sizeof STAGES[0] };
+
+static void test_passes_keep_the_numbers_of_a_mixed_model(void **state)
+{
+    int with_paths = assert_passes_keep_numbers(MIXED, STAGES, N_STAGES, SEQUENCES, N_SEQUENCES);
+    assert_int_equal(with_paths, N_SEQUENCES);
+}
+
+static void test_passes_fold_the_mixed_model(void **state)
+{
+    /* the invariant above would hold trivially if nothing were folded */
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(&c, MIXED, "fold", FOLD_ON));
+    assert_true(m->states[state_index(m, "c1")].folded);
+    assert_true(m->states[state_index(m, "c2")].folded);
+    /* c3 has an emitting move in (A -> c2 -> c3 emits eB) and out (c3 -> B): kept */
+    assert_false(m->states[state_index(m, "c3")].folded);
+    assert_int_equal(count_aux_states(m), 3);
+    compiled_free(&c);
+}
+
+static void test_passes_keep_the_numbers_of_other_models(void **state)
+{
+    Arena scratch;
+    arena_init(&scratch);
+    const char *const sequences[] = {"", "a", "ab", "bb", "aba", "bab", "abba"};
+    const struct {
+        const char *src;
+        int with_paths; /* sequences the model can emit */
+    } models[] = {
+        /* profile: 0 to 3 symbols */
+        {with_main(&scratch, PROFILE_MODEL, "main { print viterbi(new p()).score; }\n"), 6},
+        /* chain: exactly 2 */
+        {with_main(&scratch, CHAIN_MODEL, "main { print viterbi(new m()).score; }\n"), 2},
+        /* self-loop: at least 1 */
+        {SELF_LOOP, 6},
+        /* two-cycle: any number */
+        {TWO_CYCLE, 7},
+    };
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(assert_passes_keep_numbers(models[k].src, STAGES, N_STAGES, sequences, 7),
+                         models[k].with_paths);
+    arena_free(&scratch);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attributes_storage_per_call),
+        cmocka_unit_test(test_close_self_loop),
+        cmocka_unit_test(test_close_two_cycle),
+        cmocka_unit_test(test_close_three_cycle_with_chord),
+        cmocka_unit_test(test_close_two_separate_cycles),
+        cmocka_unit_test(test_no_silent_cycle_then_order_succeeds),
+        cmocka_unit_test(test_fold_silent_chain),
+        cmocka_unit_test(test_fold_merges_parallel_paths),
+        cmocka_unit_test(test_fold_keeps_profile_delete_states),
+        cmocka_unit_test(test_fold_never_joins_two_emitting_moves),
+        cmocka_unit_test(test_fold_never_touches_start_end_or_emitting_states),
+        cmocka_unit_test(test_fold_off_for_whole_tables_and_no_fold),
+        cmocka_unit_test(test_fold_after_closing_a_self_loop),
+        cmocka_unit_test(test_order_of_an_unfolded_profile),
+        cmocka_unit_test(test_order_after_folding_and_closing),
+        cmocka_unit_test(test_plan_back_pointer_width),
+        cmocka_unit_test(test_plan_code_shape_by_model_size),
+        cmocka_unit_test(test_plan_counts_live_states),
+        cmocka_unit_test(test_scc_of_a_small_graph),
+        cmocka_unit_test(test_scc_of_a_graph_without_edges_and_a_dag),
+        cmocka_unit_test(test_scc_of_long_chains_does_not_recurse),
+        cmocka_unit_test(test_reach_and_reversed),
+        cmocka_unit_test(test_graph_of_moves_skips_emitting_moves_and_folded_states),
+        cmocka_unit_test(test_passes_keep_the_numbers_of_a_mixed_model),
+        cmocka_unit_test(test_passes_fold_the_mixed_model),
+        cmocka_unit_test(test_passes_keep_the_numbers_of_other_models),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

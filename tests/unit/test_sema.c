@@ -1,0 +1,698 @@
+/* test_sema.c: unit tests of semantic analysis (sema_main.c, sema_model.c,
+ * sema_graph.c) through parse_source and sema: the model IR it builds
+ * (states, kinds, emissions and weights as natural logs, moves, alphabets),
+ * the program IR of main (calls, their deduplication, attributes, prints and
+ * labels), and that programs with errors give NULL with the right number of
+ * errors. The exact texts of the messages are pinned by the golden tests in
+ * tests/golden/sema; here only counts and a few key phrases are checked.
+ *
+ * Expected logarithms are written as literals worked out by hand (and noted
+ * beside them), not computed with log() the way sema does. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "parse.h"
+#include "sema.h"
+
+/* Natural logs used below, to 16 significant digits. */
+#define LN_6 1.791759469228055       /* ln 6: ln(1/6) = -LN_6 */
+#define LN_10 2.302585092994046      /* ln 10: ln 0.1 = -LN_10 */
+#define LN_2 0.6931471805599453      /* ln 2: ln 0.5 = -LN_2 */
+#define LN_0_95 (-0.05129329438755058) /* ln 0.95 */
+#define LN_0_05 (-2.995732273553991)   /* ln 0.05 = -ln 20 = -(ln 2 + ln 10) */
+#define LN_1E_5 (-11.51292546497023)   /* ln 1e-5 = -5 ln 10 */
+#define LN_2_5 0.9162907318741551      /* ln 2.5 = ln 10 - 2 ln 2 */
+#define LN_0_25 (-1.386294361119891)   /* ln 0.25 = -2 ln 2 */
+#define LN_0_75 (-0.2876820724517809)  /* ln 0.75 = ln 3 - 2 ln 2 */
+
+/* One source string taken through the parser and sema, messages kept in memory. */
+typedef struct Checked {
+    Arena arena;
+    Diag diag;
+    FILE *stream;
+    char *messages;
+    size_t size;
+    Program *program;
+} Checked;
+
+static void check_source(Checked *c, const char *src)
+{
+    arena_init(&c->arena);
+    c->messages = NULL;
+    c->size = 0;
+    c->stream = open_memstream(&c->messages, &c->size);
+    assert_non_null(c->stream);
+    diag_init(&c->diag, "t.hmm", src, strlen(src), c->stream);
+    File *f = parse_source(&c->arena, &c->diag, "t.hmm", src, strlen(src));
+    fflush(c->stream);
+    if (c->diag.errors)
+        fail_msg("the test source has syntax errors:\n%s", c->messages);
+    c->program = sema(&c->arena, f, &c->diag);
+    fflush(c->stream);
+}
+
+/* Checks src, which must give a program without errors or warnings. */
+static Program *check_ok(Checked *c, const char *src)
+{
+    check_source(c, src);
+    if (c->diag.errors || c->diag.warnings)
+        fail_msg("unexpected messages:\n%s", c->messages);
+    assert_non_null(c->program);
+    return c->program;
+}
+
+static void checked_free(Checked *c)
+{
+    fclose(c->stream);
+    free(c->messages);
+    arena_free(&c->arena);
+}
+
+/* Checks src, which must fail with `errors` errors and messages holding `phrase`. */
+static void expect_errors(const char *src, int errors, const char *phrase)
+{
+    Checked c;
+    check_source(&c, src);
+    assert_null(c.program);
+    if (c.diag.errors != errors)
+        fail_msg("expected %d errors, got %d:\n%s", errors, c.diag.errors, c.messages);
+    if (!strstr(c.messages, phrase))
+        fail_msg("no '%s' in the messages:\n%s", phrase, c.messages);
+    checked_free(&c);
+}
+
+static void assert_close(double actual, double expected)
+{
+    if (!(fabs(actual - expected) <= 1e-14 * (1 + fabs(expected))))
+        fail_msg("%.17g is not %.17g", actual, expected);
+}
+
+static void assert_minus_infinity(double v)
+{
+    if (!(isinf(v) && v < 0))
+        fail_msg("%.17g is not -inf", v);
+}
+
+static int state_index(const IrModel *m, const char *name)
+{
+    for (int s = 0; s < m->n_states; s++)
+        if (strcmp(m->states[s].name, name) == 0)
+            return s;
+    fail_msg("model %s has no state %s", m->name, name);
+    return -1;
+}
+
+static int emission_index(const IrModel *m, const char *name)
+{
+    for (int e = 0; e < m->n_emissions; e++)
+        if (strcmp(m->emissions[e].name, name) == 0)
+            return e;
+    fail_msg("model %s has no emission %s", m->name, name);
+    return -1;
+}
+
+/* The one move from -> to; fails when there is none or more than one. */
+static const IrMove *the_move(const IrModel *m, const char *from, const char *to)
+{
+    int f = state_index(m, from), t = state_index(m, to);
+    const IrMove *found = NULL;
+    for (int i = 0; i < m->n_moves; i++)
+        if (m->moves[i].from == f && m->moves[i].to == t) {
+            if (found)
+                fail_msg("two moves %s -> %s", from, to);
+            found = &m->moves[i];
+        }
+    if (!found)
+        fail_msg("no move %s -> %s", from, to);
+    return found;
+}
+
+/* A source transition is one move whose two weights are the log of its weight. */
+static void assert_move(const IrModel *m, const char *from, const char *to, int emission,
+                        double log_weight)
+{
+    const IrMove *mv = the_move(m, from, to);
+    assert_int_equal(mv->emission, emission);
+    assert_close(mv->lw_sum, log_weight);
+    assert_close(mv->lw_max, log_weight);
+    assert_int_equal(mv->n_via, 0);
+}
+
+static const char *CASINO =
+    "hmm casino {\n"
+    "    alphabet [1, 2, 3, 4, 5, 6];\n"
+    "    startstate start;\n"
+    "    state fair emits fairemission;\n"
+    "    state loaded emits loadedemission;\n"
+    "    endstate end;\n"
+    "    emission fairemission =   [1/6, 1/6, 1/6, 1/6, 1/6, 1/6];\n"
+    "    emission loadedemission = [0.1, 0.1, 0.1, 0.1, 0.1, 0.5];\n"
+    "    start -> fair 1;\n"
+    "    fair -> fair 0.95;\n"
+    "    fair -> loaded 0.05;\n"
+    "    loaded -> loaded 0.97999;\n"
+    "    loaded -> fair 0.02;\n"
+    "    loaded -> end 0.00001;\n"
+    "}\n";
+
+/* The casino with main_block appended, checked; the source lives in `scratch`. */
+static Program *check_casino(Checked *c, Arena *scratch, const char *main_block)
+{
+    arena_init(scratch);
+    const char *src = arena_printf(scratch, "%s%s", CASINO, main_block);
+    return check_ok(c, src);
+}
+
+static void test_states_in_declaration_order_with_kinds(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch, "main { print forward(new casino()).score; }\n");
+    assert_int_equal(p->n_models, 1);
+    const IrModel *m = &p->models[0];
+    assert_string_equal(m->name, "casino");
+    assert_int_equal(m->n_states, 4);
+    const char *names[] = {"start", "fair", "loaded", "end"};
+    StateKind kinds[] = {STATE_START, STATE_EMITTING, STATE_EMITTING, STATE_END};
+    int emissions[] = {-1, 0, 1, -1};
+    for (int s = 0; s < 4; s++) {
+        assert_string_equal(m->states[s].name, names[s]);
+        assert_int_equal(m->states[s].kind, kinds[s]);
+        assert_int_equal(m->states[s].emission, emissions[s]);
+        assert_int_equal(m->states[s].folded, 0);
+        assert_int_equal(m->states[s].aux_of, -1);
+    }
+    assert_int_equal(m->start, 0);
+    assert_int_equal(m->end, 3);
+    assert_string_equal(m->emissions[0].name, "fairemission");
+    assert_string_equal(m->emissions[1].name, "loadedemission");
+    assert_int_equal(m->n_silent_order, 0);
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_silent_states_and_declarations_in_any_order(void **state)
+{
+    Checked c;
+    /* the end state and transitions come before the states they name */
+    Program *p = check_ok(&c, "hmm m {\n"
+                              "  endstate e;\n"
+                              "  q -> e 1;\n"
+                              "  s -> q 1;\n"
+                              "  state q;\n"
+                              "  alphabet [a];\n"
+                              "  startstate s;\n"
+                              "}\n"
+                              "main { print forward(new m()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_int_equal(m->n_states, 3);
+    assert_string_equal(m->states[0].name, "e");
+    assert_int_equal(m->states[0].kind, STATE_END);
+    assert_string_equal(m->states[1].name, "q");
+    assert_int_equal(m->states[1].kind, STATE_SILENT);
+    assert_int_equal(m->states[1].emission, -1);
+    assert_string_equal(m->states[2].name, "s");
+    assert_int_equal(m->states[2].kind, STATE_START);
+    assert_int_equal(m->start, 2);
+    assert_int_equal(m->end, 0);
+    /* moves in the order of the transitions */
+    assert_int_equal(m->n_moves, 2);
+    assert_int_equal(m->moves[0].from, 1);
+    assert_int_equal(m->moves[0].to, 0);
+    assert_int_equal(m->moves[1].from, 2);
+    assert_int_equal(m->moves[1].to, 1);
+    checked_free(&c);
+}
+
+static void test_list_emissions_are_logs(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch, "main { print forward(new casino()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_int_equal(m->K, 6);
+    assert_int_equal(m->n_emissions, 2);
+    for (int k = 0; k < 6; k++)
+        assert_close(m->emissions[0].logp[k], -LN_6);
+    for (int k = 0; k < 5; k++)
+        assert_close(m->emissions[1].logp[k], -LN_10);
+    assert_close(m->emissions[1].logp[5], -LN_2);
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_zero_emission_value_is_minus_infinity(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm m {\n"
+                              "  alphabet [a, b, c];\n"
+                              "  startstate s; state x emits e; endstate t;\n"
+                              "  emission e = [0, 1, 0.0];\n"
+                              "  s -> x 1; x -> t 1;\n"
+                              "}\n"
+                              "main { print forward(new m()).score; }\n");
+    const double *logp = p->models[0].emissions[0].logp;
+    assert_minus_infinity(logp[0]);
+    assert_close(logp[1], 0); /* ln 1 */
+    assert_minus_infinity(logp[2]);
+    checked_free(&c);
+}
+
+static void test_dict_emission_fills_unnamed_symbols_with_minus_infinity(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm dna {\n"
+                              "  alphabet [A, C, G, T];\n"
+                              "  startstate s; state x emits e; endstate t;\n"
+                              "  emission e = { T: 0.75, C: 1/4 };\n"
+                              "  s -> x 1; x -> t 1;\n"
+                              "}\n"
+                              "main { print forward(new dna()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_string_equal(m->symbols, "ACGT");
+    const double *logp = m->emissions[0].logp;
+    assert_minus_infinity(logp[0]);   /* A: not named */
+    assert_close(logp[1], LN_0_25);   /* C: 1/4 */
+    assert_minus_infinity(logp[2]);   /* G: not named */
+    assert_close(logp[3], LN_0_75);   /* T */
+    checked_free(&c);
+}
+
+static void test_moves_take_the_emission_of_their_destination(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch, "main { print forward(new casino()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_int_equal(m->n_moves, 6);
+    int fair = emission_index(m, "fairemission"), loaded = emission_index(m, "loadedemission");
+    assert_move(m, "start", "fair", fair, 0);        /* ln 1 */
+    assert_move(m, "fair", "fair", fair, LN_0_95);
+    assert_move(m, "fair", "loaded", loaded, LN_0_05);
+    /* ln 0.97999 = ln(1 - x), x = 0.02001: -(x + x^2/2 + x^3/3 + ...) */
+    assert_move(m, "loaded", "loaded", loaded, -0.02021291145121407);
+    assert_move(m, "loaded", "fair", fair, -3.912023005428146);        /* ln 0.02 = -ln 50 */
+    assert_move(m, "loaded", "end", -1, LN_1E_5);                       /* into end: silent */
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_emits_on_a_transition_into_a_silent_state(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm m {\n"
+                              "  alphabet [a, b];\n"
+                              "  startstate s; state q; state x emits ex; endstate t;\n"
+                              "  emission ex = [0.5, 0.5];\n"
+                              "  emission onway = [0.25, 0.75];\n"
+                              "  s -> q 0.5 emits onway;\n"
+                              "  q -> x 1;\n"
+                              "  x -> t 1 emits onway;\n"
+                              "  q -> t .5;\n"
+                              "}\n"
+                              "main { print forward(new m()).score; }\n");
+    const IrModel *m = &p->models[0];
+    int onway = emission_index(m, "onway"), ex = emission_index(m, "ex");
+    assert_move(m, "s", "q", onway, -LN_2);
+    assert_move(m, "q", "x", ex, 0);
+    assert_move(m, "x", "t", onway, 0);
+    assert_move(m, "q", "t", -1, -LN_2);
+    checked_free(&c);
+}
+
+static void test_weights_are_logs_of_fractions_and_numbers(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm m {\n"
+                              "  alphabet [a];\n"
+                              "  startstate s; state p; state q; state r; endstate t;\n"
+                              "  s -> p 1/6;\n"
+                              "  p -> q 2.5;\n"
+                              "  q -> r 1e-5;\n"
+                              "  r -> t 5E-2;\n"
+                              "  s -> t 3/12;\n"
+                              "}\n"
+                              "main { print forward(new m()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_move(m, "s", "p", -1, -LN_6);
+    assert_move(m, "p", "q", -1, LN_2_5);  /* weights may exceed 1 */
+    assert_move(m, "q", "r", -1, LN_1E_5);
+    assert_move(m, "r", "t", -1, LN_0_05);
+    assert_move(m, "s", "t", -1, LN_0_25); /* 3/12 = 1/4 */
+    checked_free(&c);
+}
+
+static void test_weight_zero_transitions_are_dropped(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm m {\n"
+                              "  alphabet [a];\n"
+                              "  startstate s; state x emits e; endstate t;\n"
+                              "  emission e = [1];\n"
+                              "  s -> x 1;\n"
+                              "  x -> x 0;\n"
+                              "  x -> t 1;\n"
+                              "  s -> t 0/3;\n"
+                              "}\n"
+                              "main { print forward(new m()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_int_equal(m->n_moves, 2);
+    int x = state_index(m, "x");
+    for (int i = 0; i < m->n_moves; i++) {
+        assert_false(m->moves[i].from == x && m->moves[i].to == x);
+        assert_false(m->moves[i].from == m->start && m->moves[i].to == m->end);
+    }
+    checked_free(&c);
+}
+
+static void test_weight_zero_transition_still_counts_as_declared(void **state)
+{
+    /* a weight of 0 does not make a transition, but writing it twice is still a mistake */
+    expect_errors("hmm m {\n"
+                  "  alphabet [a];\n"
+                  "  startstate s; endstate t;\n"
+                  "  s -> t 0;\n"
+                  "  s -> t 1;\n"
+                  "}\n"
+                  "main { print forward(new m()).score; }\n",
+                  1, "transition s -> t is declared twice");
+}
+
+static void test_several_hmm_blocks_in_order(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm first {\n"
+                              "  alphabet [a, b];\n"
+                              "  startstate s; state x emits e; endstate t;\n"
+                              "  emission e = [0.5, 0.5];\n"
+                              "  s -> x 1; x -> t 1;\n"
+                              "}\n"
+                              "hmm second {\n"
+                              "  alphabet ['*', z, '-'];\n"
+                              "  startstate b; state y emits f; state q; endstate u;\n"
+                              "  emission f = {'-': 1};\n"
+                              "  b -> y 1; y -> q 0.5; q -> u 1;\n"
+                              "}\n"
+                              "main {\n"
+                              "  print viterbi(new second()).score;\n"
+                              "  print forward(new first()).score;\n"
+                              "}\n");
+    assert_int_equal(p->n_models, 2);
+    const IrModel *first = &p->models[0], *second = &p->models[1];
+    assert_string_equal(first->name, "first");
+    assert_string_equal(first->symbols, "ab");
+    assert_int_equal(first->K, 2);
+    assert_int_equal(first->n_states, 3);
+    assert_string_equal(second->name, "second");
+    assert_string_equal(second->symbols, "*z-");
+    assert_int_equal(second->K, 3);
+    assert_int_equal(second->n_states, 4);
+    assert_minus_infinity(second->emissions[0].logp[0]);
+    assert_minus_infinity(second->emissions[0].logp[1]);
+    assert_close(second->emissions[0].logp[2], 0);
+    /* calls in order of first use, each on its own model */
+    assert_int_equal(p->n_calls, 2);
+    assert_int_equal(p->calls[0].alg, ALG_VITERBI);
+    assert_int_equal(p->calls[0].model_index, 1);
+    assert_string_equal(p->calls[0].label, "viterbi(second)");
+    assert_int_equal(p->calls[1].alg, ALG_FORWARD);
+    assert_int_equal(p->calls[1].model_index, 0);
+    assert_string_equal(p->calls[1].label, "forward(first)");
+    checked_free(&c);
+}
+
+static void test_calls_are_deduplicated(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch,
+                              "main {\n"
+                              "  m = new casino();\n"
+                              "  f = forward(m);\n"
+                              "  print f.score;\n"
+                              "  print forward(m).score;\n"
+                              "  print forward(new casino()).score;\n"
+                              "  print backward(m).score;\n"
+                              "  v = viterbi(m);\n"
+                              "  print f.score;\n"
+                              "}\n");
+    /* three forward prints, one backward; viterbi bound but never printed still runs once */
+    assert_int_equal(p->n_calls, 3);
+    assert_int_equal(p->calls[0].alg, ALG_FORWARD);
+    assert_int_equal(p->calls[1].alg, ALG_BACKWARD);
+    assert_int_equal(p->calls[2].alg, ALG_VITERBI);
+    assert_int_equal(p->calls[2].attrs, 0);
+    assert_int_equal(p->n_prints, 5);
+    int calls[] = {0, 0, 0, 1, 0};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(p->prints[i].call, calls[i]);
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_each_call_has_its_own_copy_of_the_model(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch,
+                              "main { m = new casino(); print forward(m).score;"
+                              " print viterbi(m).score; }\n");
+    assert_int_equal(p->n_calls, 2);
+    const IrModel *source = &p->models[0];
+    for (int k = 0; k < 2; k++) {
+        const IrModel *copy = p->calls[k].model;
+        assert_ptr_not_equal(copy, source);
+        assert_ptr_not_equal(copy->states, source->states);
+        assert_ptr_not_equal(copy->moves, source->moves);
+        assert_int_equal(copy->n_states, source->n_states);
+        assert_int_equal(copy->n_moves, source->n_moves);
+        assert_memory_equal(copy->moves, source->moves, sizeof(IrMove) * (size_t)source->n_moves);
+    }
+    assert_ptr_not_equal(p->calls[0].model->moves, p->calls[1].model->moves);
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_prints_in_order_with_labels(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch,
+                              "main {\n"
+                              "  cas = new casino();\n"
+                              "  dptable = forward(cas);\n"
+                              "  print dptable.score;\n"
+                              "  v = viterbi(cas);\n"
+                              "  print v.traceback;\n"
+                              "  print v.score;\n"
+                              "  print backward(cas).score&;\n"
+                              "  print v.traceback&;\n"
+                              "}\n");
+    assert_int_equal(p->n_prints, 5);
+    const char *labels[] = {"forward(casino).score", "viterbi(casino).traceback",
+                            "viterbi(casino).score", "backward(casino).score&",
+                            "viterbi(casino).traceback&"};
+    unsigned attrs[] = {ATTR_SCORE, ATTR_TRACEBACK, ATTR_SCORE, ATTR_SCORE_TABLE,
+                        ATTR_TRACEBACK_TABLE};
+    int calls[] = {0, 1, 1, 2, 1};
+    for (int i = 0; i < 5; i++) {
+        assert_string_equal(p->prints[i].label, labels[i]);
+        assert_int_equal(p->prints[i].attr, attrs[i]);
+        assert_int_equal(p->prints[i].call, calls[i]);
+    }
+    assert_int_equal(p->prints[0].loc.first_line, 19); /* the line of `print dptable.score;` */
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_attributes_are_collected_per_call(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch,
+                              "main {\n"
+                              "  v = viterbi(new casino());\n"
+                              "  print v.score;\n"
+                              "  print forward(new casino()).score&;\n"
+                              "  print v.traceback;\n"
+                              "  print v.score;\n"
+                              "  print backward(new casino()).score;\n"
+                              "}\n");
+    assert_int_equal(p->n_calls, 3);
+    assert_int_equal(p->calls[0].attrs, ATTR_SCORE | ATTR_TRACEBACK);
+    assert_int_equal(p->calls[1].attrs, ATTR_SCORE_TABLE);
+    assert_int_equal(p->calls[2].attrs, ATTR_SCORE);
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_warnings_alone_still_give_a_program(void **state)
+{
+    Checked c;
+    check_source(&c, "hmm m {\n"
+                     "  alphabet [a, b];\n"
+                     "  startstate s; state x emits e; endstate t;\n"
+                     "  emission e = [0.5, 0.5];\n"
+                     "  emission unused = [1, 0];\n"
+                     "  state lost emits e;\n"
+                     "  state stuck;\n"
+                     "  s -> x 1; x -> t 1; x -> stuck 1; lost -> t 1;\n"
+                     "}\n"
+                     "main { print forward(new m()).score; }\n");
+    assert_non_null(c.program);
+    assert_int_equal(c.diag.errors, 0);
+    assert_int_equal(c.diag.warnings, 3);
+    assert_non_null(strstr(c.messages, "emission 'unused' is never used"));
+    assert_non_null(strstr(c.messages, "state 'lost' cannot be reached from the start state"));
+    assert_non_null(strstr(c.messages, "state 'stuck' cannot reach the end state"));
+    checked_free(&c);
+}
+
+/* A model with one emitting state x, whose body lines are given. */
+#define TINY_MODEL(lines)                                                                  \
+    "hmm m {\n  alphabet [a, b];\n  startstate s; state x emits e; endstate t;\n"          \
+    "  emission e = [0.5, 0.5];\n" lines "}\nmain { print forward(new m()).score; }\n"
+
+static void test_name_errors(void **state)
+{
+    expect_errors(TINY_MODEL("  s -> x 1; x -> tt 1; x -> t 1;\n"), 1,
+                  "unknown state 'tt' in model 'm'");
+    expect_errors(TINY_MODEL("  state y emits nope; s -> x 1; x -> t 1; x -> y 1; y -> t 1;\n"),
+                  1, "unknown emission 'nope' in model 'm'");
+    expect_errors(TINY_MODEL("  state x; s -> x 1; x -> t 1;\n"), 1,
+                  "state 'x' is declared twice");
+    expect_errors(TINY_MODEL("  emission e = [1, 0]; s -> x 1; x -> t 1;\n"), 1,
+                  "emission 'e' is declared twice");
+    expect_errors(TINY_MODEL("  startstate s2; endstate t2; s -> x 1; x -> t 1;\n"), 2,
+                  "model 'm' has a second start state");
+}
+
+static void test_number_and_emission_errors(void **state)
+{
+    expect_errors(TINY_MODEL("  emission f = [0.5, 0.25, 0.25]; state y emits f;"
+                             " s -> x 1; x -> y 1; y -> t 1;\n"),
+                  1, "emission 'f' has 3 values but the alphabet has 2 symbols");
+    expect_errors(TINY_MODEL("  s -> x -1; x -> t 1;\n"), 1,
+                  "transition weight must be >= 0, not -1");
+    expect_errors(TINY_MODEL("  s -> x 1/0; x -> t 1;\n"), 1, "division by zero");
+    expect_errors(TINY_MODEL("  s -> x 1e999; x -> t 1;\n"), 1, "is too large to represent");
+    expect_errors(TINY_MODEL("  emission f = { a: 0.5, c: 0.5 }; state y emits f;"
+                             " s -> x 1; x -> y 1; y -> t 1;\n"),
+                  1, "symbol 'c' is not in the alphabet of model 'm'");
+}
+
+static void test_transition_errors(void **state)
+{
+    expect_errors(TINY_MODEL("  s -> x 1; x -> t 1; x -> s 1; t -> x 1;\n"), 2,
+                  "nothing may enter the start state 's'");
+    expect_errors(TINY_MODEL("  s -> x 1; x -> t 1; x -> t 0.5;\n"), 1,
+                  "transition x -> t is declared twice");
+    expect_errors(TINY_MODEL("  s -> x 1 emits e; x -> t 1;\n"), 1,
+                  "transition s -> x emits, but 'x' emits on arrival too");
+}
+
+/* Silent cycles: an error exactly when the sum over their paths diverges. */
+static void test_silent_cycles_that_diverge_are_errors(void **state)
+{
+    const char *diverges = "the sum over their paths diverges";
+    /* a self-loop converges below 1 */
+    Checked c;
+    check_ok(&c, TINY_MODEL("  state q; s -> q 1; q -> q 0.99; q -> x 1; x -> t 1;\n"));
+    checked_free(&c);
+    expect_errors(TINY_MODEL("  state q; s -> q 1; q -> q 1; q -> x 1; x -> t 1;\n"), 1,
+                  diverges);
+    /* a 2-cycle: the product of its weights counts, not each weight: 0.5 * 1.9 = 0.95 */
+    check_ok(&c, TINY_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 1.9;"
+                            " q -> x 1; x -> t 1;\n"));
+    checked_free(&c);
+    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 2;"
+                             " q -> x 1; x -> t 1;\n"),
+                  1, diverges);
+    /* two cycles through p, each below 1 alone: S = [[c, 1], [0.5, 0]] has spectral
+     * radius r with r^2 - c r - 0.5 = 0: c = 0.4 gives r = (0.4 + sqrt(2.16)) / 2 = 0.935,
+     * c = 0.6 gives r = (0.6 + sqrt(2.36)) / 2 = 1.068 */
+    check_ok(&c, TINY_MODEL("  state p; state q; s -> p 1; p -> p 0.4; p -> q 1; q -> p 0.5;"
+                            " q -> x 1; x -> t 1;\n"));
+    checked_free(&c);
+    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> p 0.6; p -> q 1; q -> p 0.5;"
+                             " q -> x 1; x -> t 1;\n"),
+                  1, diverges);
+    /* an emitting move breaks a cycle: q -> x emits (x emits on arrival), so q -> x -> q
+     * is no silent cycle however heavy */
+    check_ok(&c, TINY_MODEL("  state q; s -> q 1; q -> x 5; x -> q 5; x -> t 1;\n"));
+    checked_free(&c);
+}
+
+static void test_main_errors(void **state)
+{
+    Checked c;
+    Arena scratch;
+    arena_init(&scratch);
+    check_source(&c, arena_printf(&scratch, "%s%s", CASINO,
+                                  "main {\n"
+                                  "  a = new casino();\n"
+                                  "  b = new nothere();\n"
+                                  "  f = forward(a);\n"
+                                  "  print f.traceback;\n"
+                                  "  print f.colour;\n"
+                                  "  print f;\n"
+                                  "  print smooth(a).score;\n"
+                                  "  print b.score;\n"   /* b is an error already: no second one */
+                                  "  a = forward(a);\n"
+                                  "}\n"));
+    assert_null(c.program);
+    if (c.diag.errors != 6)
+        fail_msg("expected 6 errors, got %d:\n%s", c.diag.errors, c.messages);
+    assert_non_null(strstr(c.messages, "unknown model 'nothere'"));
+    assert_non_null(strstr(c.messages, "forward has no traceback: only viterbi does"));
+    assert_non_null(strstr(c.messages, "'a' is already bound"));
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_missing_main_and_missing_declarations(void **state)
+{
+    expect_errors("hmm m { alphabet [a]; startstate s; endstate t; s -> t 1; }\n", 1,
+                  "has no main block");
+    expect_errors("hmm m { state x; }\nmain { print forward(new m()).score; }\n", 3,
+                  "model 'm' has no alphabet");
+    expect_errors("hmm m { alphabet [a]; startstate s; endstate t; s -> t 1; }\n"
+                  "hmm m { alphabet [a]; startstate s; endstate t; s -> t 1; }\n"
+                  "main { print forward(new m()).score; }\n",
+                  1, "model 'm' is declared twice");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_states_in_declaration_order_with_kinds),
+        cmocka_unit_test(test_silent_states_and_declarations_in_any_order),
+        cmocka_unit_test(test_list_emissions_are_logs),
+        cmocka_unit_test(test_zero_emission_value_is_minus_infinity),
+        cmocka_unit_test(test_dict_emission_fills_unnamed_symbols_with_minus_infinity),
+        cmocka_unit_test(test_moves_take_the_emission_of_their_destination),
+        cmocka_unit_test(test_emits_on_a_transition_into_a_silent_state),
+        cmocka_unit_test(test_weights_are_logs_of_fractions_and_numbers),
+        cmocka_unit_test(test_weight_zero_transitions_are_dropped),
+        cmocka_unit_test(test_weight_zero_transition_still_counts_as_declared),
+        cmocka_unit_test(test_several_hmm_blocks_in_order),
+        cmocka_unit_test(test_calls_are_deduplicated),
+        cmocka_unit_test(test_each_call_has_its_own_copy_of_the_model),
+        cmocka_unit_test(test_prints_in_order_with_labels),
+        cmocka_unit_test(test_attributes_are_collected_per_call),
+        cmocka_unit_test(test_warnings_alone_still_give_a_program),
+        cmocka_unit_test(test_name_errors),
+        cmocka_unit_test(test_number_and_emission_errors),
+        cmocka_unit_test(test_transition_errors),
+        cmocka_unit_test(test_silent_cycles_that_diverge_are_errors),
+        cmocka_unit_test(test_main_errors),
+        cmocka_unit_test(test_missing_main_and_missing_declarations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
