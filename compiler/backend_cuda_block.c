@@ -287,8 +287,8 @@ static void write_rescale(BlockWriter *w)
     emit_close(w->e, "");
 }
 
-/* Viterbi in float: the column is kept near 0 (see backend_cuda.c): when the
- * block's best value leaves [-32, 32] it moves into `offset`, a double. */
+/* Viterbi in float: the column is kept near 0 (see backend_cuda.c): after
+ * every position the block's best value moves into `offset`, a double. */
 static void write_normalise(BlockWriter *w)
 {
     emit_line(w->e, "real mine = (real)-INFINITY;");
@@ -296,7 +296,7 @@ static void write_normalise(BlockWriter *w)
     emit_line(w->e, "    mine = cur[c%d_em_state[r]] > mine ? cur[c%d_em_state[r]] : mine;",
               w->index, w->index);
     emit_line(w->e, "const real top = hmmc_block_max(mine, partial);");
-    emit_open(w->e, "if (top != (real)-INFINITY && (top < (real)-32 || top > (real)32))");
+    emit_open(w->e, "if (top != (real)-INFINITY)");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
     emit_line(w->e, "    cur[c%d_em_state[r]] -= top;", w->index);
     emit_line(w->e, "offset += (double)top;");

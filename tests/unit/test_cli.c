@@ -784,11 +784,11 @@ static void test_gpu_error_stops_the_run(void **state)
     expect(run_toy("--no-header", "--skip-invalid", f, g, NULL), HMMRT_EXIT_INTERNAL, out, err);
 }
 
-/* More records than a GPU batch holds (2^20): the second batch, read while
+/* More records than a GPU batch holds (2^18): the second batch, read while
  * the first is scored, keeps the order. */
 static void test_gpu_batches(void **state)
 {
-    enum { N = (1 << 20) + 3 };
+    enum { N = (1 << 18) + 3 };
     hmmrt_buf input = {0}, expected = {0};
     for (int i = 0; i < N; i++) {
         char line[128];
@@ -805,7 +805,7 @@ static void test_gpu_batches(void **state)
     const char *f = temp_file(input.data);
     use_gpu(&fake_gpu_program);
     expect(run_toy("--decimals", "0", "--no-header", f, NULL), HMMRT_EXIT_OK, expected.data,
-           "fake gpu: 1048576 sequences, 1048576 scored\n"
+           "fake gpu: 262144 sequences, 262144 scored\n"
            "fake gpu: 3 sequences, 3 scored\n");
     hmmrt_buf_free(&input);
     hmmrt_buf_free(&expected);
