@@ -544,6 +544,9 @@ static void report_timing(run *r, double started)
     hmmrt_print_timing(stderr, &r->timing);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
+    if (r->rescored)
+        fprintf(stderr, "  %lld sequence%s scored -inf in float, rescored in double\n",
+                (long long)r->rescored, r->rescored == 1 ? "" : "s");
 }
 
 int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
@@ -579,6 +582,8 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     }
     if (o->timing)
         report_timing(&r, started);
+    if (r.gpu_double)
+        prog->gpu->close(r.gpu_double);
     close_run(&r);
     if (gpu)
         prog->gpu->close(gpu);

@@ -6,6 +6,9 @@
  * nothing after a sequence that stops the run is scored or printed. */
 #include "score_run.h"
 
+#include <math.h>
+#include <stdlib.h>
+
 #include "hmmrt_gpu.h"
 
 #include <omp.h>
@@ -118,6 +121,55 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
     return HMMRT_EXIT_INTERNAL;
 }
 
+/* 1 when a score column of sequence i is -inf. */
+static int has_impossible_score(const run *r, int64_t i)
+{
+    const hmmrt_program *prog = r->prog;
+    const hmmrt_value *values = r->w.values + i * prog->n_columns;
+    for (int c = 0; c < prog->n_columns; c++)
+        if (prog->columns[c].kind == HMMRT_FIELD_SCORE && values[c].score == -INFINITY)
+            return 1;
+    return 0;
+}
+
+/* In float a column holds values within about 2^-149 of its largest; a state
+ * that carries the result but falls further behind underflows, and the score
+ * comes out -inf. No float -inf is trusted: every sequence with one is scored
+ * again in double (range 2^-1074), which also confirms the true -inf. */
+static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, size_t errlen)
+{
+    work *w = &r->w;
+    int64_t n = 0;
+    unsigned char *skip = malloc((size_t)(in->n ? in->n : 1));
+    if (!skip) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int64_t i = 0; i < in->n; i++) {
+        skip[i] = w->skip[i] || !has_impossible_score(r, i);
+        if (skip[i])
+            continue;
+        n++;
+        for (int c = 0; c < r->prog->n_columns; c++) { /* handed over cleared, as at first */
+            w->values[i * r->prog->n_columns + c].score = NAN;
+            hmmrt_buf_reset(&w->values[i * r->prog->n_columns + c].text);
+        }
+    }
+    int status = 0;
+    if (n > 0 && !r->gpu_double)
+        r->gpu_double = r->prog->gpu->open(r->prog, r->o->device, 1, err, errlen);
+    if (n > 0 && !r->gpu_double)
+        status = -1;
+    if (n > 0 && r->gpu_double) {
+        hmmrt_gpu_input again = *in;
+        again.skip = skip;
+        status = r->prog->gpu->score(r->gpu_double, &again, err, errlen);
+        r->rescored += n;
+    }
+    free(skip);
+    return status;
+}
+
 static int score_on_gpu(run *r)
 {
     int64_t first, last;
@@ -132,7 +184,8 @@ static int score_on_gpu(run *r)
                           .skip = w->skip,
                           .values = w->values};
     char err[2048] = "";
-    if (r->prog->gpu->score(r->gpu, &in, err, sizeof err) != 0)
+    if (r->prog->gpu->score(r->gpu, &in, err, sizeof err) != 0 ||
+        (!r->o->use_double && rescore_impossible_in_double(r, &in, err, sizeof err) != 0))
         return stop_at_gpu_error(r, err[0] ? err : "scoring failed, no reason given", first,
                                  last);
     return 0;

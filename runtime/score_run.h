@@ -46,6 +46,8 @@ typedef struct run {
     const hmmrt_program *prog;
     const hmmrt_options *o;
     void *gpu;               /* the open GPU (prog->gpu's driver), or NULL: the CPU scores */
+    void *gpu_double;        /* opened on first need: rescores in double what float gave -inf */
+    int64_t rescored;        /* sequences rescored so */
     int64_t max_records;     /* a batch holds at most this many records ... */
     int64_t max_residues;    /* ... and stops growing past this many residues */
     hmmrt_reader *reader;

@@ -1,9 +1,11 @@
 # compare.awk: compares a CUDA program's rows on the GPU with its rows on the
 # CPU path, for tests/gpu/check.
-#   awk -F '\t' -v tol=1e-5 -v what=float -f compare.awk CPU.tsv GPU.tsv
-# Both files: the program's output with its header ('#name<TAB>LABEL...').
-# Score columns (labels ending in .score) must agree to relative tolerance
-# tol (absolute near 0), -inf exactly with -inf; every row must be there, in
+#   awk -F '\t' -v tol=1e-5 -v per_symbol=1e-8 -v what=float -f compare.awk \
+#       LENGTHS.tsv CPU.tsv GPU.tsv
+# LENGTHS: name<TAB>length of every sequence. CPU, GPU: the program's output
+# with its header ('#name<TAB>LABEL...'). Score columns (labels ending in
+# .score) must agree within tol * max(1, |score|) + per_symbol * length
+# (rounding adds up along the sequence), -inf exactly with -inf; every row must be there, in
 # the same order, under the same name. Text columns (tracebacks) are checked
 # elsewhere (their own probability, through hmmref --path). Prints one line
 # per problem (at most 8), then "worst WHAT DIFF" with the largest relative
@@ -17,13 +19,14 @@ function problem(text) {
         print text
 }
 
+FILENAME == ARGV[1] { length_of[$1] = $2; next }
 FNR == 1 && /^#name/ {
     for (i = 2; i <= NF; i++)
         is_score[i] = ($i ~ /\.score$/)
     next
 }
 /^#/ { next }
-FILENAME == ARGV[1] {
+FILENAME == ARGV[2] {
     n_cpu++
     cpu_name[n_cpu] = $1
     for (i = 2; i <= NF; i++)
@@ -46,11 +49,13 @@ FILENAME == ARGV[1] {
                 problem($1 " column " i ": GPU " got ", CPU " want)
             continue
         }
-        d = abs(got - want) / (abs(want) > 1 ? abs(want) : 1)
+        scale = abs(want) > 1 ? abs(want) : 1
+        d = abs(got - want) / scale
         if (d > worst)
             worst = d
-        if (d > tol)
-            problem($1 " column " i ": GPU " got ", CPU " want " (relative difference " d ")")
+        if (abs(got - want) > tol * scale + per_symbol * length_of[$1])
+            problem($1 " column " i ": GPU " got ", CPU " want " (relative difference " d \
+                    ", length " length_of[$1] ")")
     }
 }
 END {

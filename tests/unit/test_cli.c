@@ -95,7 +95,7 @@ typedef struct fake_gpu {
     int64_t seen; /* sequences of the batches before */
 } fake_gpu;
 
-static fake_gpu fake_gpu_state;
+static fake_gpu fake_gpu_state[2]; /* float, double: the runtime may open both */
 
 static void *fake_open(const hmmrt_program *prog, int device, int use_double, char *err,
                        size_t errlen)
@@ -105,8 +105,8 @@ static void *fake_open(const hmmrt_program *prog, int device, int use_double, ch
                  device);
         return NULL;
     }
-    fake_gpu_state = (fake_gpu){use_double, 0};
-    return &fake_gpu_state;
+    fake_gpu_state[use_double != 0] = (fake_gpu){use_double, 0};
+    return &fake_gpu_state[use_double != 0];
 }
 
 static void *fake_open_no_device(const hmmrt_program *prog, int device, int use_double,
@@ -684,9 +684,10 @@ static void test_sample_through_main(void **state)
 
 /* ---- the GPU side ----------------------------------------------------------------- */
 
+/* e scores -inf in float, so it is scored again in double ("gd") */
 #define GPU_ROWS "a\t4.000000\t-6.000000\tg3210\t0.000000\n" \
                  "b\t3.000000\t-3.000000\tg321\t1.000000\n" \
-                 "e\t0.000000\t-inf\tg\t2.000000\n"
+                 "e\t0.000000\t-inf\tgd\t2.000000\n"
 #define CPU_ROWS "a\t4.000000\t-6.000000\t3210\t0.000000\n" \
                  "b\t3.000000\t-3.000000\t321\t1.000000\n" \
                  "e\t0.000000\t-inf\t\t2.000000\n"
@@ -696,7 +697,8 @@ static void test_gpu_scores_rows_in_input_order(void **state)
     const char *f = temp_file(three_records);
     use_gpu(&fake_gpu_program);
     expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER GPU_ROWS,
-           "fake gpu: 3 sequences, 3 scored\n");
+           "fake gpu: 3 sequences, 3 scored\n"
+           "fake gpu: 3 sequences, 1 scored\n");
 }
 
 static void test_gpu_double(void **state)
@@ -795,8 +797,8 @@ static void test_gpu_batches(void **state)
         int length = i % 3;
         snprintf(line, sizeof line, ">s%d\n%.*s\n", i, length, "CC");
         hmmrt_buf_puts(&input, line);
-        if (length == 0)
-            snprintf(line, sizeof line, "s%d\t0\t-inf\tg\t%d\n", i, i);
+        if (length == 0) /* -inf in float: scored again in double */
+            snprintf(line, sizeof line, "s%d\t0\t-inf\tgd\t%d\n", i, i);
         else
             snprintf(line, sizeof line, "s%d\t%d\t%d\tg%.*s\t%d\n", i, length, -length,
                      length, "22", i);
@@ -806,7 +808,9 @@ static void test_gpu_batches(void **state)
     use_gpu(&fake_gpu_program);
     expect(run_toy("--decimals", "0", "--no-header", f, NULL), HMMRT_EXIT_OK, expected.data,
            "fake gpu: 262144 sequences, 262144 scored\n"
-           "fake gpu: 3 sequences, 3 scored\n");
+           "fake gpu: 262144 sequences, 87382 scored\n"
+           "fake gpu: 3 sequences, 3 scored\n"
+           "fake gpu: 3 sequences, 1 scored\n");
     hmmrt_buf_free(&input);
     hmmrt_buf_free(&expected);
 }
@@ -829,7 +833,8 @@ static void test_timing(void **state)
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     assert_string_equal(last.out, HEADER GPU_ROWS);
     const char *gpu_lines[] = {"\n  mapping ", "\n  scoring (GPU) ", "\n  formatting ",
-                               "\n  waiting for input ", "\nfake gpu report\n"};
+                               "\n  waiting for input ", "\nfake gpu report\n",
+                               "\n  1 sequence scored -inf in float, rescored in double\n"};
     for (size_t i = 0; i < sizeof gpu_lines / sizeof gpu_lines[0]; i++)
         if (!strstr(last.err, gpu_lines[i]))
             fail_msg("--timing on the GPU does not print '%s': %s", gpu_lines[i], last.err);
