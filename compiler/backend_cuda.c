@@ -134,6 +134,15 @@ static void write_rescale(KernelWriter *w)
     emit_line(w->e, "dead = true;");
     emit_line(w->e, "goto done;");
     emit_close(w->e, "");
+    /* float holds values within 2^-149 of the largest: a state more than 2^90
+     * below the column's sum is close to losing its paths, so the sequence is
+     * marked and scored again in double */
+    emit_open(w->e, "if (sizeof(real) == sizeof(float))");
+    emit_line(w->e, "const real floor = sum * (real)0x1p-90;");
+    for (int s = 0; s < w->m->n_states; s++)
+        if (dp_live(w->m, s))
+            emit_line(w->e, "risky |= cur[%d] > (real)0 && cur[%d] < floor;", s, s);
+    emit_close(w->e, "");
     emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");
@@ -223,10 +232,10 @@ static void write_sum_kernel(KernelWriter *w, int backward)
         dp_forward_silent(&w->dp);
     write_copy_back(w);
     emit_line(w->e, "int scale = 0;");
-    emit_line(w->e, "bool dead = false;");
+    emit_line(w->e, "bool dead = false, risky = false;");
     write_position_loop(w, backward ? write_backward_body : write_forward_body, backward);
     emit_line(w->e, "done:");
-    emit_line(w->e, "((real *)b.scores)[j] = dead ? (real)-INFINITY : "
+    emit_line(w->e, "((real *)b.scores)[j] = dead ? (real)-INFINITY : risky ? (real)NAN /* rescore in double */ : "
                     "(real)((double)log(prev[%d]) + (double)scale * 0.693147180559945309417); /* %s */",
               last, m->states[last].name);
     emit_close(w->e, "");

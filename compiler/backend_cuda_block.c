@@ -276,6 +276,12 @@ static void write_rescale(BlockWriter *w)
     emit_line(w->e, "const real sum = hmmc_block_sum(mine, partial);");
     emit_line(w->e, "if (!(sum > (real)0))");
     emit_line(w->e, "    break; /* every thread sees the same sum */");
+    emit_comment(w->e, "float: a state more than 2^90 below the sum is close to losing its paths; "
+                       "the sequence is scored again in double");
+    emit_line(w->e, "for (int r = threadIdx.x; sizeof(real) == sizeof(float) && r < %d; r += blockDim.x)",
+              w->emitting.n_rows);
+    emit_line(w->e, "    risky |= cur[c%d_em_state[r]] > (real)0 && cur[c%d_em_state[r]] < sum * (real)0x1p-90;",
+              w->index, w->index);
     emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");
@@ -334,7 +340,8 @@ static void write_kernel(BlockWriter *w)
     write_silent_phase(w);
     emit_line(w->e, "int scale = 0;");
     emit_line(w->e, "double offset = 0;");
-    emit_line(w->e, "(void)scale, (void)offset;");
+    emit_line(w->e, "bool risky = false;");
+    emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
     if (w->backward)
         emit_open(w->e, "for (pos = L - 1; pos >= 0; pos--)");
     else
@@ -351,13 +358,15 @@ static void write_kernel(BlockWriter *w)
     else
         write_rescale(w);
     emit_close(w->e, "");
+    if (!viterbi)
+        emit_line(w->e, "risky = __syncthreads_or(risky);");
     emit_open(w->e, "if (threadIdx.x == 0)");
     if (viterbi)
         emit_line(w->e, "((real *)b.scores)[j] = (real)((double)cur[%d] + offset); /* %s */", last,
                   m->states[last].name);
     else
-        emit_line(w->e, "((real *)b.scores)[j] = pos != %s ? (real)-INFINITY : (real)((double)log(cur[%d]) + "
-                        "(double)scale * 0.693147180559945309417); /* %s */",
+        emit_line(w->e, "((real *)b.scores)[j] = pos != %s ? (real)-INFINITY : risky ? (real)NAN : "
+                        "(real)((double)log(cur[%d]) + (double)scale * 0.693147180559945309417); /* %s */",
                   w->backward ? "-1" : "L + 1", last, m->states[last].name);
     emit_close(w->e, "");
     emit_close(w->e, "");

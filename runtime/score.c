@@ -545,7 +545,7 @@ static void report_timing(run *r, double started)
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
     if (r->rescored)
-        fprintf(stderr, "  %lld sequence%s scored -inf in float, rescored in double\n",
+        fprintf(stderr, "  %lld sequence%s scored -inf or beyond float's range, rescored in double\n",
                 (long long)r->rescored, r->rescored == 1 ? "" : "s");
 }
 

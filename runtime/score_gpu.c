@@ -121,21 +121,25 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
     return HMMRT_EXIT_INTERNAL;
 }
 
-/* 1 when a score column of sequence i is -inf. */
+/* 1 when a score column of sequence i is -inf, or NaN: a float kernel's mark
+ * for a sequence whose values spread beyond what float holds. */
 static int has_impossible_score(const run *r, int64_t i)
 {
     const hmmrt_program *prog = r->prog;
     const hmmrt_value *values = r->w.values + i * prog->n_columns;
     for (int c = 0; c < prog->n_columns; c++)
-        if (prog->columns[c].kind == HMMRT_FIELD_SCORE && values[c].score == -INFINITY)
+        if (prog->columns[c].kind == HMMRT_FIELD_SCORE &&
+            (values[c].score == -INFINITY || isnan(values[c].score)))
             return 1;
     return 0;
 }
 
 /* In float a column holds values within about 2^-149 of its largest; a state
  * that carries the result but falls further behind underflows, and the score
- * comes out -inf. No float -inf is trusted: every sequence with one is scored
- * again in double (range 2^-1074), which also confirms the true -inf. */
+ * comes out -inf or too low. Float kernels mark a sequence whose states spread
+ * past 2^90 with a NaN score, and no float -inf is trusted: every such
+ * sequence is scored again in double (range 2^-1074), which also confirms a
+ * true -inf. */
 static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, size_t errlen)
 {
     work *w = &r->w;
