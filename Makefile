@@ -2,7 +2,8 @@
 # of generated programs), runs the demo and the tests.
 #   make          build the compiler and the runtime
 #   make demo     compile models/casino.hmm and score models/casino.fa
-#   make test     unit, golden and differential tests (installs what is missing)
+#   make test     unit, golden, differential, HMMER and CUDA-build tests (installs what is missing)
+#   make models   regenerate models/globin.* from Debian's hmmer2 tutorial data
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -98,9 +99,27 @@ differential: all $(TOOL_BIN)
 	@tests/differential/run
 
 test: deps
+	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
-	@$(MAKE) --no-print-directory unit golden differential
+	@$(MAKE) --no-print-directory unit golden differential hmmer cuda
 	@echo "all tests passed"
+
+# Every kernel the CUDA backend writes, compiled by nvcc (CI has no GPU: the
+# programs run on their CPU path there). The GPU check itself is tests/gpu/check.
+.PHONY: cuda
+cuda: all $(TOOL_BIN)
+	@tests/cuda/run
+
+# hmmc --import-hmmer against hmm2search (needs hmmer2 and hmmer: make test installs them).
+.PHONY: hmmer models
+hmmer: all
+	@tests/hmmer/run
+
+# models/globin.hmm and models/globin.fa, from the HMMER2 tutorial data (scripts/make-models).
+models: deps
+	@scripts/install-hmmer
+	@$(MAKE) --no-print-directory bin/hmmc
+	@scripts/make-models
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -3,16 +3,17 @@
  *   1. read the file into an H2 model: the integer scores (bits * 1000) of a
  *      HMMER2.0 save file, or a HMMER3/f file converted to those scores the
  *      way `hmmconvert -2` converts it;
- *   2. compute from them the scores that hmm2search uses: transitions into
- *      emitting states measured against the null model's loop probability
- *      p1, the B->D1->...->Mk and Mk->D..->Dm->E wings folded into B->Mk
- *      entries and Mk->E exits (their best path, as hmm2search's Viterbi
- *      does), C->T against 1-p1, and degenerate residues (B, Z, X, N, R, ...)
- *      scored by the null-weighted mean of the residues they stand for,
- *      truncated toward zero, in single precision as HMMER2 does;
+ *   2. compute from them, in single precision, the scores that hmm2search
+ *      computes: back to probabilities, every distribution renormalized,
+ *      moves into emitting states measured against the null model's loop p1
+ *      and C->T against 1-p1, the delete wings B->D1->..->Mk and
+ *      Mk->..->Dm->E folded into B->Mk and Mk->E by adding integer scores
+ *      (the better path for Viterbi, the sum for Forward), degenerate
+ *      residues (B, Z, X, N, R, ...) scored by the null-weighted mean of the
+ *      residues they stand for, truncated toward zero;
  *   3. write a .hmm program whose weights are 2^(score/1000), so that ln of a
  *      path's product is the path's HMMER score in nats.
- * The meaning of every number is written in README.md, "Profile HMMs from
+ * What each number means is written in README.md, "Profile HMMs from
  * HMMER", and in the header comment of each program written. */
 #include "import_hmmer.h"
 
@@ -42,7 +43,7 @@ typedef struct H2 {
     const char *format; /* "HMMER2.0" or "HMMER3/f" */
     int M, K, nucleic;
     int xt[NXT], nult[2], nule[KMAX];
-    int tbd1;            /* B->D1 */
+    int tb[3];           /* the line before node 1: B->M1, B->I0, B->D1 */
     int *mat, *ins, *t;  /* match and insert emissions (odds vs null), transitions */
     int *bm, *me;        /* B->Mk, Mk->E */
     int more;            /* models after the first one in the file */
@@ -65,8 +66,7 @@ static const char AMINO[] = "ACDEFGHIKLMNPQRSTVWY";
 static const char NUCLEIC[] = "ACGT";
 
 /* The degenerate symbols HMMER2 knows, and the residues each stands for.
- * Letters outside the alphabets below are read by HMMER2 as X (see
- * README.md); they are not put in the program's alphabet. */
+ * HMMER2 reads other letters, '*', '-' and '.' as X (see symbols()). */
 typedef struct Degenerate {
     char sym;
     const char *means;
@@ -420,7 +420,7 @@ static int h2_read(Reader *r, H2 *h)
     if (r->ntok != 3)
         return error_at(r, "the line after the transition names needs 3 values (B->M1, B->I0, "
                         "B->D1), found %d", r->ntok);
-    if (parse_score(r, r->tok[2], &h->tbd1, "B->D1") < 0)
+    if (parse_scores(r, 0, 3, h->tb, "B->M1, B->I0 and B->D1") < 0)
         return -1;
     for (int k = 1; k <= h->M; k++)
         if (h2_node(r, h, k) < 0)
@@ -478,10 +478,20 @@ static int h3_header_line(const Reader *r, H2 *h, int *seen)
     return 0;
 }
 
-/* n values -ln(p) from tokens first.. converted to HMMER2 scores against
- * the background (emissions) or against 1 (transitions), in single
- * precision as hmmconvert -2 converts them (a score such as -4490.5001 in
- * double precision is -4490.4999 in single). */
+/* hmmconvert -2's integer score of p against base, in single precision:
+ * this recipe gives its integers (rounding -4490.5001, in double precision,
+ * to -4490) for all but 6 of 434743 values tried, each of those off by 1 at
+ * a tie. */
+static int h3_score(float p, float base)
+{
+    if (p <= 0.0f)
+        return NONE;
+    float bits = logf(p / base) * 1.44269504f;
+    return (int)floor(0.5 + (double)(1000.0f * bits));
+}
+
+/* n values -ln(p) from tokens first.. as HMMER2 scores against the
+ * background (emissions) or against 1 (transitions). */
 static int h3_values(const Reader *r, const H2 *h, int first, int n, int *out, int emissions,
                      const char *what)
 {
@@ -490,8 +500,7 @@ static int h3_values(const Reader *r, const H2 *h, int first, int n, int *out, i
         if (parse_nats(r, r->tok[first + i], &nats, what) < 0)
             return -1;
         float p = isinf(nats) ? 0.0f : expf(-(float)nats);
-        float base = emissions ? (float)h3_background(h, i) : 1.0f;
-        out[i] = p > 0.0f ? (int)floor(0.5 + 1000.0f * log2f(p / base)) : NONE;
+        out[i] = h3_score(p, emissions ? (float)h3_background(h, i) : 1.0f);
     }
     return 0;
 }
@@ -515,8 +524,15 @@ static int h3_node0(Reader *r, H2 *h)
         return error_at(r, "node 0: expected 7 transitions, found %d fields", r->ntok);
     if (h3_values(r, h, 0, NTRANS, t0, 0, "transition") < 0)
         return -1;
+    /* B->M1 of node 1's line; on the line before, hmmconvert writes B->M1
+     * as 1 - (B->D1), and no B->I0 */
     h->bm[1] = t0[TMM];
-    h->tbd1 = t0[TMD];
+    h->tb[2] = t0[TMD];
+    h->tb[1] = NONE;
+    double md;
+    parse_nats(r, r->tok[TMD], &md, "transition");
+    float tbd1 = isinf(md) ? 0.0f : expf(-(float)md);
+    h->tb[0] = h3_score((float)(1.0 - tbd1), 1.0f);
     return 0;
 }
 
@@ -622,26 +638,26 @@ static float score_prob(int s, double base)
     return s == NONE ? 0.0f : (float)(base * exp2(s / 1000.0));
 }
 
-static void scale(float *v, int n, int stride, float by)
+static void scale(float *v, int n, float by)
 {
     for (int i = 0; i < n; i++)
-        v[i * stride] *= by;
+        v[i] *= by;
 }
 
-static float sum(const float *v, int n, int stride)
+static float sum(const float *v, int n)
 {
     float s = 0.0f;
     for (int i = 0; i < n; i++)
-        s += v[i * stride];
+        s += v[i];
     return s;
 }
 
 /* Scales v to sum 1 (a uniform distribution when it sums to 0). */
 static void normalize(float *v, int n)
 {
-    float s = sum(v, n, 1);
+    float s = sum(v, n);
     if (s > 0.0f)
-        scale(v, n, 1, (float)(1.0 / s));
+        scale(v, n, (float)(1.0 / s));
     else
         for (int i = 0; i < n; i++)
             v[i] = (float)(1.0 / n);
@@ -672,19 +688,32 @@ static int plan7_alloc(Plan7 *p, int M, int K)
     return -1;
 }
 
-/* The file's scores as probabilities: emissions against the null model
- * (itself against 1/K), everything else against 1. */
-static void plan7_from_scores(const H2 *h, Plan7 *p)
+/* The null model, the special states and B->D1 as probabilities (the null
+ * model's emissions against 1/K, the rest against 1). */
+static void plan7_specials(const H2 *h, Plan7 *p)
 {
-    int K = h->K;
-    for (int x = 0; x < K; x++)
-        p->null[x] = score_prob(h->nule[x], 1.0 / K);
+    for (int x = 0; x < h->K; x++)
+        p->null[x] = score_prob(h->nule[x], 1.0 / h->K);
     for (int i = 0; i < NXT; i++)
         p->xt[i] = score_prob(h->xt[i], 1.0);
     float p2 = score_prob(h->nult[1], 1.0);
     p->p1 = score_prob(h->nult[0], 1.0);
     p->p1 = p->p1 + p2 > 0.0f ? p->p1 / (p->p1 + p2) : 0.0f;
-    p->tbd1 = score_prob(h->tbd1, 1.0);
+    /* HMMER2 reads the line before node 1 as B's moves and scales them to
+     * sum 1; B->D1 then shares B's entries with node 1's B->M1 and the
+     * others (plan7_renormalize) */
+    float tb[3];
+    for (int i = 0; i < 3; i++)
+        tb[i] = score_prob(h->tb[i], 1.0);
+    normalize(tb, 3);
+    p->tbd1 = tb[2];
+}
+
+/* The nodes' scores as probabilities: emissions against the null model,
+ * transitions, entries and exits against 1. */
+static void plan7_nodes(const H2 *h, Plan7 *p)
+{
+    int K = h->K;
     for (int k = 1; k <= h->M; k++) {
         for (int x = 0; x < K; x++) {
             p->mat[k * KMAX + x] = score_prob(h->mat[k * KMAX + x], p->null[x]);
@@ -708,14 +737,18 @@ static void plan7_renormalize(Plan7 *p)
         if (k < M)
             normalize(&p->ins[k * KMAX], p->K);
     }
-    float d = sum(&p->begin[1], M, 1) + p->tbd1;
-    scale(&p->begin[1], M, 1, (float)(1.0 / d));
-    p->tbd1 /= d;
+    float d = sum(&p->begin[1], M) + p->tbd1;
+    if (d > 0.0f) {
+        scale(&p->begin[1], M, (float)(1.0 / d));
+        p->tbd1 /= d;
+    }
     for (int k = 1; k < M; k++) {
         float *t = &p->t[k * NTRANS];
-        d = sum(t, 3, 1) + p->end[k];
-        scale(t, 3, 1, (float)(1.0 / d));
-        p->end[k] /= d;
+        d = sum(t, 3) + p->end[k];
+        if (d > 0.0f) {
+            scale(t, 3, (float)(1.0 / d));
+            p->end[k] /= d;
+        }
         normalize(t + TIM, 2);
         normalize(t + TDM, 2);
     }
@@ -725,6 +758,12 @@ static void plan7_renormalize(Plan7 *p)
 }
 
 /* ------------------------------------------------------------ search scores */
+
+/* a + b for scores, NONE (probability 0) absorbing. */
+static int add(int a, int b)
+{
+    return a == NONE || b == NONE ? NONE : a + b;
+}
 
 /* hmm2search's integer score of probability p against base: round(1000 *
  * log2(p / base)), the ratio taken in single precision. */
@@ -748,36 +787,43 @@ static void search_transitions(const Plan7 *p, Search *s)
                 prob_score(p->t[k * NTRANS + t], into_emitting[t] ? p->p1 : 1.0f);
 }
 
-/* p + q for Forward's folding, the larger for Viterbi's. */
-static float fold(float p, float q, int sum)
+/* The better of two scores (Viterbi's folding, sum 0) or the score of the
+ * sum of their probabilities (Forward's, sum 1). */
+static int fold(int a, int b, int sum)
 {
-    return sum ? p + q : (p > q ? p : q);
+    if (a == NONE || b == NONE)
+        return a == NONE ? b : a;
+    if (!sum)
+        return a > b ? a : b;
+    double p = exp2(a / 1000.0) + exp2(b / 1000.0);
+    return (int)floor(0.5 + 1000.0 * log2(p));
 }
 
 /* B->Mk: the entry itself and the path B->D1->...->D(k-1)->Mk folded
- * together, as hmm2search folds D1 out: the more probable of the two for
+ * together, as hmm2search folds D1 out, adding the integer scores of the
+ * path's moves (long paths do not underflow): the better of the two for
  * Viterbi (sum 0), their sum for Forward (sum 1). */
-static void search_entries(const Plan7 *p, int *bsc, int sum)
+static void search_entries(const Plan7 *p, const Search *s, int *bsc, int sum)
 {
-    float wing = p->tbd1;
+    int wing = prob_score(p->tbd1, 1.0f);
     bsc[1] = prob_score(p->begin[1], p->p1);
     for (int k = 2; k <= p->M; k++) {
-        float via_deletes = wing * p->t[(k - 1) * NTRANS + TDM];
-        bsc[k] = prob_score(fold(p->begin[k], via_deletes, sum), p->p1);
-        wing *= p->t[(k - 1) * NTRANS + TDD];
+        const int *t = &s->tsc[(k - 1) * NTRANS];
+        bsc[k] = fold(prob_score(p->begin[k], p->p1), add(wing, t[TDM]), sum);
+        wing = add(wing, t[TDD]);
     }
 }
 
 /* Mk->E: the exit itself and the path Mk->D(k+1)->...->Dm->E folded
  * together likewise; Mm->E is 1. */
-static void search_exits(const Plan7 *p, int *esc, int sum)
+static void search_exits(const Plan7 *p, const Search *s, int *esc, int sum)
 {
-    float wing = 1.0f;
+    int wing = 0;
     esc[p->M] = 0;
     for (int k = p->M - 1; k >= 1; k--) {
-        float via_deletes = wing * p->t[k * NTRANS + TMD];
-        esc[k] = prob_score(fold(p->end[k], via_deletes, sum), 1.0f);
-        wing *= p->t[k * NTRANS + TDD];
+        const int *t = &s->tsc[k * NTRANS];
+        esc[k] = fold(prob_score(p->end[k], 1.0f), add(wing, t[TMD]), sum);
+        wing = add(wing, t[TDD]);
     }
 }
 
@@ -866,13 +912,14 @@ static int search_scores(const H2 *h, Search *s)
         plan7_free(&p);
         return -1;
     }
-    plan7_from_scores(h, &p);
+    plan7_specials(h, &p);
+    plan7_nodes(h, &p);
     plan7_renormalize(&p);
     search_transitions(&p, s);
-    search_entries(&p, s->bsc, 0);
-    search_exits(&p, s->esc, 0);
-    search_entries(&p, s->fsc_b, 1);
-    search_exits(&p, s->fsc_e, 1);
+    search_entries(&p, s, s->bsc, 0);
+    search_exits(&p, s, s->esc, 0);
+    search_entries(&p, s, s->fsc_b, 1);
+    search_exits(&p, s, s->fsc_e, 1);
     search_specials(&p, s);
     search_emissions(&p, h, s);
     plan7_free(&p);
@@ -1019,7 +1066,7 @@ static void put_header(FILE *out, const char *path, const H2 *h, const char *id,
             "// main prints, per sequence, the forward score, the viterbi score and the\n"
             "// viterbi traceback. Scores are HMMER log-odds scores in nats (divide by ln 2\n"
             "// for bits): viterbi is hmm2search --null2's per-sequence score, forward\n"
-            "// hmm2search --null2 --forward's (HMMER2 sums approximately; this is exact).\n"
+            "// hmm2search --null2 --forward's (HMMER2 sums approximately, this exactly).\n"
             "// Weights are 2^(s/1000) for the integer scores s (bits * 1000) that hmm2search\n"
             "// computes from the file, the null model folded in.\n",
             id, h->name ? h->name : "", M, h->nucleic ? "nucleic" : "amino", path, h->format);
