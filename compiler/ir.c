@@ -159,10 +159,12 @@ void ir_dump(const Program *p, FILE *out)
                 fprintf(out, " %s", attr_name(bit));
         fprintf(out, " storage %s\n", storage_name(call->storage));
         if (call->plan.n_live)
-            fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d %s "
-                    "gpu-unroll %d\n", call->plan.n_live, call->plan.max_in_degree,
-                    call->plan.bp_bytes, call->plan.unrolled ? "unrolled" : "tables",
-                    call->plan.gpu_unroll);
+            fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d gpu %s "
+                    "gpu-unroll %d silent-levels %d\n", call->plan.n_live,
+                    call->plan.max_in_degree, call->plan.bp_bytes,
+                    call->plan.gpu_shape == GPU_THREAD_PER_SEQUENCE ? "thread-per-sequence"
+                                                                    : "block-per-sequence",
+                    call->plan.gpu_unroll, call->plan.silent_levels);
         dump_model(call->model, out, "  ");
     }
     for (int i = 0; i < p->n_prints; i++)

@@ -102,7 +102,6 @@ typedef struct IrPlan {
     int n_live;        /* states not folded */
     int max_in_degree; /* most moves into one live state */
     int bp_bytes;      /* bytes per back pointer: 1, 2 or 4 (0 when none are kept) */
-    int unrolled;      /* C backend: moves written out as straight-line code */
     int gpu_unroll;    /* CUDA: positions per 16-byte load of residues whose bodies are
                           written out (16 for small models; 1: one body, byte loads) */
     GpuShape gpu_shape;/* CUDA: how threads share the work */

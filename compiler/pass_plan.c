@@ -1,13 +1,10 @@
 /* pass_plan.c: the plan of every call: how many states are live, the width
  * of a back pointer (an index into a state's incoming moves: one byte while
- * every state has fewer than 255 moves in), and the shape of the C code
- * (moves written out as straight-line code for models of moderate size,
- * tables the code indexes for larger ones). */
+ * every state has fewer than 255 moves in), and the shape of the CUDA kernel
+ * (a thread per sequence for small models, a block per sequence above). The
+ * C backend always writes the moves as straight-line code. */
 #include "pass.h"
 
-/* Above this many moves the C backend indexes tables instead of unrolling:
- * straight-line code that large compiles slowly and overflows the i-cache. */
-enum { UNROLL_MAX_MOVES = 4096 };
 /* Above this many moves a CUDA kernel writes one position's body once instead
  * of sixteen times: the code would outgrow the instruction cache. */
 enum { GPU_UNROLL_MAX_MOVES = 256 };
@@ -56,15 +53,14 @@ int pass_plan(Program *p, Diag *d)
                        (call->attrs & (ATTR_TRACEBACK | ATTR_TRACEBACK_TABLE));
         plan->bp_bytes = !needs_bp ? 0 : plan->max_in_degree < 255 ? 1
                        : plan->max_in_degree < 65535 ? 2 : 4;
-        plan->unrolled = m->n_moves <= UNROLL_MAX_MOVES;
         plan->gpu_unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->gpu_shape = plan->n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                 : GPU_BLOCK_PER_SEQUENCE;
         plan->silent_levels = count_silent_levels(p->arena, m);
         if (p->verbose)
-            fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, %s C code, back "
-                    "pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,
-                    plan->unrolled ? "straight-line" : "table-driven", plan->bp_bytes,
+            fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, straight-line C code, "
+                    "back pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,
+                    plan->bp_bytes,
                     plan->bp_bytes == 1 ? "" : "s",
                     plan->gpu_shape == GPU_THREAD_PER_SEQUENCE
                         ? arena_printf(p->arena, "thread per sequence (%d live states <= %d), "

@@ -739,7 +739,6 @@ static void test_plan_back_pointer_width(void **state)
         assert_int_equal(plan->max_in_degree, cases[k].fan_in);
         assert_int_equal(plan->n_live, cases[k].fan_in + 2);
         assert_int_equal(plan->bp_bytes, cases[k].bp_bytes);
-        assert_int_equal(plan->unrolled, 1);
         compiled_free(&c);
         arena_free(&scratch);
     }
@@ -763,9 +762,9 @@ static IrPlan plan_of_fan(int fan_in)
 
 static void test_plan_code_shape_by_model_size(void **state)
 {
-    /* C: straight-line code up to 4096 moves, tables above */
-    assert_int_equal(plan_of_fan(2048).unrolled, 1);
-    assert_int_equal(plan_of_fan(2049).unrolled, 0);
+    /* CUDA: a thread per sequence up to 24 live states (fan_in + 2 here), a block above */
+    assert_int_equal(plan_of_fan(22).gpu_shape, GPU_THREAD_PER_SEQUENCE);
+    assert_int_equal(plan_of_fan(23).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
     /* CUDA: sixteen positions written out up to 256 moves, one above */
     assert_int_equal(plan_of_fan(128).gpu_unroll, 16);
     assert_int_equal(plan_of_fan(129).gpu_unroll, 1);
