@@ -25,9 +25,10 @@ TOOL_BIN    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_C))
 
 # libhmmrt_gpu.a, the GPU side of the runtime, for programs built with
 # --target=cuda: C compiled by $(CC) against the CUDA headers, built only
-# where nvcc is found (CUDA_HOME defaults to the folder above its bin/).
+# where nvcc is found, on PATH or in /usr/local/cuda/bin (CUDA_HOME defaults
+# to the folder above its bin/).
 NVCC        ?= nvcc
-NVCC_PATH   := $(shell command -v $(NVCC) 2>/dev/null)
+NVCC_PATH   := $(shell command -v $(NVCC) 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME   ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 GPU_C       := $(wildcard runtime/gpu/*.c)
 GPU_O       := $(patsubst %.c,$(BUILD)/%.o,$(GPU_C))

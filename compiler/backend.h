@@ -23,7 +23,8 @@ typedef struct BuildOptions {
     int verbose;
 } BuildOptions;
 
-/* The CUDA toolkit's folder ($CUDA_HOME, else above the nvcc on PATH), malloc'd, or NULL. */
+/* The CUDA toolkit's folder ($CUDA_HOME, else above the nvcc on PATH, else
+ * /usr/local/cuda), malloc'd, or NULL. */
 char *cuda_home(void);
 
 /* Generates the sources of p and builds the program. Returns 0, or -1 after

@@ -60,7 +60,8 @@ static int build_failed(const BuildOptions *o, const char *tool, int status)
     return -1;
 }
 
-/* The CUDA toolkit folder: $CUDA_HOME, else the folder above the nvcc on PATH. */
+/* The CUDA toolkit folder: $CUDA_HOME, else the folder above the nvcc on
+ * PATH, else /usr/local/cuda when it holds bin/nvcc. */
 char *cuda_home(void)
 {
     const char *env = getenv("CUDA_HOME");
@@ -68,7 +69,7 @@ char *cuda_home(void)
         return strdup(env);
     const char *path = getenv("PATH");
     if (!path)
-        return NULL;
+        path = "";
     char *copy = strdup(path), *save = NULL, *found = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
         char *nvcc = NULL, real[4096];
@@ -86,6 +87,8 @@ char *cuda_home(void)
         free(nvcc);
     }
     free(copy);
+    if (!found && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+        found = strdup("/usr/local/cuda");
     return found;
 }
 
