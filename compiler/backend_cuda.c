@@ -310,6 +310,7 @@ static void write_call(Emitter *e, const Program *p, int index)
     w.dp.prob_table = "e";
     w.dp.log_table = "e";
     w.dp.literal = "(real)%s";
+    w.dp.value_type = "real";
     w.dp.back_pointers = call->plan.bp_bytes > 0;
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; %d live states, %d moves; thread per sequence ====", index,

@@ -14,6 +14,7 @@ void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m)
     w->arena = a;
     w->m = m;
     w->literal = "%s";
+    w->value_type = "double";
     ir_incoming(a, m, &w->in_start, &w->in_order);
     int *start = ARENA_ARRAY(a, int, m->n_states + 1);
     int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
@@ -166,10 +167,15 @@ void dp_backward_silent(DpWriter *w)
 
 /* cur[q] = best over emitting moves into q; the back pointer is the index of
  * the best move among q's incoming moves. */
+/* Viterbi, one state: for each emission table of its incoming moves, the best
+ * prev[from] + weight over that table's moves, plus the table's value once;
+ * the best of those. With back pointers, the index (among q's incoming moves)
+ * of the best move; it stays "none" when every candidate is -inf. */
 void dp_viterbi_emitting(DpWriter *w)
 {
     const IrModel *m = w->m;
     char num[64];
+    int *done = ARENA_ARRAY(w->arena, int, m->n_moves ? m->n_moves : 1);
     for (int q = 0; q < m->n_states; q++) {
         if (!dp_live(m, q))
             continue;
@@ -181,18 +187,38 @@ void dp_viterbi_emitting(DpWriter *w)
             continue;
         }
         emit_open(w->e, "/* %s */", m->states[q].name);
-        emit_line(w->e, "double best = -INFINITY, v;");
+        emit_line(w->e, "%s best = -INFINITY, group, v;", w->value_type);
+        if (w->back_pointers)
+            emit_line(w->e, "int arg;");
         for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
-            const IrMove *mv = &m->moves[w->in_order[k]];
-            if (mv->emission < 0)
+            const IrMove *first = &m->moves[w->in_order[k]];
+            if (first->emission < 0 || done[w->in_order[k]])
                 continue;
-            emit_line(w->e, "v = prev[%d] + %s + %s%d[c];", mv->from,
-                      literal(w, num, mv->lw_max), w->log_table, mv->emission);
+            int n = 0;
+            for (int j = k; j < w->in_start[q + 1]; j++) {
+                const IrMove *mv = &m->moves[w->in_order[j]];
+                if (mv->emission != first->emission)
+                    continue;
+                done[w->in_order[j]] = 1;
+                const char *sum = arena_printf(w->arena, "prev[%d] + %s", mv->from,
+                                               literal(w, num, mv->lw_max));
+                if (n++ == 0) {
+                    emit_line(w->e, "group = %s;", sum);
+                    if (w->back_pointers)
+                        emit_line(w->e, "arg = %d;", j - w->in_start[q]);
+                    continue;
+                }
+                emit_line(w->e, "v = %s;", sum);
+                if (w->back_pointers)
+                    emit_line(w->e, "if (v > group) { group = v; arg = %d; }", j - w->in_start[q]);
+                else
+                    emit_line(w->e, "group = v > group ? v : group;");
+            }
+            emit_line(w->e, "group += %s%d[c];", w->log_table, first->emission);
             if (w->back_pointers)
-                emit_line(w->e, "if (v > best) { best = v; bp[%d] = %d; }", q,
-                          k - w->in_start[q]);
+                emit_line(w->e, "if (group > best) { best = group; bp[%d] = arg; }", q);
             else
-                emit_line(w->e, "best = v > best ? v : best;");
+                emit_line(w->e, "best = group > best ? group : best;");
         }
         emit_line(w->e, "cur[%d] = best;", q);
         emit_close(w->e, "");
@@ -206,7 +232,7 @@ void dp_viterbi_silent(DpWriter *w)
     for (int t = 0; t < m->n_silent_order; t++) {
         int s = m->silent_order[t];
         emit_open(w->e, "/* %s */", m->states[s].name);
-        emit_line(w->e, "double v;");
+        emit_line(w->e, "%s v;", w->value_type);
         for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
             const IrMove *mv = &m->moves[w->in_order[k]];
             if (mv->emission >= 0)
