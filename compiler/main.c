@@ -115,6 +115,8 @@ static int parse_options(int argc, char **argv, Options *o)
             o->emit_dir = v;
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
             exit(import_hmmer(v, stdout));
+        } else if (strcmp(a, "--import-hmmer") == 0) {
+            return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);
         } else if ((v = option_value(argc, argv, &i, "--dump-after"))) {
             o->dump_after = v;
         } else if (strcmp(a, "--check") == 0) {
