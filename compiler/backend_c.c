@@ -102,64 +102,49 @@ static void write_swap(CallWriter *w)
     emit_line(w->e, "cur = swap;");
 }
 
-static void write_forward(CallWriter *w)
+/* Forward, or backward read from the end: both sum over paths, from one
+ * silent state to the other, column by column. */
+static void write_sum(CallWriter *w, int backward)
 {
     const IrModel *m = w->m;
-    emit_comment(w->e, "ln of the forward score; column values are probabilities times 2^-*scale. "
-                       "table, when not NULL, receives every column in logs.");
-    emit_open(w->e, "static double c%d_forward(const uint8_t *x, int64_t L, double *columns, "
-                    "double *table, int64_t *scale)", w->index);
+    int first = backward ? m->end : m->start, last = backward ? m->start : m->end;
+    if (backward)
+        emit_comment(w->e, "ln of the backward score, computed from the end of the sequence back; "
+                           "table, when not NULL, receives every column in logs.");
+    else
+        emit_comment(w->e, "ln of the forward score; column values are probabilities times "
+                           "2^-*scale. table, when not NULL, receives every column in logs.");
+    emit_open(w->e, "static double c%d_%s(const uint8_t *x, int64_t L, double *columns, "
+                    "double *table, int64_t *scale)", w->index, backward ? "backward" : "forward");
     write_columns(w);
     emit_line(w->e, "(void)columns;");
     emit_line(w->e, "*scale = 0;");
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] = 0.0;");
-    emit_line(w->e, "cur[%d] = 1.0; /* %s */", m->start, m->states[m->start].name);
-    dp_forward_silent(&w->dp);
-    write_store_table_column(w, "0");
-    emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
+    emit_line(w->e, "cur[%d] = 1.0; /* %s */", first, m->states[first].name);
+    void (*silent)(DpWriter *) = backward ? dp_backward_silent : dp_forward_silent;
+    silent(&w->dp);
+    write_store_table_column(w, backward ? "L" : "0");
+    if (backward)
+        emit_open(w->e, "for (int64_t i = L - 1; i >= 0; i--)");
+    else
+        emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
     write_swap(w);
     emit_line(w->e, "const int c = x[i];");
-    dp_forward_emitting(&w->dp);
-    dp_forward_silent(&w->dp);
+    if (backward)
+        dp_backward_emitting(&w->dp);
+    else
+        dp_forward_emitting(&w->dp);
+    silent(&w->dp);
     write_rescale(w);
-    write_store_table_column(w, "i + 1");
+    write_store_table_column(w, backward ? "i" : "i + 1");
     emit_close(w->e, "");
-    emit_line(w->e, "return log(cur[%d]) + (double)*scale * LN2; /* %s */", m->end,
-              m->states[m->end].name);
-    emit_close(w->e, "");
-}
-
-static void write_backward(CallWriter *w)
-{
-    const IrModel *m = w->m;
-    emit_comment(w->e, "ln of the backward score, computed from the end of the sequence back; "
-                       "table, when not NULL, receives every column in logs.");
-    emit_open(w->e, "static double c%d_backward(const uint8_t *x, int64_t L, double *columns, "
-                    "double *table, int64_t *scale)", w->index);
-    write_columns(w);
-    emit_line(w->e, "(void)columns;");
-    emit_line(w->e, "*scale = 0;");
-    emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
-    emit_line(w->e, "    cur[s] = 0.0;");
-    emit_line(w->e, "cur[%d] = 1.0; /* %s */", m->end, m->states[m->end].name);
-    dp_backward_silent(&w->dp);
-    write_store_table_column(w, "L");
-    emit_open(w->e, "for (int64_t i = L - 1; i >= 0; i--)");
-    write_swap(w);
-    emit_line(w->e, "const int c = x[i];");
-    dp_backward_emitting(&w->dp);
-    dp_backward_silent(&w->dp);
-    write_rescale(w);
-    write_store_table_column(w, "i");
-    emit_close(w->e, "");
-    emit_line(w->e, "return log(cur[%d]) + (double)*scale * LN2; /* %s */", m->start,
-              m->states[m->start].name);
+    emit_line(w->e, "return log(cur[%d]) + (double)*scale * LN2; /* %s */", last,
+              m->states[last].name);
     emit_close(w->e, "");
 }
 
 /* ---- viterbi -------------------------------------------------------------- */
-
 
 static void write_viterbi(CallWriter *w)
 {
@@ -361,8 +346,8 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
         write_shown_states(&w);
     emit_blank(e);
     switch (call->alg) {
-    case ALG_FORWARD: write_forward(&w); break;
-    case ALG_BACKWARD: write_backward(&w); break;
+    case ALG_FORWARD: write_sum(&w, 0); break;
+    case ALG_BACKWARD: write_sum(&w, 1); break;
     case ALG_VITERBI: write_viterbi(&w); break;
     }
     emit_blank(e);
