@@ -270,36 +270,53 @@ static void write_viterbi_kernel(KernelWriter *w)
     emit_close(w->e, "");
 }
 
-/* The launcher: block size from the occupancy rules for this device,
- * chosen once per precision. */
-static void write_launcher(KernelWriter *w)
+void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
 {
-    int c = w->index;
-    emit_open(w->e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", c);
-    emit_line(w->e, "static int block[2];");
-    emit_line(w->e, "const int d = b->use_double;");
-    emit_line(w->e, "const void *kernel = d ? (const void *)c%d_kernel<double> : (const void *)c%d_kernel<float>;",
+    int c = index;
+    char shared[32];
+    snprintf(shared, sizeof shared, "(size_t)%d", shape->shared_values);
+    emit_open(e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", c);
+    emit_line(e, "static int block[2];");
+    emit_line(e, "const int d = b->use_double;");
+    if (shape->shared_values)
+        emit_line(e, "const size_t shared = %s * (d ? sizeof(double) : sizeof(float));", shared);
+    else
+        emit_line(e, "const size_t shared = 0;");
+    emit_line(e, "const void *kernel = d ? (const void *)c%d_kernel<double> : (const void *)c%d_kernel<float>;",
               c, c);
-    emit_line(w->e, "if (!block[d])");
-    emit_line(w->e, "    block[d] = hmmrt_gpu_block_size(kernel, %d, 0, NULL);", w->m->n_states);
-    emit_line(w->e, "if (b->n == 0)");
-    emit_line(w->e, "    return 0;");
-    emit_line(w->e, "const unsigned grid = (unsigned)((b->n + block[d] - 1) / block[d]);");
-    emit_line(w->e, "cudaStream_t stream = (cudaStream_t)b->stream;");
-    emit_line(w->e, "if (d)");
-    emit_line(w->e, "    c%d_kernel<double><<<grid, block[d], 0, stream>>>(*b);", c);
-    emit_line(w->e, "else");
-    emit_line(w->e, "    c%d_kernel<float><<<grid, block[d], 0, stream>>>(*b);", c);
-    emit_line(w->e, "return (int)cudaGetLastError();");
-    emit_close(w->e, "");
-    emit_blank(w->e);
-    emit_open(w->e, "extern \"C\" void c%d_describe(int device, int use_double, char *buf, size_t len)", c);
-    emit_line(w->e, "const void *kernel = use_double ? (const void *)c%d_kernel<double> : "
-                    "(const void *)c%d_kernel<float>;", c, c);
-    emit_line(w->e, "(void)device;");
-    emit_line(w->e, "hmmrt_gpu_describe_kernel(kernel, \"thread per sequence\", %d, 0, buf, len);",
-              w->m->n_states);
-    emit_close(w->e, "");
+    emit_open(e, "if (!block[d])");
+    if (shape->shared_values) {
+        emit_line(e, "if (shared > 48 * 1024 && cudaFuncSetAttribute(kernel, "
+                     "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared) != cudaSuccess)");
+        emit_line(e, "    return (int)cudaGetLastError();");
+    }
+    if (shape->block_per_sequence)
+        emit_line(e, "block[d] = hmmc_block_threads(hmmrt_gpu_block_size(kernel, %d, shared, NULL), %d);",
+                  shape->states, shape->states);
+    else
+        emit_line(e, "block[d] = hmmrt_gpu_block_size(kernel, %d, shared, NULL);", shape->states);
+    emit_close(e, "");
+    emit_line(e, "if (b->n == 0)");
+    emit_line(e, "    return 0;");
+    if (shape->block_per_sequence)
+        emit_line(e, "const unsigned grid = (unsigned)b->n; /* a block a sequence */");
+    else
+        emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] - 1) / block[d]);");
+    emit_line(e, "cudaStream_t stream = (cudaStream_t)b->stream;");
+    emit_line(e, "if (d)");
+    emit_line(e, "    c%d_kernel<double><<<grid, block[d], shared, stream>>>(*b);", c);
+    emit_line(e, "else");
+    emit_line(e, "    c%d_kernel<float><<<grid, block[d], shared, stream>>>(*b);", c);
+    emit_line(e, "return (int)cudaGetLastError();");
+    emit_close(e, "");
+    emit_blank(e);
+    emit_open(e, "extern \"C\" void c%d_describe(int device, int use_double, char *buf, size_t len)", c);
+    emit_line(e, "const void *kernel = use_double ? (const void *)c%d_kernel<double> : "
+                 "(const void *)c%d_kernel<float>;", c, c);
+    emit_line(e, "(void)device;");
+    emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, %s * (use_double ? sizeof(double) : "
+                 "sizeof(float)), buf, len);", emit_string(shape->name), shape->states, shared);
+    emit_close(e, "");
 }
 
 static void write_call(Emitter *e, const Program *p, int index)
@@ -323,7 +340,8 @@ static void write_call(Emitter *e, const Program *p, int index)
     case ALG_VITERBI: write_viterbi_kernel(&w); break;
     }
     emit_blank(e);
-    write_launcher(&w);
+    LaunchShape shape = {"thread per sequence", 0, w.m->n_states, 0};
+    cuda_write_launcher(e, index, &shape);
 }
 
 int backend_cuda_write(const Program *p, FILE *out, const char *name)

@@ -7,6 +7,19 @@
 #include "backend.h"
 #include "emit.h"
 
+/* How a call's kernel is launched; both shapes share one launcher writer. */
+typedef struct LaunchShape {
+    const char *name;       /* for --timing's plan line: "thread per sequence", ... */
+    int shared_values;      /* dynamic shared memory, in values of the kernel's precision */
+    int states;             /* the state count the occupancy rule is given */
+    int block_per_sequence; /* a block a sequence, at most `states` threads rounded up to a
+                               warp; else a thread a sequence */
+} LaunchShape;
+
+/* Writes c<index>_launch (the kernel in the batch's precision, its block size
+ * from the occupancy rules, chosen once per precision) and c<index>_describe. */
+void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
+
 /* Writes tables, kernel and launcher of call `index` in the block-per-sequence shape. */
 void cuda_write_block_call(Emitter *e, const Program *p, int index);
 

@@ -372,43 +372,6 @@ static void write_kernel(BlockWriter *w)
     emit_close(w->e, "");
 }
 
-static void write_launcher(BlockWriter *w)
-{
-    int c = w->index, n = w->m->n_states;
-    emit_open(w->e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", c);
-    emit_line(w->e, "static int block[2];");
-    emit_line(w->e, "const int d = b->use_double;");
-    emit_line(w->e, "const size_t shared = (size_t)(%d + 32) * (d ? sizeof(double) : sizeof(float));",
-              2 * n);
-    emit_line(w->e, "const void *kernel = d ? (const void *)c%d_kernel<double> : (const void *)c%d_kernel<float>;",
-              c, c);
-    emit_open(w->e, "if (!block[d])");
-    emit_line(w->e, "if (shared > 48 * 1024 && cudaFuncSetAttribute(kernel, "
-                    "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared) != cudaSuccess)");
-    emit_line(w->e, "    return (int)cudaGetLastError();");
-    emit_line(w->e, "block[d] = hmmc_block_threads(hmmrt_gpu_block_size(kernel, %d, shared, NULL), %d);",
-              w->emitting.n_rows, w->emitting.n_rows);
-    emit_close(w->e, "");
-    emit_line(w->e, "if (b->n == 0)");
-    emit_line(w->e, "    return 0;");
-    emit_line(w->e, "cudaStream_t stream = (cudaStream_t)b->stream;");
-    emit_line(w->e, "if (d)");
-    emit_line(w->e, "    c%d_kernel<double><<<(unsigned)b->n, block[d], shared, stream>>>(*b);", c);
-    emit_line(w->e, "else");
-    emit_line(w->e, "    c%d_kernel<float><<<(unsigned)b->n, block[d], shared, stream>>>(*b);", c);
-    emit_line(w->e, "return (int)cudaGetLastError();");
-    emit_close(w->e, "");
-    emit_blank(w->e);
-    emit_open(w->e, "extern \"C\" void c%d_describe(int device, int use_double, char *buf, size_t len)", c);
-    emit_line(w->e, "const void *kernel = use_double ? (const void *)c%d_kernel<double> : "
-                    "(const void *)c%d_kernel<float>;", c, c);
-    emit_line(w->e, "(void)device;");
-    emit_line(w->e, "hmmrt_gpu_describe_kernel(kernel, \"block per sequence, %d silent levels\", %d, "
-                    "(size_t)(%d + 32) * (use_double ? sizeof(double) : sizeof(float)), buf, len);",
-              w->silent.n_levels, w->emitting.n_rows, 2 * n);
-    emit_close(w->e, "");
-}
-
 void cuda_write_block_call(Emitter *e, const Program *p, int index)
 {
     const IrCall *call = &p->calls[index];
@@ -427,5 +390,9 @@ void cuda_write_block_call(Emitter *e, const Program *p, int index)
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    write_launcher(&w);
+    /* both columns of every state, and 32 values for block-wide sums */
+    LaunchShape shape = {arena_printf(p->arena, "block per sequence, %d silent levels",
+                                      w.silent.n_levels),
+                         2 * w.m->n_states + 32, w.emitting.n_rows, 1};
+    cuda_write_launcher(e, index, &shape);
 }
