@@ -113,3 +113,13 @@ void graph_reach(Arena *a, const Graph *g, int root, int *seen)
             }
     }
 }
+
+void graph_reach_start_and_end(Arena *a, const IrModel *m, int **from_start, int **to_end)
+{
+    Graph g = graph_of_moves(a, m, 0);
+    Graph r = graph_reversed(a, &g);
+    *from_start = ARENA_ARRAY(a, int, m->n_states);
+    *to_end = ARENA_ARRAY(a, int, m->n_states);
+    graph_reach(a, &g, m->start, *from_start);
+    graph_reach(a, &r, m->end, *to_end);
+}

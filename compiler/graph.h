@@ -25,4 +25,9 @@ int graph_scc(Arena *a, const Graph *g, int *comp);
 /* Marks in seen[] (n ints, zeroed by the caller) every vertex reachable from root. */
 void graph_reach(Arena *a, const Graph *g, int root, int *seen);
 
+/* For every state: whether the start state reaches it (from_start) and whether
+ * it reaches the end state (to_end), along the model's moves between live
+ * states. Arrays of n_states ints from the arena. */
+void graph_reach_start_and_end(Arena *a, const IrModel *m, int **from_start, int **to_end);
+
 #endif

@@ -13,12 +13,8 @@
 /* Marks useless states folded and drops their moves; returns how many. */
 static int trim_model(Arena *a, IrModel *m)
 {
-    Graph g = graph_of_moves(a, m, 0);
-    Graph r = graph_reversed(a, &g);
-    int *from_start = ARENA_ARRAY(a, int, m->n_states);
-    int *to_end = ARENA_ARRAY(a, int, m->n_states);
-    graph_reach(a, &g, m->start, from_start);
-    graph_reach(a, &r, m->end, to_end);
+    int *from_start, *to_end;
+    graph_reach_start_and_end(a, m, &from_start, &to_end);
     int trimmed = 0;
     for (int s = 0; s < m->n_states; s++) {
         if (s == m->start || s == m->end || m->states[s].folded)

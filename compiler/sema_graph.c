@@ -89,12 +89,8 @@ static void check_silent_cycles(Arena *a, Diag *d, const IrModel *m)
 
 static void check_reachability(Arena *a, Diag *d, const IrModel *m)
 {
-    Graph g = graph_of_moves(a, m, 0);
-    Graph r = graph_reversed(a, &g);
-    int *from_start = ARENA_ARRAY(a, int, m->n_states);
-    int *to_end = ARENA_ARRAY(a, int, m->n_states);
-    graph_reach(a, &g, m->start, from_start);
-    graph_reach(a, &r, m->end, to_end);
+    int *from_start, *to_end;
+    graph_reach_start_and_end(a, m, &from_start, &to_end);
     if (!from_start[m->end]) {
         diag_warning(d, m->loc, "in model '%s' no path leads from '%s' to '%s': every score will "
                      "be -inf", m->name, m->states[m->start].name, m->states[m->end].name);
