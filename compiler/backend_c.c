@@ -39,12 +39,10 @@ static void write_emission_tables(CallWriter *w)
     const IrModel *m = w->m;
     int in_logs = w->call->alg == ALG_VITERBI;
     char num[32];
-    int *used = ARENA_ARRAY(w->p->arena, int, m->n_emissions ? m->n_emissions : 1);
-    for (int i = 0; i < m->n_moves; i++)
-        if (m->moves[i].emission >= 0)
-            used[m->moves[i].emission] = 1;
+    int *table_of, *emission_of;
+    dp_emission_tables(w->p->arena, m, &table_of, &emission_of);
     for (int em = 0; em < m->n_emissions; em++) {
-        if (!used[em])
+        if (table_of[em] < 0)
             continue;
         fprintf(w->e->out, "static const double c%d_%s%d[%d] = {", w->index, in_logs ? "le" : "e",
                 em, m->K);

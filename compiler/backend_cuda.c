@@ -40,14 +40,8 @@ static void write_tables(KernelWriter *w)
     const IrModel *m = w->m;
     int logs = w->call->alg == ALG_VITERBI;
     char num[32];
-    w->table_of = ARENA_ARRAY(w->p->arena, int, m->n_emissions ? m->n_emissions : 1);
-    for (int em = 0; em < m->n_emissions; em++)
-        w->table_of[em] = -1;
-    for (int i = 0; i < m->n_moves; i++) {
-        int em = m->moves[i].emission;
-        if (em >= 0 && w->table_of[em] < 0)
-            w->table_of[em] = w->n_tables++;
-    }
+    int *emission_of;
+    w->n_tables = dp_emission_tables(w->p->arena, m, &w->table_of, &emission_of);
     for (int em = 0; em < m->n_emissions; em++) {
         if (w->table_of[em] < 0)
             continue;

@@ -194,17 +194,8 @@ static void write_emissions(BlockWriter *w)
 {
     const IrModel *m = w->m;
     int logs = w->call->alg == ALG_VITERBI;
-    w->table_of = ARENA_ARRAY(w->p->arena, int, m->n_emissions ? m->n_emissions : 1);
-    int *emission_of = ARENA_ARRAY(w->p->arena, int, m->n_emissions ? m->n_emissions : 1);
-    for (int em = 0; em < m->n_emissions; em++)
-        w->table_of[em] = -1;
-    for (int i = 0; i < m->n_moves; i++) {
-        int em = m->moves[i].emission;
-        if (em >= 0 && w->table_of[em] < 0) {
-            emission_of[w->n_tables] = em;
-            w->table_of[em] = w->n_tables++;
-        }
-    }
+    int *emission_of;
+    w->n_tables = dp_emission_tables(w->p->arena, m, &w->table_of, &emission_of);
     int n = m->K * (w->n_tables ? w->n_tables : 1);
     double *v = ARENA_ARRAY(w->p->arena, double, n);
     for (int c = 0; c < m->K; c++)

@@ -33,6 +33,23 @@ void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m)
 
 int dp_live(const IrModel *m, int s) { return !m->states[s].folded; }
 
+int dp_emission_tables(Arena *a, const IrModel *m, int **table_of, int **emission_of)
+{
+    int n = m->n_emissions ? m->n_emissions : 1, used = 0;
+    *table_of = ARENA_ARRAY(a, int, n);
+    *emission_of = ARENA_ARRAY(a, int, n);
+    for (int em = 0; em < m->n_emissions; em++)
+        (*table_of)[em] = -1;
+    for (int i = 0; i < m->n_moves; i++) {
+        int em = m->moves[i].emission;
+        if (em >= 0 && (*table_of)[em] < 0) {
+            (*emission_of)[used] = em;
+            (*table_of)[em] = used++;
+        }
+    }
+    return used;
+}
+
 const char *dp_bp_type(int bytes)
 {
     return bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : "uint32_t";

@@ -38,6 +38,10 @@ void dp_backward_silent(DpWriter *w);
 void dp_viterbi_emitting(DpWriter *w);
 /* Viterbi: silent moves in order. */
 void dp_viterbi_silent(DpWriter *w);
+/* The emission tables the model's moves use, numbered in order of first use:
+ * table_of[emission] is its number or -1 (unused); emission_of[number] is the
+ * emission. Returns how many are used. Arrays from the arena. */
+int dp_emission_tables(Arena *a, const IrModel *m, int **table_of, int **emission_of);
 /* The C type of a back pointer of `bytes` bytes: uint8_t, uint16_t, uint32_t. */
 const char *dp_bp_type(int bytes);
 /* "cur[0] + cur[1] + ...": the sum of the live states' values. */
