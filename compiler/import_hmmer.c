@@ -311,8 +311,9 @@ static int need_fields(const Reader *r, int n, const char *what)
     return 0;
 }
 
-/* One header line of a HMMER2 file; unknown and unused keys are skipped. */
-static int h2_header_line(const Reader *r, H2 *h, int *seen)
+/* Header keys both formats have (all a HMMER3 header needs); other keys are
+ * skipped. */
+static int common_header_line(const Reader *r, H2 *h, int *seen)
 {
     const char *key = r->tok[0];
     if (strcmp(key, "NAME") == 0)
@@ -325,6 +326,13 @@ static int h2_header_line(const Reader *r, H2 *h, int *seen)
         *seen |= SEEN_ALPH;
         return r->ntok == 2 ? set_alphabet(r, h, r->tok[1]) : error_at(r, "ALPH takes one word");
     }
+    return 0;
+}
+
+/* One header line of a HMMER2 file; unknown and unused keys are skipped. */
+static int h2_header_line(const Reader *r, H2 *h, int *seen)
+{
+    const char *key = r->tok[0];
     if (strcmp(key, "XT") == 0) {
         *seen |= SEEN_XT;
         return need_fields(r, NXT + 1, "XT") ? -1 : parse_scores(r, 1, NXT, h->xt, "XT");
@@ -339,7 +347,7 @@ static int h2_header_line(const Reader *r, H2 *h, int *seen)
         *seen |= SEEN_NULE;
         return need_fields(r, h->K + 1, "NULE") ? -1 : parse_scores(r, 1, h->K, h->nule, "NULE");
     }
-    return 0;
+    return common_header_line(r, h, seen);
 }
 
 static int h2_check_header(const Reader *r, const H2 *h, int seen)
@@ -462,21 +470,6 @@ static void h3_specials(H2 *h)
         h->nule[x] = bits1000(h3_background(h, x) * h->K);
 }
 
-static int h3_header_line(const Reader *r, H2 *h, int *seen)
-{
-    const char *key = r->tok[0];
-    if (strcmp(key, "NAME") == 0)
-        return set_name(r, h);
-    if (strcmp(key, "LENG") == 0) {
-        *seen |= SEEN_LENG;
-        return set_length(r, h);
-    }
-    if (strcmp(key, "ALPH") == 0) {
-        *seen |= SEEN_ALPH;
-        return r->ntok == 2 ? set_alphabet(r, h, r->tok[1]) : error_at(r, "ALPH takes one word");
-    }
-    return 0;
-}
 
 /* hmmconvert -2's integer score of p against base, in single precision:
  * this recipe gives its integers (rounding -4490.5001, in double precision,
@@ -580,7 +573,7 @@ static int h3_read(Reader *r, H2 *h)
             return -1;
         if (strcmp(r->tok[0], "HMM") == 0)
             break;
-        if (h3_header_line(r, h, &seen) < 0)
+        if (common_header_line(r, h, &seen) < 0)
             return -1;
     }
     if (!(seen & SEEN_LENG) || !(seen & SEEN_ALPH))
