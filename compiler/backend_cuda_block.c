@@ -22,6 +22,7 @@
 
 #include "emit.h"
 #include "emit_dp.h"
+#include "graph.h"
 
 /* One group of moves per state, in the order the kernel visits them. */
 typedef struct MoveTable {
@@ -45,79 +46,54 @@ typedef struct BlockWriter {
     MoveTable emitting, silent;
 } BlockWriter;
 
-/* The topological order of every live state along silent moves (Kahn). */
-static int *silent_topological_order(Arena *a, const IrModel *m, int *n_out)
-{
-    int n = m->n_states, head = 0, tail = 0;
-    int *indegree = ARENA_ARRAY(a, int, n), *order = ARENA_ARRAY(a, int, n);
-    for (int i = 0; i < m->n_moves; i++)
-        if (m->moves[i].emission < 0)
-            indegree[m->moves[i].to]++;
-    for (int s = 0; s < n; s++)
-        if (dp_live(m, s) && indegree[s] == 0)
-            order[tail++] = s;
-    while (head < tail) {
-        int u = order[head++];
-        for (int i = 0; i < m->n_moves; i++)
-            if (m->moves[i].emission < 0 && m->moves[i].from == u && --indegree[m->moves[i].to] == 0)
-                order[tail++] = m->moves[i].to;
-    }
-    *n_out = tail;
-    return order;
-}
-
 /* The state a move "belongs to": its destination, or its source backward. */
 static int owner(const BlockWriter *w, const IrMove *mv) { return w->backward ? mv->from : mv->to; }
 static int other(const BlockWriter *w, const IrMove *mv) { return w->backward ? mv->to : mv->from; }
 
-/* Rows of moves of one kind (emitting or silent) grouped by owner; silent
- * rows are grouped in levels that only read earlier levels. */
+/* Rows of moves of one kind (emitting or silent) grouped by owner, in state
+ * order within a level; silent rows are grouped in levels that only read
+ * earlier levels (graph_silent_levels), emitting rows are every live state in
+ * one level. A row's moves keep their order in the model. */
 static void build_table(BlockWriter *w, MoveTable *t, int silent)
 {
     Arena *a = w->p->arena;
     const IrModel *m = w->m;
-    int n = m->n_states, n_topo;
-    int *count = ARENA_ARRAY(a, int, n), *level = ARENA_ARRAY(a, int, n);
-    for (int i = 0; i < m->n_moves; i++)
-        if ((m->moves[i].emission < 0) == silent)
-            count[owner(w, &m->moves[i])]++;
-    int *topo = silent_topological_order(a, m, &n_topo);
-    /* levels: forward in topological order, backward in reverse */
-    int *row_of = ARENA_ARRAY(a, int, n);
-    t->n_levels = silent ? 0 : 1;
-    for (int k = 0; k < n_topo && silent; k++) {
-        int s = topo[w->backward ? n_topo - 1 - k : k];
-        if (!count[s])
-            continue;
-        for (int i = 0; i < m->n_moves; i++) {
-            const IrMove *mv = &m->moves[i];
-            if (mv->emission < 0 && owner(w, mv) == s && count[other(w, mv)] &&
-                level[other(w, mv)] + 1 > level[s])
-                level[s] = level[other(w, mv)] + 1;
-        }
-        if (level[s] + 1 > t->n_levels)
-            t->n_levels = level[s] + 1;
-    }
-    t->row_state = ARENA_ARRAY(a, int, n);
-    t->row_start = ARENA_ARRAY(a, int, n + 1);
-    t->level_start = ARENA_ARRAY(a, int, t->n_levels + 1);
-    t->move = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
-    t->n_rows = 0;
-    for (int l = 0; l < t->n_levels; l++) {
-        t->level_start[l] = t->n_rows;
+    int n = m->n_states;
+    int *level = ARENA_ARRAY(a, int, n);
+    if (silent) {
+        t->n_levels = graph_silent_levels(a, m, w->backward, level);
+    } else {
+        t->n_levels = 1;
         for (int s = 0; s < n; s++)
-            if (dp_live(m, s) && (silent ? count[s] && level[s] == l : 1))
-                t->row_state[row_of[s] = t->n_rows++] = s;
+            level[s] = dp_live(m, s) ? 0 : -1;
     }
-    t->level_start[t->n_levels] = t->n_rows;
-    int filled = 0;
-    for (int r = 0; r < t->n_rows; r++) {
-        t->row_start[r] = filled;
-        for (int i = 0; i < m->n_moves; i++)
-            if ((m->moves[i].emission < 0) == silent && owner(w, &m->moves[i]) == t->row_state[r])
-                t->move[filled++] = i;
+    t->level_start = ARENA_ARRAY(a, int, t->n_levels + 1);
+    for (int s = 0; s < n; s++)
+        if (level[s] >= 0)
+            t->level_start[level[s] + 1]++;
+    for (int l = 0; l < t->n_levels; l++)
+        t->level_start[l + 1] += t->level_start[l];
+    int *fill = ARENA_ARRAY(a, int, t->n_levels + 1), *row_of = ARENA_ARRAY(a, int, n);
+    memcpy(fill, t->level_start, sizeof(int) * (size_t)(t->n_levels + 1));
+    t->row_state = ARENA_ARRAY(a, int, n);
+    for (int s = 0; s < n; s++) {
+        row_of[s] = -1;
+        if (level[s] >= 0)
+            t->row_state[row_of[s] = fill[level[s]]++] = s;
     }
-    t->row_start[t->n_rows] = filled;
+    t->n_rows = t->level_start[t->n_levels];
+    t->row_start = ARENA_ARRAY(a, int, t->n_rows + 1);
+    t->move = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
+    for (int i = 0; i < m->n_moves; i++)
+        if ((m->moves[i].emission < 0) == silent && row_of[owner(w, &m->moves[i])] >= 0)
+            t->row_start[row_of[owner(w, &m->moves[i])] + 1]++;
+    for (int r = 0; r < t->n_rows; r++)
+        t->row_start[r + 1] += t->row_start[r];
+    int *next = ARENA_ARRAY(a, int, t->n_rows + 1);
+    memcpy(next, t->row_start, sizeof(int) * (size_t)(t->n_rows + 1));
+    for (int i = 0; i < m->n_moves; i++)
+        if ((m->moves[i].emission < 0) == silent && row_of[owner(w, &m->moves[i])] >= 0)
+            t->move[next[row_of[owner(w, &m->moves[i])]]++] = i;
 }
 
 /* Index of move i among its destination's incoming moves (back pointers). */

@@ -123,3 +123,32 @@ void graph_reach_start_and_end(Arena *a, const IrModel *m, int **from_start, int
     graph_reach(a, &g, m->start, *from_start);
     graph_reach(a, &r, m->end, *to_end);
 }
+
+int graph_silent_levels(Arena *a, const IrModel *m, int backward, int *level)
+{
+    Graph g = graph_of_moves(a, m, 1);
+    Graph r = graph_reversed(a, &g);
+    const Graph *from = backward ? &g : &r; /* the states each state takes silent moves from */
+    int n = m->n_states, levels = 0;
+    int *comp = ARENA_ARRAY(a, int, n), *by_comp = ARENA_ARRAY(a, int, n);
+    int n_comp = graph_scc(a, &g, comp); /* n: no silent cycle is left */
+    for (int v = 0; v < n; v++) {
+        by_comp[comp[v]] = v;
+        level[v] = -1;
+    }
+    /* components come in reverse topological order: forward walks them from
+     * the last, so that a state's sources come first; backward from the first */
+    for (int k = 0; k < n_comp; k++) {
+        int v = by_comp[backward ? k : n_comp - 1 - k];
+        if (from->start[v] == from->start[v + 1])
+            continue;
+        int l = 0;
+        for (int e = from->start[v]; e < from->start[v + 1]; e++)
+            if (level[from->adj[e]] >= 0 && level[from->adj[e]] + 1 > l)
+                l = level[from->adj[e]] + 1;
+        level[v] = l;
+        if (l + 1 > levels)
+            levels = l + 1;
+    }
+    return levels;
+}

@@ -25,6 +25,14 @@ int graph_scc(Arena *a, const Graph *g, int *comp);
 /* Marks in seen[] (n ints, zeroed by the caller) every vertex reachable from root. */
 void graph_reach(Arena *a, const Graph *g, int root, int *seen);
 
+/* Silent levels, for evaluating silent moves a level at a time: a state that
+ * takes silent moves (from its sources, or backward from its destinations)
+ * sits one level above the highest such state it takes them from, at 0 when
+ * none of those takes any. level[s] is -1 for states that take none. The
+ * silent moves must form no cycle (pass_close_cycles). Returns the number of
+ * levels. */
+int graph_silent_levels(Arena *a, const IrModel *m, int backward, int *level);
+
 /* For every state: whether the start state reaches it (from_start) and whether
  * it reaches the end state (to_end), along the model's moves between live
  * states. Arrays of n_states ints from the arena. */

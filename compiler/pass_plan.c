@@ -5,6 +5,8 @@
  * C backend always writes the moves as straight-line code. */
 #include "pass.h"
 
+#include "graph.h"
+
 /* Above this many moves a CUDA kernel writes one position's body once instead
  * of sixteen times: the code would outgrow the instruction cache. */
 enum { GPU_UNROLL_MAX_MOVES = 256 };
@@ -12,28 +14,6 @@ enum { GPU_UNROLL_MAX_MOVES = 256 };
  * registers (thread per sequence); above, registers would spill to local
  * memory, and a block shares the states of one sequence instead. */
 enum { GPU_THREAD_MAX_STATES = 24 };
-
-/* Silent levels: a state taking silent moves sits one level above the
- * highest state it takes them from (level 0 when those take none). */
-static int count_silent_levels(Arena *a, const IrModel *m)
-{
-    int *level = ARENA_ARRAY(a, int, m->n_states);
-    int *takes = ARENA_ARRAY(a, int, m->n_states);
-    for (int t = 0; t < m->n_silent_order; t++)
-        takes[m->silent_order[t]] = 1;
-    int levels = 0;
-    for (int t = 0; t < m->n_silent_order; t++) {
-        int s = m->silent_order[t];
-        for (int i = 0; i < m->n_moves; i++) {
-            const IrMove *mv = &m->moves[i];
-            if (mv->to == s && mv->emission < 0 && takes[mv->from] && level[mv->from] + 1 > level[s])
-                level[s] = level[mv->from] + 1;
-        }
-        if (level[s] + 1 > levels)
-            levels = level[s] + 1;
-    }
-    return levels;
-}
 
 int pass_plan(Program *p, Diag *d)
 {
@@ -56,7 +36,8 @@ int pass_plan(Program *p, Diag *d)
         plan->gpu_unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->gpu_shape = plan->n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                 : GPU_BLOCK_PER_SEQUENCE;
-        plan->silent_levels = count_silent_levels(p->arena, m);
+        plan->silent_levels = graph_silent_levels(p->arena, m, call->alg == ALG_BACKWARD,
+                                                  ARENA_ARRAY(p->arena, int, m->n_states));
         if (p->verbose)
             fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, straight-line C code, "
                     "back pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,
