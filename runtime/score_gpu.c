@@ -154,10 +154,7 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
         if (skip[i])
             continue;
         n++;
-        for (int c = 0; c < r->prog->n_columns; c++) { /* handed over cleared, as at first */
-            w->values[i * r->prog->n_columns + c].score = NAN;
-            hmmrt_buf_reset(&w->values[i * r->prog->n_columns + c].text);
-        }
+        hmmrt_clear_values(r, i); /* handed over cleared, as the first time */
     }
     int status = 0;
     if (n > 0 && !r->gpu_double)
