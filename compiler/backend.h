@@ -10,8 +10,11 @@
 
 /* Writes the whole C program for p; name is the program's name. With gpu, the
  * program also carries the GPU side (hmmrt_gpu.h) whose kernels
- * backend_cuda_write writes. Returns 0 or -1. */
-int backend_c_write(const Program *p, FILE *out, const char *name, int gpu);
+ * backend_cuda_write writes. data_prefix: the absolute path, less suffixes,
+ * of the data files that dense_write_data (backend_dense.h) writes. Returns 0
+ * or -1. */
+int backend_c_write(const Program *p, FILE *out, const char *name, int gpu,
+                    const char *data_prefix);
 /* Writes the CUDA kernels and launchers of p (the .cu beside the .c). */
 int backend_cuda_write(const Program *p, FILE *out, const char *name);
 

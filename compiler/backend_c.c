@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend_dense.h"
 #include "emit.h"
 #include "emit_dp.h"
 
@@ -27,6 +28,7 @@ typedef struct CallWriter {
     int *in_start, *in_order; /* incoming moves per state (the same as dp's) */
     int alphabet;       /* index into the program's alphabets */
     int local_arrays;   /* columns as local arrays (small models) or scratch */
+    const char *data_prefix; /* where the data files are (backend_dense.h) */
 } CallWriter;
 
 enum { LOCAL_ARRAY_MAX_STATES = 64 };
@@ -197,6 +199,15 @@ static void write_paths(CallWriter *w)
     fprintf(o, "};\nstatic const unsigned char c%d_hidden[] = {", c);
     for (int s = 0; s < m->n_states; s++)
         fprintf(o, "%s%d", s ? ", " : "", m->states[s].aux_of >= 0);
+    if (w->call->plan.dense) {
+        fprintf(o, "};\nstatic const unsigned char c%d_state_emits[] = {", c);
+        for (int s = 0; s < m->n_states; s++)
+            fprintf(o, "%s%d", s ? ", " : "", m->states[s].kind == STATE_EMITTING);
+        fprintf(o, "};\nstatic const hmmrt_paths c%d_paths = {%d, c%d_names, c%d_hidden, %d, %d, "
+                   "NULL, NULL, NULL, NULL, NULL, NULL, c%d_state_emits};\n", c, m->n_states, c, c,
+                m->start, m->end, c);
+        return;
+    }
     fprintf(o, "};\nstatic const int c%d_in_start[] = {", c);
     for (int s = 0; s <= m->n_states; s++)
         fprintf(o, "%s%d", s ? ", " : "", w->in_start[s]);
@@ -265,8 +276,12 @@ static void write_run(CallWriter *w)
     emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->alphabet);
     emit_line(w->e, "const int64_t L = seq->length;");
     emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
-    emit_line(w->e, "size_t bytes = %s;",
-              w->local_arrays ? "0" : arena_printf(w->p->arena, "sizeof(double) * %d", 2 * n));
+    if (call->plan.dense)
+        emit_line(w->e, "size_t bytes = (sizeof(double) * 3 + sizeof(int)) * %d;",
+                  w->m->n_states);
+    else
+        emit_line(w->e, "size_t bytes = %s;",
+                  w->local_arrays ? "0" : arena_printf(w->p->arena, "sizeof(double) * %d", 2 * n));
     if (want_table)
         emit_line(w->e, "const size_t table_at = bytes; bytes += sizeof(double) * cells;");
     if (bp_bytes)
@@ -281,8 +296,18 @@ static void write_run(CallWriter *w)
     if (call->alg == ALG_VITERBI) {
         if (bp_bytes)
             emit_line(w->e, "%s *bp = (%s *)(mem + bp_at);", dp_bp_type(bp_bytes), dp_bp_type(bp_bytes));
-        emit_line(w->e, "const double score = c%d_viterbi(x, L, columns, table, %s);", c,
-                  bp_bytes ? "bp" : "NULL");
+        if (call->plan.dense)
+            emit_line(w->e, "const double score = hmmrt_dense_viterbi(&hmmc_c%d_dense, x, L, "
+                            "columns, (int *)(columns + %d), %s, %d);", c, 2 * n,
+                      bp_bytes ? "bp" : "NULL", bp_bytes);
+        else
+            emit_line(w->e, "const double score = c%d_viterbi(x, L, columns, table, %s);", c,
+                      bp_bytes ? "bp" : "NULL");
+    } else if (call->plan.dense) {
+        emit_line(w->e, "const double score = hmmrt_dense_%s(&hmmc_c%d_dense, x, L, columns);",
+                  algorithm_name(call->alg), c);
+        emit_line(w->e, "if (isnan(score))");
+        emit_line(w->e, "    return 1; /* no memory for the probabilities */");
     } else {
         emit_line(w->e, "int64_t scale;");
         emit_line(w->e, "const double score = c%d_%s(x, L, columns, table, &scale);", c,
@@ -318,7 +343,8 @@ static void write_run(CallWriter *w)
     emit_close(w->e, "");
 }
 
-static void write_call(Emitter *e, const Program *p, int index, const int *model_alphabet)
+static void write_call(Emitter *e, const Program *p, int index, const int *model_alphabet,
+                       const char *data_prefix)
 {
     const IrCall *call = &p->calls[index];
     CallWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
@@ -332,11 +358,20 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
     w.local_arrays = w.m->n_states <= LOCAL_ARRAY_MAX_STATES;
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; %d live states, %d moves, %d state%s taking silent moves "
-                    "in order; keeps %s ====", index, call->label, call->plan.n_live, w.m->n_moves,
+                    "in order; keeps %s%s ====", index, call->label, call->plan.n_live, w.m->n_moves,
                  w.m->n_silent_order, w.m->n_silent_order == 1 ? "" : "s",
                  call->storage == STORE_WHOLE_TABLE ? "whole tables"
                  : call->storage == STORE_BACKPOINTERS ? "two columns and back pointers"
-                                                       : "two columns");
+                                                       : "two columns",
+                 call->plan.dense ? "; dense: a vector-matrix product per position" : "");
+    if (call->plan.dense) {
+        dense_write_c_call(e, p, index, data_prefix);
+        if (call->plan.bp_bytes)
+            write_paths(&w);
+        emit_blank(e);
+        write_run(&w);
+        return;
+    }
     write_emission_tables(&w);
     if (call->plan.bp_bytes)
         write_paths(&w);
@@ -354,8 +389,10 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
 
 /* ---- the program: models for the sampler, columns, main -------------------- */
 
-static void write_source_model(Emitter *e, const IrModel *m, int index)
+static void write_source_model(Emitter *e, const Program *p, int model_index, int index,
+                               const char *data_prefix)
 {
+    const IrModel *m = &p->models[model_index];
     FILE *o = e->out;
     char num[32];
     emit_blank(e);
@@ -363,15 +400,25 @@ static void write_source_model(Emitter *e, const IrModel *m, int index)
     fprintf(o, "static const char *const m%d_states[] = {", index);
     for (int s = 0; s < m->n_states; s++)
         fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
-    fprintf(o, "};\nstatic const hmmrt_model_move m%d_moves[] = {\n", index);
-    for (int i = 0; i < m->n_moves; i++) {
-        const IrMove *mv = &m->moves[i];
-        fprintf(o, "    {%d, %d, %d, %s},\n", mv->from, mv->to, mv->emission,
-                emit_double(num, exp(mv->lw_sum)));
+    fprintf(o, "};\n");
+    if (m->n_moves > SOURCE_MOVES_INLINE_MAX) {
+        emit_comment(e, "its %d moves, from %s.m%d.moves", m->n_moves, data_prefix, model_index);
+        emit_line(e, "_Static_assert(sizeof(hmmrt_model_move) == 24, \"the moves file holds "
+                     "24-byte records\");");
+        fprintf(o, "HMMC_INCBIN(hmmrt_model_move, m%d_moves, %s);\n", index,
+                emit_string(arena_printf(p->arena, "%s.m%d.moves", data_prefix, model_index)));
+    } else {
+        fprintf(o, "static const hmmrt_model_move m%d_moves[] = {\n", index);
+        for (int i = 0; i < m->n_moves; i++) {
+            const IrMove *mv = &m->moves[i];
+            fprintf(o, "    {%d, %d, %d, %s},\n", mv->from, mv->to, mv->emission,
+                    emit_double(num, exp(mv->lw_sum)));
+        }
+        if (!m->n_moves)
+            fprintf(o, "    {0, 0, -1, 0.0},\n");
+        fprintf(o, "};\n");
     }
-    if (!m->n_moves)
-        fprintf(o, "    {0, 0, -1, 0.0},\n");
-    fprintf(o, "};\nstatic const double m%d_emissions[] = {", index);
+    fprintf(o, "static const double m%d_emissions[] = {", index);
     for (int em = 0; em < m->n_emissions; em++)
         for (int k = 0; k < m->K; k++)
             fprintf(o, "%s%s", em || k ? ", " : "", emit_double(num, exp(m->emissions[em].logp[k])));
@@ -434,7 +481,8 @@ static void write_gpu_program(Emitter *e, const Program *p, const int *model_alp
 }
 
 static void write_program(Emitter *e, const Program *p, const int *model_alphabet,
-                          const char *const *alphabets, int n_alphabets, const char *name, int gpu)
+                          const char *const *alphabets, int n_alphabets, const char *name, int gpu,
+                          const char *data_prefix)
 {
     FILE *o = e->out;
     /* the models of main, in order of first use */
@@ -444,7 +492,7 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
         if (!used[p->calls[c].model_index]++)
             order[n_used++] = p->calls[c].model_index;
     for (int i = 0; i < n_used; i++)
-        write_source_model(e, &p->models[order[i]], i);
+        write_source_model(e, p, order[i], i, data_prefix);
 
     emit_blank(e);
     emit_comment(e, "==== the program ====");
@@ -505,7 +553,8 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
 
-int backend_c_write(const Program *p, FILE *out, const char *name, int gpu)
+int backend_c_write(const Program *p, FILE *out, const char *name, int gpu,
+                    const char *data_prefix)
 {
     Emitter e = {out, 0};
     /* one alphabet per distinct symbol string among the models of main */
@@ -534,8 +583,12 @@ int backend_c_write(const Program *p, FILE *out, const char *name, int gpu)
     emit_line(&e, "#include \"%s\"", gpu ? "hmmrt_gpu.h" : "hmmrt.h");
     emit_blank(&e);
     emit_line(&e, "static const double LN2 = 0.693147180559945309417232121458176568; /* ln 2 */");
+    if (dense_needs_data(p)) {
+        emit_blank(&e);
+        dense_write_incbin_macro(&e);
+    }
     for (int c = 0; c < p->n_calls; c++)
-        write_call(&e, p, c, model_alphabet);
-    write_program(&e, p, model_alphabet, alphabets, n_alphabets, name, gpu);
+        write_call(&e, p, c, model_alphabet, data_prefix);
+    write_program(&e, p, model_alphabet, alphabets, n_alphabets, name, gpu, data_prefix);
     return ferror(out) ? -1 : 0;
 }

@@ -349,10 +349,17 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include \"hmmrt_gpu.h\"");
     emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
+    int dense = 0;
+    for (int c = 0; c < p->n_calls; c++)
+        dense |= p->calls[c].plan.gpu_shape == GPU_DENSE;
+    if (dense)
+        emit_line(&e, "#include \"hmmrt_dense.cuh\"");
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             continue;
-        if (p->calls[c].plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE)
+        if (p->calls[c].plan.gpu_shape == GPU_DENSE)
+            cuda_write_dense_call(&e, p, c);
+        else if (p->calls[c].plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE)
             cuda_write_block_call(&e, p, c);
         else
             write_call(&e, p, c);

@@ -20,6 +20,9 @@ typedef struct LaunchShape {
  * from the occupancy rules, chosen once per precision) and c<index>_describe. */
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
 
+/* Writes the launcher of call `index` in the dense shape (backend_cuda_dense.c). */
+void cuda_write_dense_call(Emitter *e, const Program *p, int index);
+
 /* Writes tables, kernel and launcher of call `index` in the block-per-sequence shape. */
 void cuda_write_block_call(Emitter *e, const Program *p, int index);
 

@@ -2,6 +2,7 @@
  * --emit-dir, or a temporary one removed afterwards) and builds the program
  * with the C compiler ($CC, default cc) against libhmmrt. */
 #include "backend.h"
+#include "backend_dense.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -183,14 +184,15 @@ static int build_c(const char *source, const BuildOptions *o)
 
 /* Writes one generated source; 0 or -1 with a message. */
 static int write_source(const char *path, const Program *p, const char *name, int cuda_part,
-                        int gpu)
+                        int gpu, const char *data_prefix)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
-    int written = cuda_part ? backend_cuda_write(p, f, name) : backend_c_write(p, f, name, gpu);
+    int written = cuda_part ? backend_cuda_write(p, f, name)
+                            : backend_c_write(p, f, name, gpu, data_prefix);
     if (fclose(f) != 0 || written != 0) {
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
@@ -212,22 +214,34 @@ int build_program(const Program *p, const BuildOptions *o)
         return -1;
     }
     int cuda = strcmp(o->target, "cuda") == 0;
-    char *name = program_name(o->output), *source = NULL, *cu_source = NULL;
-    if (!name || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
-        asprintf(&cu_source, "%s/%s.cu", dir, name) < 0)
+    char *name = program_name(o->output), *source = NULL, *cu_source = NULL, *prefix = NULL;
+    char *absolute = realpath(dir, NULL);
+    if (!name || !absolute || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
+        asprintf(&cu_source, "%s/%s.cu", dir, name) < 0 ||
+        asprintf(&prefix, "%s/%s", absolute, name) < 0)
         return -1;
-    int result = -1;
-    if (write_source(source, p, name, 0, cuda) == 0 &&
-        (!cuda || write_source(cu_source, p, name, 1, 1) == 0))
+    int result = -1, data = dense_needs_data(p);
+    if (data && strpbrk(prefix, "\"\\\n")) {
+        fprintf(stderr, "hmmc: error: the folder %s holds a quote, backslash or newline in its "
+                        "path, which the assembler cannot read: choose another (--emit-dir)\n",
+                absolute);
+    } else if ((!data || dense_write_data(p, prefix) == 0) &&
+               write_source(source, p, name, 0, cuda, prefix) == 0 &&
+               (!cuda || write_source(cu_source, p, name, 1, 1, prefix) == 0)) {
         result = cuda ? build_cuda(source, cu_source, dir, o) : build_c(source, o);
+    }
     if (!o->emit_dir) {
         unlink(source);
         if (cuda)
             unlink(cu_source);
+        if (data)
+            dense_remove_data(p, prefix);
         rmdir(dir);
     }
     free(source);
     free(cu_source);
+    free(prefix);
+    free(absolute);
     free(name);
     return result;
 }

@@ -15,6 +15,16 @@ const char *algorithm_name(Algorithm alg)
     return "?";
 }
 
+const char *gpu_shape_name(GpuShape shape)
+{
+    switch (shape) {
+    case GPU_THREAD_PER_SEQUENCE: return "thread-per-sequence";
+    case GPU_BLOCK_PER_SEQUENCE: return "block-per-sequence";
+    case GPU_DENSE: return "dense";
+    }
+    return "?";
+}
+
 const char *attr_name(unsigned attr)
 {
     switch (attr) {
@@ -162,8 +172,7 @@ void ir_dump(const Program *p, FILE *out)
             fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d gpu %s "
                     "gpu-unroll %d silent-levels %d\n", call->plan.n_live,
                     call->plan.max_in_degree, call->plan.bp_bytes,
-                    call->plan.gpu_shape == GPU_THREAD_PER_SEQUENCE ? "thread-per-sequence"
-                                                                    : "block-per-sequence",
+                    gpu_shape_name(call->plan.gpu_shape),
                     call->plan.gpu_unroll, call->plan.silent_levels);
         dump_model(call->model, out, "  ");
     }

@@ -93,8 +93,10 @@ typedef enum Storage {
 /* Kernel shapes of the CUDA backend (pass_plan.c chooses). */
 typedef enum GpuShape {
     GPU_THREAD_PER_SEQUENCE, /* small models: each thread one sequence, columns in registers */
-    GPU_BLOCK_PER_SEQUENCE   /* larger models: a block per sequence, a thread per state (or
+    GPU_BLOCK_PER_SEQUENCE,  /* larger models: a block per sequence, a thread per state (or
                                 several), columns in shared memory, moves in tables */
+    GPU_DENSE                /* dense models (dense.h): each position of a batch of
+                                sequences is a tiled matrix product */
 } GpuShape;
 
 /* The plan of one call (pass_plan.c). */
@@ -107,6 +109,9 @@ typedef struct IrPlan {
     GpuShape gpu_shape;/* CUDA: how threads share the work */
     int silent_levels; /* GPU_BLOCK_PER_SEQUENCE: levels of silent states (a level
                           depends only on earlier ones: one barrier each) */
+    int dense;         /* the dense shape on both targets (dense.h): the model is a
+                          matrix, evaluated by libhmmrt's matrix code on the CPU and
+                          tiled matrix products on the GPU */
 } IrPlan;
 
 typedef struct IrCall {
@@ -142,6 +147,7 @@ typedef struct Program {
 } Program;
 
 const char *algorithm_name(Algorithm alg);
+const char *gpu_shape_name(GpuShape shape); /* "thread-per-sequence", ... */
 const char *attr_name(unsigned attr); /* "score", "score&", "traceback", "traceback&" */
 
 /* A deep copy of a model into the arena (each call gets its own). */

@@ -5,6 +5,7 @@
  * C backend always writes the moves as straight-line code. */
 #include "pass.h"
 
+#include "dense.h"
 #include "graph.h"
 
 /* Above this many moves a CUDA kernel writes one position's body once instead
@@ -38,6 +39,26 @@ int pass_plan(Program *p, Diag *d)
                                                                 : GPU_BLOCK_PER_SEQUENCE;
         plan->silent_levels = graph_silent_levels(p->arena, m, call->alg == ALG_BACKWARD,
                                                   ARENA_ARRAY(p->arena, int, m->n_states));
+        const char *not_dense = NULL;
+        if (call->storage == STORE_WHOLE_TABLE)
+            not_dense = "whole tables are asked for";
+        if (!not_dense && dense_fits(p->arena, m, &not_dense)) {
+            plan->dense = 1;
+            plan->gpu_shape = GPU_DENSE;
+            plan->gpu_unroll = 1;
+            /* back pointers hold the state the best move came from */
+            if (needs_bp)
+                plan->bp_bytes = m->n_states < 65535 ? 2 : 4;
+            if (p->verbose)
+                fprintf(p->verbose, "hmmc: plan %s: dense (%d live states, %d moves): the model "
+                        "as a matrix, a vector-matrix product per position on the CPU and a "
+                        "tiled matrix product per position over a batch on the GPU, back "
+                        "pointers %d bytes\n", call->label, plan->n_live, m->n_moves,
+                        plan->bp_bytes);
+            continue;
+        }
+        if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
+            fprintf(p->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
         if (p->verbose)
             fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, straight-line C code, "
                     "back pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,

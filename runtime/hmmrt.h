@@ -107,7 +107,9 @@ typedef struct hmmrt_model {
 /* The moves of a compiled call, as the traceback needs them. Back pointers
  * are stored per (position, state) at bp[position * n_states + state]: the
  * index of the best move among the state's incoming moves, all ones (0xff,
- * 0xffff, ...) when the cell has no path. */
+ * 0xffff, ...) when the cell has no path. A dense call (in_moves NULL) stores
+ * the state the best move came from instead, and its moves emit exactly when
+ * they enter a state marked in state_emits. */
 typedef struct hmmrt_paths {
     int n_states;
     const char *const *state_names;
@@ -119,6 +121,7 @@ typedef struct hmmrt_paths {
     const unsigned char *move_emits;
     const int *via_start;         /* states move m stands for: via[via_start[m] .. via_start[m+1]-1] */
     const int *via;
+    const unsigned char *state_emits; /* dense calls only */
 } hmmrt_paths;
 
 /* Writes the best path ending in the end state after `length` symbols: state
@@ -135,6 +138,34 @@ void hmmrt_traceback_table(const hmmrt_paths *p, const void *bp, int bp_bytes, i
  * logs, positions separated by ';', the states in shown[] separated by ','. */
 void hmmrt_buf_table(hmmrt_buf *out, const double *values, int64_t n_positions, int n_states,
                      const int *shown, int n_shown);
+
+/* ---- dense models (runtime/dense.c) --------------------------------------- */
+
+/* A dense call's model as a matrix: emitting states 0..n-1 (model states
+ * state_of[j]), natural logs, -inf where there is no move. The generated
+ * program fills the first block; the rest is made on first use. */
+typedef struct hmmrt_dense {
+    int n, K;                 /* emitting states; alphabet size */
+    int n_states, start, end; /* the model's states (back pointers use its numbering) */
+    const int *state_of;
+    const double *matrix;     /* n x n: matrix[k * n + j] is k -> j */
+    const double *start_w;    /* n: start -> j */
+    const double *end_w;      /* n: j -> end */
+    double start_end;         /* start -> end */
+    const double *emission;   /* K x n: emission[c * n + j] is symbol c from state j */
+    int ready;                /* the probabilities below are made */
+    const double *p_matrix, *p_emission, *p_start, *p_end;
+} hmmrt_dense;
+
+/* ln of the forward or backward score; columns: 3 n doubles of scratch.
+ * NaN when memory for the probabilities ran out. */
+double hmmrt_dense_forward(hmmrt_dense *d, const uint8_t *x, int64_t L, double *columns);
+double hmmrt_dense_backward(hmmrt_dense *d, const uint8_t *x, int64_t L, double *columns);
+/* ln of the viterbi score; columns: 2 n doubles, best_from: n ints of
+ * scratch; bp (or NULL): back pointers of bp_bytes (2 or 4) each, in
+ * hmmrt_paths' layout, holding model states. */
+double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, double *columns,
+                           int *best_from, void *bp, int bp_bytes);
 
 /* ---- a generated program ------------------------------------------------- */
 struct hmmrt_gpu_program;

@@ -15,13 +15,31 @@ static long bp_at(const void *bp, int bp_bytes, size_t cell)
     }
 }
 
-/* The move that leads into (pos, state) on the best path, or -1. */
-static int best_move(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t pos, int state)
+/* One step back along the best path into (pos, state). */
+typedef struct Step {
+    int from;          /* the state it came from */
+    int emits;         /* 1 when the move consumed a symbol */
+    int via_first, via_end; /* the folded states between: via[via_first .. via_end-1] */
+} Step;
+
+/* The step back from (pos, state), or 0 when the cell has no path. A dense
+ * call's back pointer is the state itself (in_moves is NULL); otherwise it
+ * indexes the state's incoming moves. */
+static int step_back(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t pos, int state,
+                     Step *st)
 {
     long k = bp_at(bp, bp_bytes, (size_t)pos * (size_t)p->n_states + (size_t)state);
+    if (!p->in_moves) {
+        if (k < 0 || k >= p->n_states)
+            return 0;
+        *st = (Step){(int)k, p->state_emits[state], 0, 0};
+        return 1;
+    }
     if (k < 0 || k >= p->in_start[state + 1] - p->in_start[state])
-        return -1;
-    return p->in_moves[p->in_start[state] + k];
+        return 0;
+    int m = p->in_moves[p->in_start[state] + k];
+    *st = (Step){p->move_from[m], p->move_emits[m], p->via_start[m], p->via_start[m + 1]};
+    return 1;
 }
 
 typedef struct IntStack {
@@ -59,16 +77,16 @@ int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t 
             ok = 1;
             break;
         }
-        int m = best_move(p, bp, bp_bytes, pos, state);
-        if (m < 0)
+        Step st;
+        if (!step_back(p, bp, bp_bytes, pos, state, &st))
             break;
-        for (int k = p->via_start[m + 1] - 1; k >= p->via_start[m]; k--)
+        for (int k = st.via_end - 1; k >= st.via_first; k--)
             if (push(&rev, p->via[k]) < 0)
                 goto fail;
-        state = p->move_from[m];
+        state = st.from;
         if (push(&rev, state) < 0)
             goto fail;
-        pos -= p->move_emits[m];
+        pos -= st.emits;
         if (pos < 0)
             break;
     }
@@ -95,16 +113,16 @@ static int predecessor(const hmmrt_paths *p, const void *bp, int bp_bytes, int64
 {
     size_t budget = ((size_t)pos + 1) * ((size_t)p->n_states + 1);
     while (budget-- > 0) {
-        int m = best_move(p, bp, bp_bytes, pos, state);
-        if (m < 0)
+        Step st;
+        if (!step_back(p, bp, bp_bytes, pos, state, &st))
             return -1;
-        for (int k = p->via_start[m + 1] - 1; k >= p->via_start[m]; k--)
+        for (int k = st.via_end - 1; k >= st.via_first; k--)
             if (!p->hidden[p->via[k]])
                 return p->via[k];
-        state = p->move_from[m];
+        state = st.from;
         if (!p->hidden[state])
             return state;
-        pos -= p->move_emits[m];
+        pos -= st.emits;
         if (pos < 0)
             return -1;
     }
