@@ -4,6 +4,7 @@
 #   make demo     compile models/casino.hmm and score models/casino.fa
 #   make test     unit, golden, differential, HMMER and CUDA-build tests (installs what is missing)
 #   make models   regenerate models/globin.* from Debian's hmmer2 tutorial data
+#   make dense    the dense example: a random 1,000-state model, compiled and run
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -121,6 +122,12 @@ models: deps
 	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory bin/hmmc
 	@scripts/make-models
+
+# the dense example: a random 1,000-state fully connected model (models/make-dense).
+.PHONY: dense
+dense: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/tools/gendense
+	@models/make-dense 1000 $(BUILD)/dense
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -511,16 +511,28 @@ static int hmmc_dense_run(const hmmrt_dense *d, int alg, hmmc_dense_device *dev,
     return (int)err;
 }
 
-/* The plan line of --timing for a dense call. */
+/* The plan line of --timing for a dense call: the large tile's kernel (the
+ * one long runs use), its 256 threads, registers and occupancy. */
 static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf, size_t len)
 {
     const void *kernel = use_double
         ? (const void *)hmmc_dense_product<double, hmmc_max_plus, 128, 128, 8, 8, 8, false>
         : (const void *)hmmc_dense_product<float, hmmc_max_plus, 128, 128, 8, 8, 8, false>;
-    char shape[96];
-    snprintf(shape, sizeof shape, "dense, %d x %d matrix, tiled products of 128 x 128 or 64 x 64",
-             d->n, d->n);
-    hmmrt_gpu_describe_kernel(kernel, shape, d->n, 0, buf, len);
+    struct cudaFuncAttributes attr;
+    int device = 0, blocks = 0, most = 1;
+    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, 256, 0) != cudaSuccess) {
+        snprintf(buf, len, "dense (no attributes: %s)", cudaGetErrorString(cudaGetLastError()));
+        return;
+    }
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&most, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+    snprintf(buf, len,
+             "dense, %d x %d matrix, one tiled product per position (128 x 128 tiles, 8 x 8 a "
+             "thread; 64 x 64 for small batches and tracebacks), block 256, %d registers, %zu "
+             "bytes shared, %zu bytes local (spilled), occupancy %.0f%%",
+             d->n, d->n, attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes,
+             100.0 * blocks * 256 / most);
 }
 
 #endif

@@ -770,6 +770,62 @@ static void test_plan_code_shape_by_model_size(void **state)
     assert_int_equal(plan_of_fan(129).gpu_unroll, 1);
 }
 
+/* n emitting states; pair (i, j) joined when (3 i + 7 j) % 20 < tenths * 2
+ * (a share of tenths / 10 of the pairs); main as given. */
+static const char *dense_source(Arena *a, int n, int tenths, const char *main_block)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    fprintf(f, "hmm d {\n alphabet [x, y];\n startstate s;\n endstate e;\n"
+               " emission em = [0.5, 0.5];\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, " state q%d emits em;\n s -> q%d 0.01;\n q%d -> e 0.01;\n", i, i, i);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if ((3 * i + 7 * j) % 20 < tenths * 2)
+                fprintf(f, " q%d -> q%d 0.001;\n", i, j);
+    fprintf(f, "}\n%s", main_block);
+    fclose(f);
+    const char *src = arena_strdup(a, text);
+    free(text);
+    return src;
+}
+
+static IrPlan plan_of_dense(int n, int tenths, const char *main_block)
+{
+    Arena scratch;
+    arena_init(&scratch);
+    Compiled c;
+    Program *p = compile_through(&c, dense_source(&scratch, n, tenths, main_block), "plan",
+                                 FOLD_ON);
+    IrPlan plan = p->calls[0].plan;
+    compiled_free(&c);
+    arena_free(&scratch);
+    return plan;
+}
+
+static void test_plan_dense_shape(void **state)
+{
+    const char *score = "main { print viterbi(new d()).score; }\n";
+    const char *traceback = "main { print viterbi(new d()).traceback; }\n";
+    const char *table = "main { print forward(new d()).score&; }\n";
+    /* 128 emitting states, every pair joined: dense, on both targets */
+    IrPlan plan = plan_of_dense(128, 10, score);
+    assert_true(plan.dense);
+    assert_int_equal(plan.gpu_shape, GPU_DENSE);
+    assert_int_equal(plan.bp_bytes, 0);
+    /* one state fewer, or fewer than half of the pairs joined: not dense */
+    assert_false(plan_of_dense(127, 10, score).dense);
+    assert_false(plan_of_dense(128, 4, score).dense);
+    assert_true(plan_of_dense(128, 6, score).dense);
+    /* tracebacks keep the source state: 16 bits */
+    assert_int_equal(plan_of_dense(128, 10, traceback).bp_bytes, 2);
+    /* whole tables are the straight-line code's */
+    assert_false(plan_of_dense(128, 10, table).dense);
+}
+
 static void test_plan_counts_live_states(void **state)
 {
     Compiled c;
@@ -1204,6 +1260,7 @@ int main(void)
         cmocka_unit_test(test_plan_back_pointer_width),
         cmocka_unit_test(test_plan_code_shape_by_model_size),
         cmocka_unit_test(test_plan_counts_live_states),
+        cmocka_unit_test(test_plan_dense_shape),
         cmocka_unit_test(test_scc_of_a_small_graph),
         cmocka_unit_test(test_scc_of_a_graph_without_edges_and_a_dag),
         cmocka_unit_test(test_scc_of_long_chains_does_not_recurse),
