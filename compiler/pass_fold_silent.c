@@ -232,6 +232,13 @@ static void folder_finish(Folder *f)
  * neighbours' counts, so they are looked at again. */
 static int fold_model(Arena *a, IrModel *m)
 {
+    /* nothing to fold (a dense model, say, silent only in its start and
+       end): spare building the move buckets, the pass's main cost */
+    int candidates = 0;
+    for (int s = 0; s < m->n_states && !candidates; s++)
+        candidates = !m->states[s].folded && m->states[s].kind == STATE_SILENT;
+    if (!candidates)
+        return 0;
     Folder f;
     folder_init(&f, a, m);
     int n = m->n_states, folded = 0;
