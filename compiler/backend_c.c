@@ -175,8 +175,7 @@ static void write_viterbi(CallWriter *w)
         emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", m->n_states);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
     }
-    dp_viterbi_emitting(&w->dp);
-    dp_viterbi_silent(&w->dp);
+    dp_viterbi_position(&w->dp);
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table + (size_t)(i + 1) * %d, cur, sizeof(double) * %d);",
               m->n_states, m->n_states);

@@ -38,6 +38,10 @@ void dp_backward_silent(DpWriter *w);
 void dp_viterbi_emitting(DpWriter *w);
 /* Viterbi: silent moves in order. */
 void dp_viterbi_silent(DpWriter *w);
+/* Viterbi: both of the above for one position, each silent state written as
+ * soon as what it reads is final (the same values, in an order that lets a
+ * chain of silent states overlap the emitting states' work). */
+void dp_viterbi_position(DpWriter *w);
 /* The emission tables the model's moves use, numbered in order of first use:
  * table_of[emission] is its number or -1 (unused); emission_of[number] is the
  * emission. Returns how many are used. Arrays from the arena. */
