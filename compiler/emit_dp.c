@@ -16,6 +16,8 @@ void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m)
     w->literal = "%s";
     w->value_type = "double";
     ir_incoming(a, m, &w->in_start, &w->in_order);
+    int *emission_of;
+    dp_emission_tables(a, m, &w->table_of, &emission_of);
     int *start = ARENA_ARRAY(a, int, m->n_states + 1);
     int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
     int *fill = ARENA_ARRAY(a, int, m->n_states);
@@ -80,6 +82,15 @@ void dp_column_sum(DpWriter *w, const char *target)
     fprintf(w->e->out, "%s;\n", terms ? "" : " 0");
 }
 
+/* The value of emission em at the current symbol: PREFIX<em>[c], or
+ * ROW[table number] when the writer reads a row per symbol. */
+static const char *emission(const DpWriter *w, const char *prefix, int em)
+{
+    if (w->emission_row)
+        return arena_printf(w->arena, "%s[%d]", w->emission_row, w->table_of[em]);
+    return arena_printf(w->arena, "%s%d[c]", prefix, em);
+}
+
 /* A product weight * column[state], with the weight left out when it is 1. */
 static void write_term(const DpWriter *w, int first, double lw, const char *column, int state)
 {
@@ -109,7 +120,7 @@ void dp_forward_emitting(DpWriter *w)
             const IrMove *first = &m->moves[w->in_order[k]];
             if (first->emission < 0 || done[w->in_order[k]])
                 continue;
-            fprintf(o, "%s %s%d[c] * (", groups++ ? " +" : "", w->prob_table, first->emission);
+            fprintf(o, "%s %s * (", groups++ ? " +" : "", emission(w, w->prob_table, first->emission));
             int terms = 0;
             for (int j = k; j < w->in_start[q + 1]; j++) {
                 const IrMove *mv = &m->moves[w->in_order[j]];
@@ -155,7 +166,7 @@ void dp_backward_emitting(DpWriter *w)
             const IrMove *mv = &m->moves[w->out_order[k]];
             if (mv->emission < 0)
                 continue;
-            fprintf(w->e->out, "%s %s%d[c] * ", terms ? " +" : "", w->prob_table, mv->emission);
+            fprintf(w->e->out, "%s %s * ", terms ? " +" : "", emission(w, w->prob_table, mv->emission));
             write_literal(w, exp(mv->lw_sum));
             fprintf(w->e->out, " * prev[%d]", mv->to);
             terms++;
@@ -285,12 +296,12 @@ static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
         }
         if (!w->back_pointers && n_groups == 1) {
             write_best_of(w, "best", terms, n, 0);
-            emit_line(w->e, "cur[%d] = best + %s%d[c];", q, w->log_table, first->emission);
+            emit_line(w->e, "cur[%d] = best + %s;", q, emission(w, w->log_table, first->emission));
             break;
         }
         if (!w->back_pointers)
             write_best_of(w, "group", terms, n, 0);
-        emit_line(w->e, "group += %s%d[c];", w->log_table, first->emission);
+        emit_line(w->e, "group += %s;", emission(w, w->log_table, first->emission));
         if (w->back_pointers)
             emit_line(w->e, "if (group > best) { best = group; bp[%d] = arg; }", q);
         else if (groups == 0)

@@ -17,6 +17,9 @@ typedef struct DpWriter {
     int *out_start, *out_order; /* moves out of each state */
     const char *prob_table;     /* emission tables as probabilities: PREFIX<index>[c] */
     const char *log_table;      /* ... and as logs (viterbi) */
+    const char *emission_row;   /* when set, emissions are read as ROW[t] instead, t the
+                                   table's number (dp_emission_tables): a row per symbol */
+    int *table_of;              /* emission -> table number (dp_emission_tables) */
     const char *literal;        /* printf format around a number literal: "%s" or "(real)%s" */
     const char *value_type;     /* the type of a column value: "double", or "real" in kernels */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
