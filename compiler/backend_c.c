@@ -35,25 +35,39 @@ enum { LOCAL_ARRAY_MAX_STATES = 64 };
 
 /* ---- emission tables ------------------------------------------------------ */
 
-/* The emission tables a call uses, as probabilities (forward, backward) or logs (viterbi). */
+/* The emission tables a call uses, as probabilities (forward, backward) or
+ * logs (viterbi), as one row per symbol: a position reads the row of its
+ * symbol, whose entries lie next to each other (a few cache lines, where a
+ * table per emission would touch one line per table). */
 static void write_emission_tables(CallWriter *w)
 {
     const IrModel *m = w->m;
+    FILE *o = w->e->out;
     int in_logs = w->call->alg == ALG_VITERBI;
     char num[32];
     int *table_of, *emission_of;
-    dp_emission_tables(w->p->arena, m, &table_of, &emission_of);
-    for (int em = 0; em < m->n_emissions; em++) {
-        if (table_of[em] < 0)
-            continue;
-        fprintf(w->e->out, "static const double c%d_%s%d[%d] = {", w->index, in_logs ? "le" : "e",
-                em, m->K);
-        for (int k = 0; k < m->K; k++) {
-            double lp = m->emissions[em].logp[k];
-            fprintf(w->e->out, "%s%s", k ? ", " : "", emit_double(num, in_logs ? lp : exp(lp)));
+    int n = dp_emission_tables(w->p->arena, m, &table_of, &emission_of);
+    const char *name = in_logs ? w->dp.log_table : w->dp.prob_table;
+    int width = fprintf(o, "/* %s[c][t]: emission table t at symbol c; the tables:", name);
+    for (int t = 0; t < n; t++) {
+        const char *entry = arena_printf(w->p->arena, " %d %s%s", t,
+                                         m->emissions[emission_of[t]].name, t + 1 < n ? "," : "");
+        if (width + (int)strlen(entry) > 96) {
+            fprintf(o, "\n  ");
+            width = 2;
         }
-        fprintf(w->e->out, "}; /* %s */\n", m->emissions[em].name);
+        width += fprintf(o, "%s", entry);
     }
+    fprintf(o, " */\nstatic const double %s[%d][%d] = {\n", name, m->K ? m->K : 1, n ? n : 1);
+    for (int k = 0; k < m->K; k++) {
+        fprintf(o, "    {");
+        for (int t = 0; t < n; t++) {
+            double lp = m->emissions[emission_of[t]].logp[k];
+            fprintf(o, "%s%s", t ? ", " : "", emit_double(num, in_logs ? lp : exp(lp)));
+        }
+        fprintf(o, "%s}, /* '%c' */\n", n ? "" : "0", m->symbols[k]);
+    }
+    fprintf(o, "%s};\n", m->K ? "" : "    {0},\n");
 }
 
 /* ---- forward -------------------------------------------------------------- */
@@ -130,7 +144,7 @@ static void write_sum(CallWriter *w, int backward)
     else
         emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
     write_swap(w);
-    emit_line(w->e, "const int c = x[i];");
+    emit_line(w->e, "const double *row = %s[x[i]]; /* the emissions at x[i] */", w->dp.prob_table);
     if (backward)
         dp_backward_emitting(&w->dp);
     else
@@ -172,13 +186,12 @@ static void write_viterbi(CallWriter *w)
     emit_line(w->e, "    memcpy(table, cur, sizeof(double) * %d);", m->n_states);
     emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
     write_swap(w);
-    emit_line(w->e, "const int c = x[i];");
+    emit_line(w->e, "const double *row = %s[x[i]]; /* the emissions at x[i] */", w->dp.log_table);
     if (bytes) {
         emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", m->n_states);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
     }
-    dp_viterbi_emitting(&w->dp);
-    dp_viterbi_silent(&w->dp);
+    dp_viterbi_position(&w->dp);
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table + (size_t)(i + 1) * %d, cur, sizeof(double) * %d);",
               m->n_states, m->n_states);
@@ -351,6 +364,7 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
     dp_writer_init(&w.dp, e, p->arena, w.m);
     w.dp.prob_table = arena_printf(p->arena, "c%d_e", index);
     w.dp.log_table = arena_printf(p->arena, "c%d_le", index);
+    w.dp.emission_row = "row";
     w.dp.back_pointers = call->plan.bp_bytes > 0;
     w.in_start = w.dp.in_start;
     w.in_order = w.dp.in_order;

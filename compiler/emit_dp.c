@@ -16,6 +16,8 @@ void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m)
     w->literal = "%s";
     w->value_type = "double";
     ir_incoming(a, m, &w->in_start, &w->in_order);
+    int *emission_of;
+    dp_emission_tables(a, m, &w->table_of, &emission_of);
     int *start = ARENA_ARRAY(a, int, m->n_states + 1);
     int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
     int *fill = ARENA_ARRAY(a, int, m->n_states);
@@ -80,6 +82,15 @@ void dp_column_sum(DpWriter *w, const char *target)
     fprintf(w->e->out, "%s;\n", terms ? "" : " 0");
 }
 
+/* The value of emission em at the current symbol: PREFIX<em>[c], or
+ * ROW[table number] when the writer reads a row per symbol. */
+static const char *emission(const DpWriter *w, const char *prefix, int em)
+{
+    if (w->emission_row)
+        return arena_printf(w->arena, "%s[%d]", w->emission_row, w->table_of[em]);
+    return arena_printf(w->arena, "%s%d[c]", prefix, em);
+}
+
 /* A product weight * column[state], with the weight left out when it is 1. */
 static void write_term(const DpWriter *w, int first, double lw, const char *column, int state)
 {
@@ -109,7 +120,7 @@ void dp_forward_emitting(DpWriter *w)
             const IrMove *first = &m->moves[w->in_order[k]];
             if (first->emission < 0 || done[w->in_order[k]])
                 continue;
-            fprintf(o, "%s %s%d[c] * (", groups++ ? " +" : "", w->prob_table, first->emission);
+            fprintf(o, "%s %s * (", groups++ ? " +" : "", emission(w, w->prob_table, first->emission));
             int terms = 0;
             for (int j = k; j < w->in_start[q + 1]; j++) {
                 const IrMove *mv = &m->moves[w->in_order[j]];
@@ -155,7 +166,7 @@ void dp_backward_emitting(DpWriter *w)
             const IrMove *mv = &m->moves[w->out_order[k]];
             if (mv->emission < 0)
                 continue;
-            fprintf(w->e->out, "%s %s%d[c] * ", terms ? " +" : "", w->prob_table, mv->emission);
+            fprintf(w->e->out, "%s %s * ", terms ? " +" : "", emission(w, w->prob_table, mv->emission));
             write_literal(w, exp(mv->lw_sum));
             fprintf(w->e->out, " * prev[%d]", mv->to);
             terms++;
@@ -182,86 +193,222 @@ void dp_backward_silent(DpWriter *w)
     }
 }
 
-/* cur[q] = best over emitting moves into q; the back pointer is the index of
- * the best move among q's incoming moves. */
-/* Viterbi, one state: for each emission table of its incoming moves, the best
- * prev[from] + weight over that table's moves, plus the table's value once;
- * the best of those. With back pointers, the index (among q's incoming moves)
- * of the best move; it stays "none" when every candidate is -inf. */
-void dp_viterbi_emitting(DpWriter *w)
+/* ---- viterbi --------------------------------------------------------------- */
+
+/* Maxima over this many terms or more are spread over MAX_LANES running
+ * maxima (max is exact and does not depend on order, so this changes no
+ * value), which breaks the chain of dependent max instructions. */
+enum { MANY_TERMS = 8, MAX_LANES = 4 };
+
+/* "target = max(terms)" (or "target = max(target, terms)" when keep is set)
+ * for the score-only case, branch-free: `v > best ? v : best` is one max
+ * instruction. The caller has declared `v`. */
+static void write_best_of(DpWriter *w, const char *target, char **terms, int n, int keep)
+{
+    if (n < MANY_TERMS) {
+        for (int i = 0; i < n; i++) {
+            if (i == 0 && !keep) {
+                emit_line(w->e, "%s = %s;", target, terms[i]);
+                continue;
+            }
+            emit_line(w->e, "v = %s;", terms[i]);
+            emit_line(w->e, "%s = v > %s ? v : %s;", target, target, target);
+        }
+        return;
+    }
+    emit_open(w->e, "/* %d terms, over %d running maxima */", n, MAX_LANES);
+    for (int l = 0; l < MAX_LANES; l++)
+        emit_line(w->e, "%s lane%d = %s;", w->value_type, l, terms[l]);
+    for (int i = MAX_LANES; i < n; i++) {
+        int l = i % MAX_LANES;
+        emit_line(w->e, "v = %s;", terms[i]);
+        emit_line(w->e, "lane%d = v > lane%d ? v : lane%d;", l, l, l);
+    }
+    for (int step = 1; step < MAX_LANES; step *= 2)
+        for (int l = 0; l + step < MAX_LANES; l += 2 * step)
+            emit_line(w->e, "lane%d = lane%d > lane%d ? lane%d : lane%d;", l, l + step, l, l + step, l);
+    if (keep)
+        emit_line(w->e, "%s = lane0 > %s ? lane0 : %s;", target, target, target);
+    else
+        emit_line(w->e, "%s = lane0;", target);
+    emit_close(w->e, "");
+}
+
+static int has_emitting_moves(const DpWriter *w, int q)
+{
+    for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++)
+        if (w->m->moves[w->in_order[k]].emission >= 0)
+            return 1;
+    return 0;
+}
+
+/* Viterbi, the emitting moves into one state q: for each emission table of
+ * its incoming moves, the best prev[from] + weight over that table's moves,
+ * plus the table's value once; the best of those. With back pointers, the
+ * index (among q's incoming moves) of the best move; it stays "none" when
+ * every candidate is -inf. */
+static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
 {
     const IrModel *m = w->m;
     char num[64];
-    int *done = ARENA_ARRAY(w->arena, int, m->n_moves ? m->n_moves : 1);
-    for (int q = 0; q < m->n_states; q++) {
-        if (!dp_live(m, q))
-            continue;
-        int any = 0;
-        for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++)
-            any |= m->moves[w->in_order[k]].emission >= 0;
-        if (!any) {
-            emit_line(w->e, "cur[%d] = -INFINITY; /* %s */", q, m->states[q].name);
-            continue;
-        }
-        emit_open(w->e, "/* %s */", m->states[q].name);
-        emit_line(w->e, "%s best = -INFINITY, group, v;", w->value_type);
-        if (w->back_pointers)
-            emit_line(w->e, "int arg;");
-        for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
-            const IrMove *first = &m->moves[w->in_order[k]];
-            if (first->emission < 0 || done[w->in_order[k]])
-                continue;
-            int n = 0;
-            for (int j = k; j < w->in_start[q + 1]; j++) {
-                const IrMove *mv = &m->moves[w->in_order[j]];
-                if (mv->emission != first->emission)
-                    continue;
-                done[w->in_order[j]] = 1;
-                const char *sum = arena_printf(w->arena, "prev[%d] + %s", mv->from,
-                                               literal(w, num, mv->lw_max));
-                if (n++ == 0) {
-                    emit_line(w->e, "group = %s;", sum);
-                    if (w->back_pointers)
-                        emit_line(w->e, "arg = %d;", j - w->in_start[q]);
-                    continue;
-                }
-                emit_line(w->e, "v = %s;", sum);
-                if (w->back_pointers)
-                    emit_line(w->e, "if (v > group) { group = v; arg = %d; }", j - w->in_start[q]);
-                else
-                    emit_line(w->e, "group = v > group ? v : group;");
-            }
-            emit_line(w->e, "group += %s%d[c];", w->log_table, first->emission);
-            if (w->back_pointers)
-                emit_line(w->e, "if (group > best) { best = group; bp[%d] = arg; }", q);
-            else
-                emit_line(w->e, "best = group > best ? group : best;");
-        }
-        emit_line(w->e, "cur[%d] = best;", q);
-        emit_close(w->e, "");
+    if (!has_emitting_moves(w, q)) {
+        emit_line(w->e, "cur[%d] = -INFINITY; /* %s */", q, m->states[q].name);
+        return;
     }
+    emit_open(w->e, "/* %s */", m->states[q].name);
+    if (w->back_pointers) {
+        emit_line(w->e, "%s best = -INFINITY, group, v;", w->value_type);
+        emit_line(w->e, "int arg;");
+    } else {
+        emit_line(w->e, "%s best, group, v;", w->value_type);
+    }
+    char **terms = ARENA_ARRAY(w->arena, char *, w->in_start[q + 1] - w->in_start[q]);
+    int groups = 0, n_groups = 0;
+    for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
+        int em = m->moves[w->in_order[k]].emission, seen = 0;
+        for (int j = w->in_start[q]; j < k; j++)
+            seen |= m->moves[w->in_order[j]].emission == em;
+        n_groups += em >= 0 && !seen;
+    }
+    for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
+        const IrMove *first = &m->moves[w->in_order[k]];
+        if (first->emission < 0 || done[w->in_order[k]])
+            continue;
+        int n = 0;
+        for (int j = k; j < w->in_start[q + 1]; j++) {
+            const IrMove *mv = &m->moves[w->in_order[j]];
+            if (mv->emission != first->emission)
+                continue;
+            done[w->in_order[j]] = 1;
+            terms[n] = arena_printf(w->arena, "prev[%d] + %s", mv->from,
+                                    literal(w, num, mv->lw_max));
+            if (!w->back_pointers) {
+                n++;
+                continue;
+            }
+            if (n++ == 0) {
+                emit_line(w->e, "group = %s;", terms[0]);
+                emit_line(w->e, "arg = %d;", j - w->in_start[q]);
+            } else {
+                emit_line(w->e, "v = %s;", terms[n - 1]);
+                emit_line(w->e, "if (v > group) { group = v; arg = %d; }", j - w->in_start[q]);
+            }
+        }
+        if (!w->back_pointers && n_groups == 1) {
+            write_best_of(w, "best", terms, n, 0);
+            emit_line(w->e, "cur[%d] = best + %s;", q, emission(w, w->log_table, first->emission));
+            break;
+        }
+        if (!w->back_pointers)
+            write_best_of(w, "group", terms, n, 0);
+        emit_line(w->e, "group += %s;", emission(w, w->log_table, first->emission));
+        if (w->back_pointers)
+            emit_line(w->e, "if (group > best) { best = group; bp[%d] = arg; }", q);
+        else if (groups == 0)
+            emit_line(w->e, "best = group;");
+        else
+            emit_line(w->e, "best = group > best ? group : best;");
+        groups++;
+    }
+    if (w->back_pointers || n_groups > 1)
+        emit_line(w->e, "cur[%d] = best;", q);
+    emit_line(w->e, "(void)group, (void)v;");
+    emit_close(w->e, "");
+}
+
+/* Viterbi, the silent moves into one state s, after its emitting moves:
+ * cur[s] = max(cur[s], cur[from] + weight). Score only: the maximum is
+ * built in a local and stored once; a state without emitting moves starts
+ * from its first silent move (its emitting value is -inf) when `fresh`. */
+static void write_viterbi_silent_state(DpWriter *w, int s, int fresh)
+{
+    const IrModel *m = w->m;
+    char num[64];
+    emit_open(w->e, "/* %s */", m->states[s].name);
+    if (w->back_pointers)
+        emit_line(w->e, "%s v;", w->value_type);
+    else
+        emit_line(w->e, "%s v, best%s;", w->value_type,
+                  fresh ? "" : arena_printf(w->arena, " = cur[%d]", s));
+    char **terms = ARENA_ARRAY(w->arena, char *, w->in_start[s + 1] - w->in_start[s]);
+    int n = 0;
+    for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
+        const IrMove *mv = &m->moves[w->in_order[k]];
+        if (mv->emission >= 0)
+            continue;
+        terms[n] = arena_printf(w->arena, "cur[%d] + %s", mv->from, literal(w, num, mv->lw_max));
+        if (w->back_pointers) {
+            emit_line(w->e, "v = %s;", terms[n]);
+            emit_line(w->e, "if (v > cur[%d]) { cur[%d] = v; bp[%d] = %d; }", s, s, s,
+                      k - w->in_start[s]);
+        }
+        n++;
+    }
+    if (!w->back_pointers) {
+        write_best_of(w, "best", terms, n, !fresh);
+        emit_line(w->e, "cur[%d] = best;", s);
+        emit_line(w->e, "(void)v;");
+    }
+    emit_close(w->e, "");
+}
+
+void dp_viterbi_emitting(DpWriter *w)
+{
+    const IrModel *m = w->m;
+    int *done = ARENA_ARRAY(w->arena, int, m->n_moves ? m->n_moves : 1);
+    for (int q = 0; q < m->n_states; q++)
+        if (dp_live(m, q))
+            write_viterbi_emitting_state(w, q, done);
 }
 
 void dp_viterbi_silent(DpWriter *w)
 {
     const IrModel *m = w->m;
-    char num[64];
-    for (int t = 0; t < m->n_silent_order; t++) {
-        int s = m->silent_order[t];
-        emit_open(w->e, "/* %s */", m->states[s].name);
-        emit_line(w->e, "%s v;", w->value_type);
-        for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
-            const IrMove *mv = &m->moves[w->in_order[k]];
-            if (mv->emission >= 0)
-                continue;
-            emit_line(w->e, "v = cur[%d] + %s;", mv->from, literal(w, num, mv->lw_max));
-            if (w->back_pointers)
-                emit_line(w->e, "if (v > cur[%d]) { cur[%d] = v; bp[%d] = %d; }", s, s, s,
-                          k - w->in_start[s]);
-            else
-                emit_line(w->e, "if (v > cur[%d]) cur[%d] = v;", s, s);
-        }
-        emit_close(w->e, "");
-    }
+    for (int t = 0; t < m->n_silent_order; t++)
+        write_viterbi_silent_state(w, m->silent_order[t], 0);
 }
 
+/* One position as the two functions above compute it, in another order:
+ * each silent state (in the silent order) is written as soon as the values
+ * it reads are final, instead of after every emitting state. A chain of
+ * silent states (a profile's deletes) then runs beside the emitting states'
+ * work instead of after it: the processor overlaps the two. The statements
+ * and the values are the same; only their order changes. */
+void dp_viterbi_position(DpWriter *w)
+{
+    const IrModel *m = w->m;
+    int *done = ARENA_ARRAY(w->arena, int, m->n_moves ? m->n_moves : 1);
+    int *is_final = ARENA_ARRAY(w->arena, int, m->n_states);
+    int *is_silent = ARENA_ARRAY(w->arena, int, m->n_states);
+    int *emitted = ARENA_ARRAY(w->arena, int, m->n_states);
+    for (int t = 0; t < m->n_silent_order; t++)
+        is_silent[m->silent_order[t]] = 1;
+    int next = 0; /* the next silent state to write */
+    for (int q = 0; q <= m->n_states; q++) {
+        if (q < m->n_states && dp_live(m, q)) {
+            /* a state taking silent moves but no emitting ones is written
+             * whole when its turn in the silent order comes */
+            if (has_emitting_moves(w, q) || !is_silent[q])
+                write_viterbi_emitting_state(w, q, done);
+            emitted[q] = 1;
+            is_final[q] = !is_silent[q];
+        }
+        for (; next < m->n_silent_order; next++) {
+            int s = m->silent_order[next], ready = 1;
+            int fresh = !has_emitting_moves(w, s);
+            if (!fresh && !emitted[s])
+                break;
+            /* after the last emitting state everything is ready */
+            for (int k = w->in_start[s]; k < w->in_start[s + 1] && ready && q < m->n_states; k++) {
+                const IrMove *mv = &m->moves[w->in_order[k]];
+                ready = mv->emission >= 0 || is_final[mv->from];
+            }
+            if (!ready)
+                break;
+            if (fresh && w->back_pointers)
+                write_viterbi_emitting_state(w, s, done); /* cur[s] = -INFINITY */
+            write_viterbi_silent_state(w, s, fresh && !w->back_pointers);
+            is_final[s] = 1;
+        }
+    }
+}

@@ -17,6 +17,9 @@ typedef struct DpWriter {
     int *out_start, *out_order; /* moves out of each state */
     const char *prob_table;     /* emission tables as probabilities: PREFIX<index>[c] */
     const char *log_table;      /* ... and as logs (viterbi) */
+    const char *emission_row;   /* when set, emissions are read as ROW[t] instead, t the
+                                   table's number (dp_emission_tables): a row per symbol */
+    int *table_of;              /* emission -> table number (dp_emission_tables) */
     const char *literal;        /* printf format around a number literal: "%s" or "(real)%s" */
     const char *value_type;     /* the type of a column value: "double", or "real" in kernels */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
@@ -38,6 +41,10 @@ void dp_backward_silent(DpWriter *w);
 void dp_viterbi_emitting(DpWriter *w);
 /* Viterbi: silent moves in order. */
 void dp_viterbi_silent(DpWriter *w);
+/* Viterbi: both of the above for one position, each silent state written as
+ * soon as what it reads is final (the same values, in an order that lets a
+ * chain of silent states overlap the emitting states' work). */
+void dp_viterbi_position(DpWriter *w);
 /* The emission tables the model's moves use, numbered in order of first use:
  * table_of[emission] is its number or -1 (unused); emission_of[number] is the
  * emission. Returns how many are used. Arrays from the arena. */
