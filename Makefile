@@ -96,8 +96,14 @@ unit: $(UNIT_BIN)
 golden: bin/hmmc
 	@tests/golden/run
 
+# The differential test three ways: every model as pass_plan shapes it; every
+# model with the C table shape forced, which must print the straight-line
+# shape's numbers digit for digit; and random models of thousands of states.
 differential: all $(TOOL_BIN)
 	@tests/differential/run
+	@DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table DIFF_EXACT_OPTIONS=--c-shape=straight \
+		tests/differential/run
+	@tests/differential/large
 
 test: deps
 	@scripts/install-hmmer

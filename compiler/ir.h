@@ -97,6 +97,13 @@ typedef enum GpuShape {
                                 several), columns in shared memory, moves in tables */
 } GpuShape;
 
+/* Code shapes of the C backend (pass_plan.c chooses; --c-shape forces one). */
+typedef enum CShape {
+    C_SHAPE_AUTO = 0,  /* Program.c_shape only: let the plan choose */
+    C_SHAPE_STRAIGHT,  /* every move a statement (emit_dp.c): fast to run, slow to compile */
+    C_SHAPE_TABLE      /* the moves in static tables, one loop per phase (backend_c_table.c) */
+} CShape;
+
 /* The plan of one call (pass_plan.c). */
 typedef struct IrPlan {
     int n_live;        /* states not folded */
@@ -107,6 +114,7 @@ typedef struct IrPlan {
     GpuShape gpu_shape;/* CUDA: how threads share the work */
     int silent_levels; /* GPU_BLOCK_PER_SEQUENCE: levels of silent states (a level
                           depends only on earlier ones: one barrier each) */
+    CShape c_shape;    /* C backend: straight-line or table */
 } IrPlan;
 
 typedef struct IrCall {
@@ -139,6 +147,7 @@ typedef struct Program {
     IrPrint *prints;  /* in program order */
     FILE *verbose;    /* where passes explain their decisions (-v), or NULL */
     int fold_silent;  /* fold silent states where it pays (off with --no-fold) */
+    CShape c_shape;   /* --c-shape: the C shape of every call, or C_SHAPE_AUTO */
 } Program;
 
 const char *algorithm_name(Algorithm alg);
