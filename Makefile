@@ -78,9 +78,10 @@ $(BUILD)/libhmmrt.a: $(RUNTIME_O)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+# hmmc -v shares the runtime's occupancy rules (runtime/occupancy_rules.c).
 bin/hmmc: $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a -lm
+	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/runtime/occupancy_rules.o -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
