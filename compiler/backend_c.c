@@ -1,8 +1,9 @@
 /* backend_c.c: the C backend. For every call of main it writes a C function
  * specialised to the call's model (its moves and weights written into the
  * code as straight-line statements, its emissions as tables indexed by the
- * symbol) and to what the call prints (two columns, back pointers, or whole
- * tables), in double precision:
+ * symbol; or, for large models, the moves as tables that one loop per phase
+ * walks: backend_c_table.c) and to what the call prints (two columns, back
+ * pointers, or whole tables), in double precision:
  *   forward, backward: probabilities, each column rescaled by a power of two
  *                      when it leaves [2^-256, 2^256] (exact: a power of two
  *                      changes no digit), the exponents summed;
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "backend_dense.h"
+#include "backend_c_table.h"
 #include "emit.h"
 #include "emit_dp.h"
 
@@ -25,6 +27,7 @@ typedef struct CallWriter {
     int index;          /* call number: names are c<index>_... */
     const IrModel *m;
     DpWriter dp;        /* the statements of one position */
+    const PositionWriter *position; /* in the call's shape: straight-line or table */
     int *in_start, *in_order; /* incoming moves per state (the same as dp's) */
     int alphabet;       /* index into the program's alphabets */
     int local_arrays;   /* columns as local arrays (small models) or scratch */
@@ -32,6 +35,11 @@ typedef struct CallWriter {
 } CallWriter;
 
 enum { LOCAL_ARRAY_MAX_STATES = 64 };
+
+static const PositionWriter position_straight_line = {
+    dp_forward_emitting, dp_forward_silent, dp_backward_emitting, dp_backward_silent,
+    dp_viterbi_emitting, dp_viterbi_silent, dp_column_sum, dp_viterbi_position,
+};
 
 /* ---- emission tables ------------------------------------------------------ */
 
@@ -76,7 +84,7 @@ static void write_emission_tables(CallWriter *w)
 static void write_rescale(CallWriter *w)
 {
     const IrModel *m = w->m;
-    dp_column_sum(&w->dp, "double sum");
+    w->position->column_sum(&w->dp, "double sum");
     emit_line(w->e, "if (!(sum > 0.0) && !table)");
     emit_line(w->e, "    return -INFINITY; /* no path emits the sequence so far */");
     emit_open(w->e, "if (sum < 0x1p-256 || sum > 0x1p256)");
@@ -109,6 +117,16 @@ static void write_columns(CallWriter *w)
     emit_line(w->e, "double *prev = column0, *cur = column1;");
 }
 
+/* What a position reads of its symbol: the straight-line code the row of
+ * its emission values, the table shape the symbol itself. */
+static void write_position_symbol(CallWriter *w, const char *rows)
+{
+    if (w->position == &position_table)
+        emit_line(w->e, "const int c = x[i];");
+    else
+        emit_line(w->e, "const double *row = %s[x[i]]; /* the emissions at x[i] */", rows);
+}
+
 static void write_swap(CallWriter *w)
 {
     emit_line(w->e, "double *swap = prev;");
@@ -136,7 +154,8 @@ static void write_sum(CallWriter *w, int backward)
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] = 0.0;");
     emit_line(w->e, "cur[%d] = 1.0; /* %s */", first, m->states[first].name);
-    void (*silent)(DpWriter *) = backward ? dp_backward_silent : dp_forward_silent;
+    void (*silent)(DpWriter *) = backward ? w->position->backward_silent
+                                          : w->position->forward_silent;
     silent(&w->dp);
     write_store_table_column(w, backward ? "L" : "0");
     if (backward)
@@ -144,11 +163,11 @@ static void write_sum(CallWriter *w, int backward)
     else
         emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
     write_swap(w);
-    emit_line(w->e, "const double *row = %s[x[i]]; /* the emissions at x[i] */", w->dp.prob_table);
+    write_position_symbol(w, w->dp.prob_table);
     if (backward)
-        dp_backward_emitting(&w->dp);
+        w->position->backward_emitting(&w->dp);
     else
-        dp_forward_emitting(&w->dp);
+        w->position->forward_emitting(&w->dp);
     silent(&w->dp);
     write_rescale(w);
     write_store_table_column(w, backward ? "i" : "i + 1");
@@ -181,17 +200,17 @@ static void write_viterbi(CallWriter *w)
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] = -INFINITY;");
     emit_line(w->e, "cur[%d] = 0.0; /* %s */", m->start, m->states[m->start].name);
-    dp_viterbi_silent(&w->dp);
+    w->position->viterbi_silent(&w->dp);
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table, cur, sizeof(double) * %d);", m->n_states);
     emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
     write_swap(w);
-    emit_line(w->e, "const double *row = %s[x[i]]; /* the emissions at x[i] */", w->dp.log_table);
+    write_position_symbol(w, w->dp.log_table);
     if (bytes) {
         emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", m->n_states);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
     }
-    dp_viterbi_position(&w->dp);
+    w->position->viterbi_position(&w->dp);
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table + (size_t)(i + 1) * %d, cur, sizeof(double) * %d);",
               m->n_states, m->n_states);
@@ -370,6 +389,8 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
     w.in_order = w.dp.in_order;
     w.alphabet = model_alphabet[call->model_index];
     w.local_arrays = w.m->n_states <= LOCAL_ARRAY_MAX_STATES;
+    int table_shape = call->plan.c_shape == C_SHAPE_TABLE;
+    w.position = table_shape ? &position_table : &position_straight_line;
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; %d live states, %d moves, %d state%s taking silent moves "
                     "in order; keeps %s%s ====", index, call->label, call->plan.n_live, w.m->n_moves,
@@ -386,7 +407,10 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
         write_run(&w);
         return;
     }
-    write_emission_tables(&w);
+    if (table_shape)
+        c_table_write_tables(&w.dp, call, index);
+    else
+        write_emission_tables(&w);
     if (call->plan.bp_bytes)
         write_paths(&w);
     if (call->attrs & (ATTR_SCORE_TABLE | ATTR_TRACEBACK_TABLE))

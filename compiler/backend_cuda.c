@@ -334,7 +334,8 @@ static void write_call(Emitter *e, const Program *p, int index)
     case ALG_VITERBI: write_viterbi_kernel(&w); break;
     }
     emit_blank(e);
-    LaunchShape shape = {"thread per sequence", 0, w.m->n_states, 0};
+    LaunchShape shape;
+    cuda_launch_shape(p, index, &shape);
     cuda_write_launcher(e, index, &shape);
 }
 

@@ -22,6 +22,12 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
 
 /* Writes the launcher of call `index` in the dense shape (backend_cuda_dense.c). */
 void cuda_write_dense_call(Emitter *e, const Program *p, int index);
+/* How call `index`'s kernel is launched (compiler/cuda_plan.c). */
+void cuda_launch_shape(const Program *p, int index, LaunchShape *shape);
+/* hmmc -v: per kernel, its registers and shared memory as ptxas reported them
+ * (ptxas_log: nvcc's output with -Xptxas=-v) and the block size and occupancy
+ * the runtime's occupancy rules give on an H100 (compiler/cuda_plan.c). */
+void cuda_report_plan(const Program *p, const char *ptxas_log, FILE *out);
 
 /* Writes tables, kernel and launcher of call `index` in the block-per-sequence shape. */
 void cuda_write_block_call(Emitter *e, const Program *p, int index);

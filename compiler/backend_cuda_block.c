@@ -357,9 +357,7 @@ void cuda_write_block_call(Emitter *e, const Program *p, int index)
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    /* both columns of every state, and 32 values for block-wide sums */
-    LaunchShape shape = {arena_printf(p->arena, "block per sequence, %d silent levels",
-                                      w.silent.n_levels),
-                         2 * w.m->n_states + 32, w.emitting.n_rows, 1};
+    LaunchShape shape;
+    cuda_launch_shape(p, index, &shape);
     cuda_write_launcher(e, index, &shape);
 }

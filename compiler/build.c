@@ -3,6 +3,7 @@
  * with the C compiler ($CC, default cc) against libhmmrt. */
 #include "backend.h"
 #include "backend_dense.h"
+#include "backend_cuda.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,8 +31,9 @@ static char *program_name(const char *output)
     return name;
 }
 
-/* Runs argv, waits; returns its exit status, or -1 when it could not start. */
-static int run_command(char *const argv[], int verbose)
+/* Runs argv, waits; returns its exit status, or -1 when it could not start.
+ * With errors_to, its standard error goes into that file. */
+static int run_command_to(char *const argv[], int verbose, const char *errors_to)
 {
     if (verbose) {
         fprintf(stderr, "hmmc: running");
@@ -43,6 +45,8 @@ static int run_command(char *const argv[], int verbose)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        if (errors_to && !freopen(errors_to, "w", stderr))
+            _exit(127);
         execvp(argv[0], argv);
         fprintf(stderr, "hmmc: error: cannot run '%s': %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -52,6 +56,34 @@ static int run_command(char *const argv[], int verbose)
         if (errno != EINTR)
             return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_command(char *const argv[], int verbose) { return run_command_to(argv, verbose, NULL); }
+
+/* The whole of a small file, malloc'd, or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[4096];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = 2 * (len + n + 1);
+            char *bigger = realloc(text, cap);
+            if (!bigger)
+                break;
+            text = bigger;
+        }
+        memcpy(text + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (text)
+        text[len] = 0;
+    return text ? text : strdup("");
 }
 
 static int build_failed(const BuildOptions *o, const char *tool, int status)
@@ -94,8 +126,8 @@ char *cuda_home(void)
 }
 
 /* Compiles the .c and .cu sources and links them with both runtime libraries. */
-static int build_cuda(const char *c_source, const char *cu_source, const char *dir,
-                      const BuildOptions *o)
+static int build_cuda(const Program *p, const char *c_source, const char *cu_source,
+                      const char *dir, const BuildOptions *o)
 {
     const char *cc = getenv("CC");
     if (!cc || !*cc)
@@ -107,13 +139,14 @@ static int build_cuda(const char *c_source, const char *cu_source, const char *d
         return -1;
     }
     char *include = NULL, *lib = NULL, *gpu_lib = NULL, *c_obj = NULL, *cu_obj = NULL,
-         *nvcc = NULL, *cuda_lib = NULL;
+         *nvcc = NULL, *cuda_lib = NULL, *ptxas_log = NULL;
     int result = -1;
     if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
         asprintf(&lib, "%s/build/libhmmrt.a", o->root) < 0 ||
         asprintf(&gpu_lib, "%s/build/libhmmrt_gpu.a", o->root) < 0 ||
         asprintf(&c_obj, "%s/program.o", dir) < 0 || asprintf(&cu_obj, "%s/kernels.o", dir) < 0 ||
-        asprintf(&nvcc, "%s/bin/nvcc", home) < 0 || asprintf(&cuda_lib, "-L%s/lib64", home) < 0)
+        asprintf(&nvcc, "%s/bin/nvcc", home) < 0 || asprintf(&cuda_lib, "-L%s/lib64", home) < 0 ||
+        asprintf(&ptxas_log, "%s/ptxas.log", dir) < 0)
         goto done;
     if (access(gpu_lib, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the GPU runtime %s is missing: run make in %s (with nvcc "
@@ -132,7 +165,19 @@ static int build_cuda(const char *c_source, const char *cu_source, const char *d
                           "-gencode", "arch=compute_90,code=compute_90", include, "-c",
                           (char *)cu_source, "-o", cu_obj, o->verbose ? "-Xptxas=-v" : NULL,
                           NULL};
-    status = run_command(compile_cu, o->verbose);
+    /* -v: ptxas's report (registers, shared memory) is echoed and read for
+     * the plan of every kernel */
+    status = run_command_to(compile_cu, o->verbose, o->verbose ? ptxas_log : NULL);
+    if (o->verbose) {
+        char *log = slurp(ptxas_log);
+        if (log) {
+            fputs(log, stderr);
+            if (status == 0)
+                cuda_report_plan(p, log, stderr);
+        }
+        free(log);
+        unlink(ptxas_log);
+    }
     if (status != 0) {
         build_failed(o, "nvcc", status);
         goto done;
@@ -154,7 +199,7 @@ done:
             unlink(cu_obj);
     }
     free(include), free(lib), free(gpu_lib), free(c_obj), free(cu_obj), free(nvcc);
-    free(cuda_lib), free(home);
+    free(cuda_lib), free(ptxas_log), free(home);
     return result;
 }
 
@@ -228,7 +273,7 @@ int build_program(const Program *p, const BuildOptions *o)
     } else if ((!data || dense_write_data(p, prefix) == 0) &&
                write_source(source, p, name, 0, cuda, prefix) == 0 &&
                (!cuda || write_source(cu_source, p, name, 1, 1, prefix) == 0)) {
-        result = cuda ? build_cuda(source, cu_source, dir, o) : build_c(source, o);
+        result = cuda ? build_cuda(p, source, cu_source, dir, o) : build_c(source, o);
     }
     if (!o->emit_dir) {
         unlink(source);

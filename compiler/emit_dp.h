@@ -23,6 +23,7 @@ typedef struct DpWriter {
     const char *literal;        /* printf format around a number literal: "%s" or "(real)%s" */
     const char *value_type;     /* the type of a column value: "double", or "real" in kernels */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
+    const char *tables;         /* the C table shape: prefix of the call's move tables */
 } DpWriter;
 
 void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m);

@@ -99,6 +99,13 @@ typedef enum GpuShape {
                                 sequences is a tiled matrix product */
 } GpuShape;
 
+/* Code shapes of the C backend (pass_plan.c chooses; --c-shape forces one). */
+typedef enum CShape {
+    C_SHAPE_AUTO = 0,  /* Program.c_shape only: let the plan choose */
+    C_SHAPE_STRAIGHT,  /* every move a statement (emit_dp.c): fast to run, slow to compile */
+    C_SHAPE_TABLE      /* the moves in static tables, one loop per phase (backend_c_table.c) */
+} CShape;
+
 /* The plan of one call (pass_plan.c). */
 typedef struct IrPlan {
     int n_live;        /* states not folded */
@@ -112,6 +119,7 @@ typedef struct IrPlan {
     int dense;         /* the dense shape on both targets (dense.h): the model is a
                           matrix, evaluated by libhmmrt's matrix code on the CPU and
                           tiled matrix products on the GPU */
+    CShape c_shape;    /* C backend: straight-line or table */
 } IrPlan;
 
 typedef struct IrCall {
@@ -144,6 +152,7 @@ typedef struct Program {
     IrPrint *prints;  /* in program order */
     FILE *verbose;    /* where passes explain their decisions (-v), or NULL */
     int fold_silent;  /* fold silent states where it pays (off with --no-fold) */
+    CShape c_shape;   /* --c-shape: the C shape of every call, or C_SHAPE_AUTO */
 } Program;
 
 const char *algorithm_name(Algorithm alg);

@@ -38,6 +38,7 @@ enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 typedef struct Options {
     const char *input, *output, *target, *emit_dir, *dump_after;
     int check, verbose, no_fold;
+    CShape c_shape;
 } Options;
 
 static void usage(FILE *out)
@@ -63,6 +64,9 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "  --no-fold           keep every silent state (no folding)\n"
+            "  --c-shape=SHAPE     the C code of every call: straight (a statement per move),\n"
+            "                      table (moves in tables, for large models) or auto (the\n"
+            "                      default: by size; -v says which and why)\n"
             "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE (HMMER2.0\n"
             "                      or HMMER3/f) that scores as hmm2search --null2, and stop\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
@@ -123,6 +127,15 @@ static int parse_options(int argc, char **argv, Options *o)
             o->check = 1;
         } else if (strcmp(a, "--no-fold") == 0) {
             o->no_fold = 1;
+        } else if ((v = option_value(argc, argv, &i, "--c-shape"))) {
+            if (strcmp(v, "auto") == 0)
+                o->c_shape = C_SHAPE_AUTO;
+            else if (strcmp(v, "straight") == 0)
+                o->c_shape = C_SHAPE_STRAIGHT;
+            else if (strcmp(v, "table") == 0)
+                o->c_shape = C_SHAPE_TABLE;
+            else
+                return usage_error("unknown C shape '%s': use --c-shape=auto, straight or table", v);
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o->verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
@@ -238,6 +251,7 @@ static int compile(const Options *o)
         goto done;
     p->verbose = o->verbose ? stderr : NULL;
     p->fold_silent = !o->no_fold;
+    p->c_shape = o->c_shape;
     if (o->dump_after && strcmp(o->dump_after, "sema") == 0) {
         ir_dump(p, stdout);
         status = EXIT_OK;

@@ -1,8 +1,9 @@
 /* pass_plan.c: the plan of every call: how many states are live, the width
  * of a back pointer (an index into a state's incoming moves: one byte while
  * every state has fewer than 255 moves in), and the shape of the CUDA kernel
- * (a thread per sequence for small models, a block per sequence above). The
- * C backend always writes the moves as straight-line code. */
+ * (a thread per sequence for small models, a block per sequence above), and
+ * the shape of the C code: straight-line (every move a statement) up to
+ * C_TABLE_MIN_MOVES moves, tables walked by loops above (--c-shape forces one). */
 #include "pass.h"
 
 #include "dense.h"
@@ -15,6 +16,27 @@ enum { GPU_UNROLL_MAX_MOVES = 256 };
  * registers (thread per sequence); above, registers would spill to local
  * memory, and a block shares the states of one sequence instead. */
 enum { GPU_THREAD_MAX_STATES = 24 };
+/* From this many moves on, the C code keeps the moves in tables: gcc -O2
+ * takes about a second per 1,000 moves of straight-line code and grows
+ * faster than linearly (a profile of 2,000 nodes, 18,000 moves, took more
+ * than 9 minutes), while the tables build in seconds at any size and run
+ * within a small factor of straight-line code (figures: benchmarks/README.md). */
+enum { C_TABLE_MIN_MOVES = 2000 };
+
+/* The C shape of a call, and why (for -v). */
+static CShape choose_c_shape(const Program *p, const IrModel *m, const char **why)
+{
+    if (p->c_shape != C_SHAPE_AUTO) {
+        *why = "as --c-shape says";
+        return p->c_shape;
+    }
+    if (m->n_moves >= C_TABLE_MIN_MOVES) {
+        *why = arena_printf(p->arena, "%d moves >= %d", m->n_moves, C_TABLE_MIN_MOVES);
+        return C_SHAPE_TABLE;
+    }
+    *why = arena_printf(p->arena, "%d moves < %d", m->n_moves, C_TABLE_MIN_MOVES);
+    return C_SHAPE_STRAIGHT;
+}
 
 int pass_plan(Program *p, Diag *d)
 {
@@ -39,6 +61,8 @@ int pass_plan(Program *p, Diag *d)
                                                                 : GPU_BLOCK_PER_SEQUENCE;
         plan->silent_levels = graph_silent_levels(p->arena, m, call->alg == ALG_BACKWARD,
                                                   ARENA_ARRAY(p->arena, int, m->n_states));
+        const char *c_why;
+        plan->c_shape = choose_c_shape(p, m, &c_why);
         const char *not_dense = NULL;
         if (call->storage == STORE_WHOLE_TABLE)
             not_dense = "whole tables are asked for";
@@ -60,8 +84,9 @@ int pass_plan(Program *p, Diag *d)
         if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
             fprintf(p->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
         if (p->verbose)
-            fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, straight-line C code, "
+            fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, C: %s (%s), "
                     "back pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,
+                    plan->c_shape == C_SHAPE_TABLE ? "move tables" : "straight-line code", c_why,
                     plan->bp_bytes,
                     plan->bp_bytes == 1 ? "" : "s",
                     plan->gpu_shape == GPU_THREAD_PER_SEQUENCE

@@ -4,6 +4,8 @@
 #ifndef HMMRT_KERNEL_CUH
 #define HMMRT_KERNEL_CUH
 
+#include "occupancy_rules.h"
+
 struct hmmc_add {
     template <typename real> __device__ real operator()(real a, real b) const { return a + b; }
 };
@@ -50,12 +52,10 @@ __device__ __forceinline__ real hmmc_block_max(real mine, real *partial)
 }
 
 /* Threads of a block that shares `rows` states: the occupancy's choice, but
- * no more than the states rounded up to a warp. */
+ * no more than the states rounded up to a warp (occupancy_rules.c). */
 static inline int hmmc_block_threads(int suggested, int rows)
 {
-    int most = (rows + 31) / 32 * 32;
-    int threads = suggested < most ? suggested : most;
-    return threads < 32 ? 32 : threads;
+    return hmmrt_block_for_rows(suggested, rows, 32);
 }
 
 #endif
