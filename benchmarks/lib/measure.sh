@@ -44,7 +44,7 @@ measure() {
     limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
     if [ -n "${MEASURE_GAVE_UP[$key]:-}" ]; then
         status="skipped (a smaller run timed out)"
-    elif [ "$limit" -lt "${MIN_RUN:-5}" ]; then
+    elif [ "$left" -lt "${MIN_RUN:-3}" ]; then
         status="skipped (time budget spent)"
     fi
     if [ -z "$status" ]; then
