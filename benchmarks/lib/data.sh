@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # data.sh: sourced by benchmarks/gpu-suite: makes the sequence databases of
 # the suite on the machine that runs it (they are too large to carry).
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # measure.sh: sourced by benchmarks/gpu-suite: runs one benchmark command
 # under the suite's time budget and appends its row to a CSV file. A row's
 # rates come from the wall time of the whole process (end to end: start,
