@@ -4,11 +4,16 @@
 #   make demo     compile models/casino.hmm and score models/casino.fa
 #   make test     unit, golden, differential, HMMER and CUDA-build tests (installs what is missing)
 #   make models   regenerate models/globin.* from Debian's hmmer2 tutorial data
+#   make sanitize the unit, golden and differential tests with ASan and UBSan (build-asan/)
+#   make valgrind hmmc on every model of models/ under valgrind: no errors, no leaks
+#   make fuzz     each libFuzzer harness of tests/fuzz/ for FUZZ_SECONDS (build-fuzz/)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 BUILD   := build
+# The compiler's own path: another build (BUILD=build-asan) names its own.
+HMMC_BIN := bin/hmmc
 FLEX    ?= flex
 BISON   ?= bison
 
@@ -37,7 +42,7 @@ GPU_LIB     := $(if $(NVCC_PATH),$(BUILD)/libhmmrt_gpu.a)
 INCLUDES := -Icompiler -I$(BUILD)/grammar -Iruntime
 
 .PHONY: all demo test unit golden differential deps clean
-all: bin/hmmc $(BUILD)/libhmmrt.a $(GPU_LIB)
+all: $(HMMC_BIN) $(BUILD)/libhmmrt.a $(GPU_LIB)
 
 deps:
 	@scripts/install-deps
@@ -54,9 +59,10 @@ $(BUILD)/grammar/lexer.c $(BUILD)/grammar/lexer.h &: grammar/lexer.l $(BUILD)/gr
 $(BUILD)/grammar/%.o: $(BUILD)/grammar/%.c $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
 	$(CC) $(CFLAGS) $(WARN) -Wno-sign-compare -Wno-unused-function $(INCLUDES) -c $< -o $@
 
+# hmmc links generated programs against the runtime of the build it belongs to.
 $(BUILD)/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) $(INCLUDES) -c $< -o $@
+	$(CC) $(CFLAGS) $(WARN) -DHMMC_BUILD_DIR='"$(BUILD)"' $(INCLUDES) -c $< -o $@
 
 $(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h)
 	@mkdir -p $(@D)
@@ -78,7 +84,7 @@ $(BUILD)/libhmmrt.a: $(RUNTIME_O)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-bin/hmmc: $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+$(HMMC_BIN): $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a -lm
 
@@ -93,17 +99,59 @@ $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-golden: bin/hmmc
-	@tests/golden/run
+golden: $(HMMC_BIN)
+	@HMMC=$(HMMC_BIN) tests/golden/run
 
 differential: all $(TOOL_BIN)
-	@tests/differential/run
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
 
 test: deps
 	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
 	@$(MAKE) --no-print-directory unit golden differential hmmer cuda
+	@$(MAKE) --no-print-directory sanitize valgrind fuzz-short
 	@echo "all tests passed"
+
+# ---- sanitizers --------------------------------------------------------------
+# The compiler (bin/hmmc-asan), runtime, unit tests and tools built with
+# AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/; UBSan aborts
+# on the first error. Generated programs get the same flags (HMMC_CFLAGS).
+# The differential suite runs on models/ and a reduced set of 12 random
+# models (DIFF_MODELS) to keep the time reasonable.
+SANITIZE_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SANITIZE_MAKE := $(MAKE) --no-print-directory BUILD=build-asan HMMC_BIN=bin/hmmc-asan \
+	CFLAGS="$(SANITIZE_FLAGS)" GPU_LIB=
+.PHONY: sanitize valgrind fuzz fuzz-short fuzz-build
+sanitize:
+	@$(SANITIZE_MAKE) all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN) $(TOOL_BIN))
+	@export HMMC_CFLAGS="$(SANITIZE_FLAGS)" ASAN_OPTIONS=detect_leaks=1 DIFF_MODELS=12; \
+	$(SANITIZE_MAKE) unit golden differential
+
+# hmmc on every model under valgrind (tests/valgrind/run).
+valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a
+	@HMMC=$(HMMC_BIN) tests/valgrind/run
+
+# ---- fuzzing -----------------------------------------------------------------
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) built by clang with ASan and UBSan
+# in build-fuzz/. `make fuzz` runs each for FUZZ_SECONDS; `make test` runs
+# each for FUZZ_TEST_SECONDS after replaying every kept crash input
+# (tests/fuzz/regressions/). tests/fuzz/run says where findings go.
+FUZZ_SECONDS ?= 1800
+FUZZ_TEST_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_NAMES := frontend fasta
+FUZZ_MAKE := $(MAKE) --no-print-directory BUILD=build-fuzz HMMC_BIN=build-fuzz/bin/hmmc CC=$(FUZZ_CC) \
+	CFLAGS="$(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link" GPU_LIB=
+fuzz-build: deps
+	@$(FUZZ_MAKE) $(patsubst %,build-fuzz/fuzz/fuzz_%,$(FUZZ_NAMES))
+fuzz: fuzz-build
+	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_NAMES)
+fuzz-short: fuzz-build
+	@tests/fuzz/run $(FUZZ_TEST_SECONDS) $(FUZZ_NAMES)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lm
 
 # Every kernel the CUDA backend writes, compiled by nvcc (CI has no GPU: the
 # programs run on their CPU path there). The GPU check itself is tests/gpu/check.
@@ -128,4 +176,4 @@ demo: deps
 	$(BUILD)/casino models/casino.fa
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) build-asan build-fuzz bin

@@ -182,7 +182,7 @@ static char *find_root(void)
 static const char *default_target(const char *root)
 {
     char *home = cuda_home(), *gpu_lib = NULL;
-    int ok = home && asprintf(&gpu_lib, "%s/build/libhmmrt_gpu.a", root) >= 0 &&
+    int ok = home && asprintf(&gpu_lib, "%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", root) >= 0 &&
              access(gpu_lib, R_OK) == 0;
     free(home);
     free(gpu_lib);
