@@ -43,6 +43,19 @@ int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
  * does); 0, or -1 with a message in err. */
 int hmmrt_check_readable(const char *path, char *err, size_t errlen);
 
+/* ---- names.c: sequence names used twice --------------------------------------- */
+/* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */
+#define HMMRT_NAMES_MAX ((size_t)1 << 22)
+typedef struct hmmrt_names hmmrt_names;
+hmmrt_names *hmmrt_names_new(void); /* NULL: out of memory */
+void hmmrt_names_free(hmmrt_names *t);
+/* Adds name, seen at path:line (path must outlive the table): 0 when it is
+ * new, 1 when it was seen before (*first_path and *first_line say where
+ * first), -1 when it was not checked (HMMRT_NAMES_MAX reached, or out of
+ * memory). */
+int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long line,
+                    const char **first_path, long *first_line);
+
 /* ---- output.c: the output table on a file descriptor ---------------------- */
 typedef struct hmmrt_out {
     int fd;
