@@ -126,6 +126,20 @@ typedef struct hmmrt_run_timing {
 /* "PROG: timing ..." and a table of phases, seconds and symbols/s. */
 void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t);
 
+/* ---- gpu_fault.c: the GPU driver's fault injection (tests/gpu/faults) --------- */
+typedef enum hmmrt_fault_kind {
+    HMMRT_FAULT_NONE,
+    HMMRT_FAULT_OOM,  /* the first buffer allocation of the batch fails: out of memory */
+    HMMRT_FAULT_ERROR /* the first kernel launch of the batch fails */
+} hmmrt_fault_kind;
+typedef struct hmmrt_gpu_fault {
+    hmmrt_fault_kind kind;
+    int64_t batch; /* 1-based, as the driver counts batches */
+} hmmrt_gpu_fault;
+/* Parses HMMRT_GPU_FAULT's value ("oom:B" or "error:B", B >= 1; NULL or ""
+ * for none): 0, or -1 when it is neither. */
+int hmmrt_parse_gpu_fault(const char *text, hmmrt_gpu_fault *f);
+
 /* ---- pack.c: host-side arithmetic of GPU batches ---------------------------- */
 /* Sections of a chunk's buffer start at multiples of this (cudaMalloc's own). */
 #define HMMRT_SECTION_ALIGN 256
