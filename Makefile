@@ -2,11 +2,13 @@
 # of generated programs), runs the demo and the tests.
 #   make          build the compiler and the runtime
 #   make demo     compile models/casino.hmm and score models/casino.fa
-#   make test     unit, golden, differential, HMMER and CUDA-build tests (installs what is missing)
+#   make test     unit, golden, differential, HMMER, CUDA-build and bad-input tests, then
+#                 sanitize, valgrind and 60 s of each fuzzer (installs what is missing)
 #   make models   regenerate models/globin.* from Debian's hmmer2 tutorial data
 #   make sanitize the unit, golden and differential tests with ASan and UBSan (build-asan/)
 #   make valgrind hmmc on every model of models/ under valgrind: no errors, no leaks
 #   make fuzz     each libFuzzer harness of tests/fuzz/ for FUZZ_SECONDS (build-fuzz/)
+#   make badinput the catalogue of bad inputs (tests/badinput/run)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -108,7 +110,7 @@ differential: all $(TOOL_BIN)
 test: deps
 	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
-	@$(MAKE) --no-print-directory unit golden differential hmmer cuda
+	@$(MAKE) --no-print-directory unit golden differential hmmer cuda badinput
 	@$(MAKE) --no-print-directory sanitize valgrind fuzz-short
 	@echo "all tests passed"
 
@@ -118,6 +120,7 @@ test: deps
 # on the first error. Generated programs get the same flags (HMMC_CFLAGS).
 # Failed allocations return NULL (allocator_may_return_null): hmmc and the
 # runtime handle them, and the unit tests check that they do.
+# The bad-input catalogue runs too, without its address-space limits.
 # The differential suite runs on models/casino and 12 random models
 # (DIFF_EXAMPLES, DIFF_MODELS) to keep the time reasonable: the globin
 # profile's generated C takes minutes to build with the sanitizers.
@@ -125,12 +128,19 @@ SANITIZE_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -f
 SANITIZE_MAKE := $(MAKE) --no-print-directory BUILD=build-asan HMMC_BIN=bin/hmmc-asan \
 	CFLAGS="$(SANITIZE_FLAGS)" GPU_LIB=
 .PHONY: sanitize valgrind fuzz fuzz-short fuzz-build
-sanitize:
-	@$(SANITIZE_MAKE) all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN) $(TOOL_BIN))
+sanitize: deps
+	+@$(SANITIZE_MAKE) all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN) $(TOOL_BIN))
 	@export HMMC_CFLAGS="$(SANITIZE_FLAGS)" DIFF_EXAMPLES=casino DIFF_MODELS=12 \
+		BADINPUT_MEMORY_LIMITS=0 \
 		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0; \
-	$(SANITIZE_MAKE) unit golden differential
+	$(SANITIZE_MAKE) unit golden differential badinput
+
+# The catalogue of bad inputs beyond the golden tests: missing files, huge
+# models, bad sequences, closed pipes, full disks (tests/badinput/run).
+.PHONY: badinput
+badinput: $(HMMC_BIN) $(BUILD)/libhmmrt.a
+	@HMMC=$(HMMC_BIN) tests/badinput/run
 
 # hmmc on every model under valgrind (tests/valgrind/run).
 valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a
@@ -148,7 +158,7 @@ FUZZ_NAMES := frontend fasta
 FUZZ_MAKE := $(MAKE) --no-print-directory BUILD=build-fuzz HMMC_BIN=build-fuzz/bin/hmmc CC=$(FUZZ_CC) \
 	CFLAGS="$(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link" GPU_LIB=
 fuzz-build: deps
-	@$(FUZZ_MAKE) $(patsubst %,build-fuzz/fuzz/fuzz_%,$(FUZZ_NAMES))
+	+@$(FUZZ_MAKE) $(patsubst %,build-fuzz/fuzz/fuzz_%,$(FUZZ_NAMES))
 fuzz: fuzz-build
 	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_NAMES)
 fuzz-short: fuzz-build
