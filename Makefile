@@ -2,14 +2,21 @@
 # of generated programs), runs the demo and the tests.
 #   make          build the compiler and the runtime
 #   make demo     compile models/casino.hmm and score models/casino.fa
-#   make test     unit, golden, differential, HMMER and CUDA-build tests (installs what is missing)
+#   make test     unit, golden, differential, HMMER, CUDA-build and bad-input tests, then
+#                 sanitize, valgrind and 60 s of each fuzzer (installs what is missing)
 #   make models   regenerate models/globin.* from Debian's hmmer2 tutorial data
 #   make dense    the dense example: a random 1,000-state model, compiled and run
+#   make sanitize the unit, golden and differential tests with ASan and UBSan (build-asan/)
+#   make valgrind hmmc on every model of models/ under valgrind: no errors, no leaks
+#   make fuzz     each libFuzzer harness of tests/fuzz/ for FUZZ_SECONDS (build-fuzz/)
+#   make badinput the catalogue of bad inputs (tests/badinput/run)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 BUILD   := build
+# The compiler's own path: another build (BUILD=build-asan) names its own.
+HMMC_BIN := bin/hmmc
 FLEX    ?= flex
 BISON   ?= bison
 
@@ -38,7 +45,7 @@ GPU_LIB     := $(if $(NVCC_PATH),$(BUILD)/libhmmrt_gpu.a)
 INCLUDES := -Icompiler -I$(BUILD)/grammar -Iruntime
 
 .PHONY: all demo test unit golden differential deps clean
-all: bin/hmmc $(BUILD)/libhmmrt.a $(GPU_LIB)
+all: $(HMMC_BIN) $(BUILD)/libhmmrt.a $(GPU_LIB)
 
 deps:
 	@scripts/install-deps
@@ -55,9 +62,10 @@ $(BUILD)/grammar/lexer.c $(BUILD)/grammar/lexer.h &: grammar/lexer.l $(BUILD)/gr
 $(BUILD)/grammar/%.o: $(BUILD)/grammar/%.c $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
 	$(CC) $(CFLAGS) $(WARN) -Wno-sign-compare -Wno-unused-function $(INCLUDES) -c $< -o $@
 
+# hmmc links generated programs against the runtime of the build it belongs to.
 $(BUILD)/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) $(INCLUDES) -c $< -o $@
+	$(CC) $(CFLAGS) $(WARN) -DHMMC_BUILD_DIR='"$(BUILD)"' $(INCLUDES) -c $< -o $@
 
 $(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h)
 	@mkdir -p $(@D)
@@ -80,7 +88,7 @@ $(BUILD)/libhmmrt.a: $(RUNTIME_O)
 	rm -f $@ && ar rcs $@ $^
 
 # hmmc -v shares the runtime's occupancy rules (runtime/occupancy_rules.c).
-bin/hmmc: $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+$(HMMC_BIN): $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/runtime/occupancy_rules.o -lm
 
@@ -95,23 +103,78 @@ $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-golden: bin/hmmc
-	@tests/golden/run
+golden: $(HMMC_BIN)
+	@HMMC=$(HMMC_BIN) tests/golden/run
 
 # The differential test three ways: every model as pass_plan shapes it; every
 # model with the C table shape forced, which must print the straight-line
 # shape's numbers digit for digit; and random models of thousands of states.
 differential: all $(TOOL_BIN)
-	@tests/differential/run
-	@DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table DIFF_EXACT_OPTIONS=--c-shape=straight \
-		tests/differential/run
-	@tests/differential/large
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table \
+		DIFF_EXACT_OPTIONS=--c-shape=straight tests/differential/run
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/large
 
 test: deps
 	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
-	@$(MAKE) --no-print-directory unit golden differential hmmer cuda
+	@$(MAKE) --no-print-directory unit golden differential hmmer cuda badinput
+	@$(MAKE) --no-print-directory sanitize valgrind fuzz-short
 	@echo "all tests passed"
+
+# ---- sanitizers --------------------------------------------------------------
+# The compiler (bin/hmmc-asan), runtime, unit tests and tools built with
+# AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/; UBSan aborts
+# on the first error. Generated programs get the same flags (HMMC_CFLAGS).
+# Failed allocations return NULL (allocator_may_return_null): hmmc and the
+# runtime handle them, and the unit tests check that they do.
+# The bad-input catalogue runs too, without its address-space limits.
+# The differential suite runs on models/casino and 12 random models
+# (DIFF_EXAMPLES, DIFF_MODELS) to keep the time reasonable: the globin
+# profile's generated C takes minutes to build with the sanitizers.
+SANITIZE_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SANITIZE_MAKE := $(MAKE) --no-print-directory BUILD=build-asan HMMC_BIN=bin/hmmc-asan \
+	CFLAGS="$(SANITIZE_FLAGS)" GPU_LIB=
+.PHONY: sanitize valgrind fuzz fuzz-short fuzz-build
+sanitize: deps
+	+@$(SANITIZE_MAKE) all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN) $(TOOL_BIN))
+	@export HMMC_CFLAGS="$(SANITIZE_FLAGS)" DIFF_EXAMPLES=casino DIFF_MODELS=12 \
+		BADINPUT_MEMORY_LIMITS=0 \
+		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0; \
+	$(SANITIZE_MAKE) unit golden differential badinput
+
+# The catalogue of bad inputs beyond the golden tests: missing files, huge
+# models, bad sequences, closed pipes, full disks (tests/badinput/run).
+.PHONY: badinput
+badinput: $(HMMC_BIN) $(BUILD)/libhmmrt.a
+	@HMMC=$(HMMC_BIN) tests/badinput/run
+
+# hmmc on every model under valgrind (tests/valgrind/run).
+valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a
+	@HMMC=$(HMMC_BIN) tests/valgrind/run
+
+# ---- fuzzing -----------------------------------------------------------------
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) built by clang with ASan and UBSan
+# in build-fuzz/. `make fuzz` runs each for FUZZ_SECONDS; `make test` runs
+# each for FUZZ_TEST_SECONDS after replaying every kept crash input
+# (tests/fuzz/regressions/). tests/fuzz/run says where findings go.
+FUZZ_SECONDS ?= 1800
+FUZZ_TEST_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_NAMES := frontend fasta
+FUZZ_MAKE := $(MAKE) --no-print-directory BUILD=build-fuzz HMMC_BIN=build-fuzz/bin/hmmc CC=$(FUZZ_CC) \
+	CFLAGS="$(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link" GPU_LIB=
+fuzz-build: deps
+	+@$(FUZZ_MAKE) $(patsubst %,build-fuzz/fuzz/fuzz_%,$(FUZZ_NAMES))
+fuzz: fuzz-build
+	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_NAMES)
+fuzz-short: fuzz-build
+	@tests/fuzz/run $(FUZZ_TEST_SECONDS) $(FUZZ_NAMES)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lm
 
 # Every kernel the CUDA backend writes, compiled by nvcc (CI has no GPU: the
 # programs run on their CPU path there). The GPU check itself is tests/gpu/check.
@@ -142,4 +205,4 @@ demo: deps
 	$(BUILD)/casino models/casino.fa
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) build-asan build-fuzz bin

@@ -8,6 +8,12 @@
 
 #define HMMC_VERSION "0.1.0"
 
+/* The folder of the hmmc root holding libhmmrt.a: the Makefile's BUILD, so a
+ * sanitizer build of hmmc (bin/hmmc-asan) links against its own runtime. */
+#ifndef HMMC_BUILD_DIR
+#define HMMC_BUILD_DIR "build"
+#endif
+
 /* Writes the whole C program for p; name is the program's name. With gpu, the
  * program also carries the GPU side (hmmrt_gpu.h) whose kernels
  * backend_cuda_write writes. data_prefix: the absolute path, less suffixes,

@@ -1,6 +1,7 @@
 /* build.c: writes the generated sources of a program into a folder (the
  * --emit-dir, or a temporary one removed afterwards) and builds the program
- * with the C compiler ($CC, default cc) against libhmmrt. */
+ * with the C compiler ($CC, default cc, with the extra flags of $HMMC_CFLAGS)
+ * against libhmmrt. */
 #include "backend.h"
 #include "backend_dense.h"
 #include "backend_cuda.h"
@@ -29,6 +30,50 @@ static char *program_name(const char *output)
     if (dot && dot != name)
         *dot = 0;
     return name;
+}
+
+enum { MAX_ARGS = 64 };
+
+/* A command line under construction; extra holds the split $HMMC_CFLAGS. */
+typedef struct Command {
+    char *argv[MAX_ARGS + 1];
+    int argc;
+    char *extra;
+} Command;
+
+static void command_add(Command *c, const char *arg)
+{
+    if (arg && c->argc < MAX_ARGS)
+        c->argv[c->argc++] = (char *)arg;
+    c->argv[c->argc] = NULL;
+}
+
+/* Appends the words of $HMMC_CFLAGS (split at blanks): flags such as
+ * -fsanitize=address for every compile and link of a generated program. */
+static void command_add_extra_flags(Command *c)
+{
+    const char *env = getenv("HMMC_CFLAGS");
+    if (!env || !*env)
+        return;
+    free(c->extra);
+    c->extra = strdup(env);
+    char *save = NULL;
+    for (char *w = c->extra ? strtok_r(c->extra, " \t", &save) : NULL; w;
+         w = strtok_r(NULL, " \t", &save))
+        command_add(c, w);
+}
+
+/* A command starting with the C compiler ($CC, default cc) and "-std=c11 -O2
+ * -fopenmp", then $HMMC_CFLAGS. */
+static void command_start_cc(Command *c)
+{
+    const char *cc = getenv("CC");
+    *c = (Command){.argc = 0};
+    command_add(c, cc && *cc ? cc : "cc");
+    command_add(c, "-std=c11");
+    command_add(c, "-O2");
+    command_add(c, "-fopenmp");
+    command_add_extra_flags(c);
 }
 
 /* Runs argv, waits; returns its exit status, or -1 when it could not start.
@@ -129,9 +174,6 @@ char *cuda_home(void)
 static int build_cuda(const Program *p, const char *c_source, const char *cu_source,
                       const char *dir, const BuildOptions *o)
 {
-    const char *cc = getenv("CC");
-    if (!cc || !*cc)
-        cc = "cc";
     char *home = cuda_home();
     if (!home) {
         fprintf(stderr, "hmmc: error: --target=cuda needs nvcc on PATH (or CUDA_HOME); use "
@@ -140,10 +182,11 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
     }
     char *include = NULL, *lib = NULL, *gpu_lib = NULL, *c_obj = NULL, *cu_obj = NULL,
          *nvcc = NULL, *cuda_lib = NULL, *ptxas_log = NULL;
+    Command c = {.argc = 0};
     int result = -1;
     if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
-        asprintf(&lib, "%s/build/libhmmrt.a", o->root) < 0 ||
-        asprintf(&gpu_lib, "%s/build/libhmmrt_gpu.a", o->root) < 0 ||
+        asprintf(&lib, "%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root) < 0 ||
+        asprintf(&gpu_lib, "%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", o->root) < 0 ||
         asprintf(&c_obj, "%s/program.o", dir) < 0 || asprintf(&cu_obj, "%s/kernels.o", dir) < 0 ||
         asprintf(&nvcc, "%s/bin/nvcc", home) < 0 || asprintf(&cuda_lib, "-L%s/lib64", home) < 0 ||
         asprintf(&ptxas_log, "%s/ptxas.log", dir) < 0)
@@ -153,13 +196,19 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
                         "on PATH)\n", gpu_lib, o->root);
         goto done;
     }
-    char *compile_c[] = {(char *)cc, "-std=c11", "-O2", "-fopenmp", include, "-c",
-                         (char *)c_source, "-o", c_obj, NULL};
-    int status = run_command(compile_c, o->verbose);
+    command_start_cc(&c);
+    command_add(&c, include);
+    command_add(&c, "-c");
+    command_add(&c, c_source);
+    command_add(&c, "-o");
+    command_add(&c, c_obj);
+    int status = run_command(c.argv, o->verbose);
     if (status != 0) {
-        build_failed(o, cc, status);
+        build_failed(o, c.argv[0], status);
         goto done;
     }
+    free(c.extra);
+    c.extra = NULL;
     /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load */
     char *compile_cu[] = {nvcc, "-O3", "-std=c++14", "-gencode", "arch=compute_90,code=sm_90",
                           "-gencode", "arch=compute_90,code=compute_90", include, "-c",
@@ -182,16 +231,19 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
         build_failed(o, "nvcc", status);
         goto done;
     }
-    char *link[] = {(char *)cc, c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static",
-                    "-lstdc++", "-ldl", "-lrt", "-lpthread", "-fopenmp", "-lm", "-o",
-                    (char *)o->output, NULL};
-    status = run_command(link, o->verbose);
+    command_start_cc(&c);
+    const char *link[] = {c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static", "-lstdc++",
+                          "-ldl", "-lrt", "-lpthread", "-lm", "-o", o->output};
+    for (size_t i = 0; i < sizeof link / sizeof link[0]; i++)
+        command_add(&c, link[i]);
+    status = run_command(c.argv, o->verbose);
     if (status != 0) {
-        build_failed(o, cc, status);
+        build_failed(o, c.argv[0], status);
         goto done;
     }
     result = 0;
 done:
+    free(c.extra);
     if (!o->emit_dir) {
         if (c_obj)
             unlink(c_obj);
@@ -205,25 +257,26 @@ done:
 
 static int build_c(const char *source, const BuildOptions *o)
 {
-    const char *cc = getenv("CC");
-    if (!cc || !*cc)
-        cc = "cc";
     char *include = NULL, *library = NULL;
     if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
-        asprintf(&library, "%s/build/libhmmrt.a", o->root) < 0)
+        asprintf(&library, "%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root) < 0)
         return -1;
     if (access(library, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the runtime library %s is missing: run make in %s, or set "
                         "HMMC_ROOT to the hmmc folder\n", library, o->root);
         return -1;
     }
-    char *argv[] = {(char *)cc, "-std=c11", "-O2", "-fopenmp", include, (char *)source,
-                    library, "-lm", "-o", (char *)o->output, NULL};
-    int status = run_command(argv, o->verbose);
+    Command c;
+    command_start_cc(&c);
+    const char *args[] = {include, source, library, "-lm", "-o", o->output};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
+        command_add(&c, args[i]);
+    int status = run_command(c.argv, o->verbose);
     free(include);
     free(library);
+    free(c.extra);
     if (status != 0)
-        return build_failed(o, cc, status);
+        return build_failed(o, c.argv[0], status);
     return 0;
 }
 

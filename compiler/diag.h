@@ -18,7 +18,17 @@ typedef struct Diag {
     int errors;
     int warnings;
     FILE *out;        /* where messages go (stderr normally, a memstream in tests) */
+    int stopped;      /* more than DIAG_MAX_ERRORS errors: later ones are counted, not
+                         printed, and the lexer ends the file */
+    int cached_line;  /* a line whose start is known, so that finding the next is not */
+    size_t cached_pos;/* a scan from the top of the file (errors come in order) */
 } Diag;
+
+/* Errors printed at most: a binary file or a mangled one would otherwise
+ * bury the first, most useful messages under thousands. */
+#define DIAG_MAX_ERRORS 50
+/* Source lines longer than this are shown as a window around the column. */
+#define DIAG_MAX_EXCERPT 160
 
 void diag_init(Diag *d, const char *path, const char *src, size_t len, FILE *out);
 void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

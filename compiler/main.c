@@ -1,5 +1,6 @@
 /* main.c: the hmmc driver. The whole pipeline is written out here, once:
- * read the file, parse, check, run the passes in order, generate and build.
+ * read the file, run the front end (pipeline.c: parse, check, the passes in
+ * order), generate and build.
  * Options are parsed here too; see usage(). */
 #include <errno.h>
 #include <limits.h>
@@ -9,29 +10,10 @@
 #include <unistd.h>
 
 #include "arena.h"
-#include "ast.h"
 #include "backend.h"
 #include "diag.h"
 #include "import_hmmer.h"
-#include "ir.h"
-#include "parse.h"
-#include "pass.h"
-#include "sema.h"
-
-/* The passes, in order; --dump-after=NAME prints the IR after one of them. */
-static const struct {
-    const char *name;
-    int (*run)(Program *, Diag *);
-    const char *what;
-} passes[] = {
-    {"attributes", pass_attributes, "what each call must compute and store"},
-    {"trim", pass_trim, "states no complete path visits removed"},
-    {"cycles", pass_close_cycles, "silent cycles replaced by their exact closure"},
-    {"fold", pass_fold_silent, "silent states folded where that makes fewer moves"},
-    {"order", pass_order, "evaluation order of silent moves within a position"},
-    {"plan", pass_plan, "storage widths and code shape of every call"},
-};
-enum { N_PASSES = sizeof passes / sizeof passes[0] };
+#include "pipeline.h"
 
 enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 
@@ -58,9 +40,8 @@ static void usage(FILE *out)
             "  --target=c          C only (double precision, OpenMP threads)\n"
             "  --emit-dir DIR      keep the generated sources in DIR\n"
             "  --check             check the model and main, build nothing\n"
-            "  --dump-after=PASS   print the IR after PASS and stop; PASS is parse, sema");
-    for (int i = 0; i < N_PASSES; i++)
-        fprintf(out, ", %s", passes[i].name);
+            "  --dump-after=PASS   print the IR after PASS and stop; PASS is ");
+    pipeline_list_stages(out);
     fprintf(out,
             "\n"
             "  --no-fold           keep every silent state (no folding)\n"
@@ -150,14 +131,9 @@ static int parse_options(int argc, char **argv, Options *o)
         return usage_error("%sno model file given", "");
     if (o->target && strcmp(o->target, "c") != 0 && strcmp(o->target, "cuda") != 0)
         return usage_error("unknown target '%s': use --target=cuda or --target=c", o->target);
-    if (o->dump_after) {
-        int known = strcmp(o->dump_after, "parse") == 0 || strcmp(o->dump_after, "sema") == 0;
-        for (int i = 0; i < N_PASSES; i++)
-            known |= strcmp(o->dump_after, passes[i].name) == 0;
-        if (!known)
-            return usage_error("unknown pass '%s' for --dump-after (hmmc --help lists them)",
-                               o->dump_after);
-    }
+    if (o->dump_after && !pipeline_knows_stage(o->dump_after))
+        return usage_error("unknown pass '%s' for --dump-after (hmmc --help lists them)",
+                           o->dump_after);
     if (!o->output && !o->check && !o->dump_after)
         return usage_error("%sno output given: add -o PROGRAM (or --check to only check)", "");
     return EXIT_OK;
@@ -219,7 +195,7 @@ static char *find_root(void)
 static const char *default_target(const char *root)
 {
     char *home = cuda_home(), *gpu_lib = NULL;
-    int ok = home && asprintf(&gpu_lib, "%s/build/libhmmrt_gpu.a", root) >= 0 &&
+    int ok = home && asprintf(&gpu_lib, "%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", root) >= 0 &&
              access(gpu_lib, R_OK) == 0;
     free(home);
     free(gpu_lib);
@@ -238,33 +214,13 @@ static int compile(const Options *o)
     diag_init(&diag, o->input, src, len, stderr);
     int status = EXIT_PROGRAM_ERRORS;
 
-    File *file = parse_source(&arena, &diag, o->input, src, len);
-    if (diag.errors)
+    PipelineOptions po = {o->dump_after, stdout, o->verbose ? stderr : NULL, o->no_fold,
+                          o->c_shape};
+    Program *p;
+    PipelineResult result = pipeline_run(&arena, &diag, o->input, src, len, &po, &p);
+    if (result != PIPELINE_PLANNED) {
+        status = result == PIPELINE_DUMPED ? EXIT_OK : EXIT_PROGRAM_ERRORS;
         goto done;
-    if (o->dump_after && strcmp(o->dump_after, "parse") == 0) {
-        ast_dump(file, stdout);
-        status = EXIT_OK;
-        goto done;
-    }
-    Program *p = sema(&arena, file, &diag);
-    if (diag.errors || !p)
-        goto done;
-    p->verbose = o->verbose ? stderr : NULL;
-    p->fold_silent = !o->no_fold;
-    p->c_shape = o->c_shape;
-    if (o->dump_after && strcmp(o->dump_after, "sema") == 0) {
-        ir_dump(p, stdout);
-        status = EXIT_OK;
-        goto done;
-    }
-    for (int i = 0; i < N_PASSES; i++) {
-        if (!passes[i].run(p, &diag) || diag.errors)
-            goto done;
-        if (o->dump_after && strcmp(o->dump_after, passes[i].name) == 0) {
-            ir_dump(p, stdout);
-            status = EXIT_OK;
-            goto done;
-        }
     }
     if (o->check) {
         status = EXIT_OK;

@@ -43,6 +43,19 @@ int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
  * does); 0, or -1 with a message in err. */
 int hmmrt_check_readable(const char *path, char *err, size_t errlen);
 
+/* ---- names.c: sequence names used twice --------------------------------------- */
+/* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */
+#define HMMRT_NAMES_MAX ((size_t)1 << 22)
+typedef struct hmmrt_names hmmrt_names;
+hmmrt_names *hmmrt_names_new(void); /* NULL: out of memory */
+void hmmrt_names_free(hmmrt_names *t);
+/* Adds name, seen at path:line (path must outlive the table): 0 when it is
+ * new, 1 when it was seen before (*first_path and *first_line say where
+ * first), -1 when it was not checked (HMMRT_NAMES_MAX reached, or out of
+ * memory). */
+int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long line,
+                    const char **first_path, long *first_line);
+
 /* ---- output.c: the output table on a file descriptor ---------------------- */
 typedef struct hmmrt_out {
     int fd;
@@ -112,6 +125,20 @@ typedef struct hmmrt_run_timing {
 
 /* "PROG: timing ..." and a table of phases, seconds and symbols/s. */
 void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t);
+
+/* ---- gpu_fault.c: the GPU driver's fault injection (tests/gpu/faults) --------- */
+typedef enum hmmrt_fault_kind {
+    HMMRT_FAULT_NONE,
+    HMMRT_FAULT_OOM,  /* the first buffer allocation of the batch fails: out of memory */
+    HMMRT_FAULT_ERROR /* the first kernel launch of the batch fails */
+} hmmrt_fault_kind;
+typedef struct hmmrt_gpu_fault {
+    hmmrt_fault_kind kind;
+    int64_t batch; /* 1-based, as the driver counts batches */
+} hmmrt_gpu_fault;
+/* Parses HMMRT_GPU_FAULT's value ("oom:B" or "error:B", B >= 1; NULL or ""
+ * for none): 0, or -1 when it is neither. */
+int hmmrt_parse_gpu_fault(const char *text, hmmrt_gpu_fault *f);
 
 /* ---- pack.c: host-side arithmetic of GPU batches ---------------------------- */
 /* Sections of a chunk's buffer start at multiples of this (cudaMalloc's own). */

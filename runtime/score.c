@@ -19,6 +19,7 @@ enum {
     GPU_BATCH_RECORDS = 1 << 18, /* a GPU needs hundreds of thousands in flight */
     OUTPUT_BUFFER = 1 << 20,
     SKIP_WARNINGS_SHOWN = 10,
+    DUPLICATE_WARNINGS_SHOWN = 10,
     KEPT_TEXT_BYTES = 1 << 20 /* larger text buffers are freed after their row */
 };
 #define CPU_BATCH_RESIDUES ((int64_t)64 << 20)
@@ -99,12 +100,13 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o, v
     r->n_scratches = omp_get_max_threads();
     r->scratches = calloc((size_t)r->n_scratches, sizeof *r->scratches);
     r->reader = hmmrt_reader_open(o->files, o->n_files);
+    r->names = hmmrt_names_new();
     r->current = &r->batches[0];
     r->next = &r->batches[1];
     for (int k = 0; k < 2; k++)
         r->batches[k].records = calloc((size_t)r->max_records, sizeof(hmmrt_record));
     int out_ok = hmmrt_out_open(&r->out, STDOUT_FILENO, OUTPUT_BUFFER) == 0;
-    return r->scratches && r->reader && out_ok && r->batches[0].records &&
+    return r->scratches && r->reader && r->names && out_ok && r->batches[0].records &&
                    r->batches[1].records && alloc_work(&r->w, prog, r->max_records) == 0
                ? 0
                : -1;
@@ -123,6 +125,7 @@ static void close_run(run *r)
         free(r->batches[k].records);
     }
     hmmrt_reader_close(r->reader);
+    hmmrt_names_free(r->names);
     hmmrt_out_close(&r->out);
     free_work(&r->w, r->prog, r->max_records);
 }
@@ -373,6 +376,37 @@ static int stop_out_of_memory(run *r, const hmmrt_record *rec)
     return HMMRT_EXIT_INTERNAL;
 }
 
+/* A name seen before is warned about (the first ten, then counted); both
+ * sequences are printed: the name is the user's, the row order tells them apart. */
+static void check_name(run *r, const hmmrt_record *rec)
+{
+    if (r->names_unchecked)
+        return;
+    const char *first_path;
+    long first_line;
+    int seen = hmmrt_names_add(r->names, rec->name, rec->path, rec->line, &first_path,
+                               &first_line);
+    if (seen < 0) {
+        r->names_unchecked = 1;
+        hmmrt_note("%s:%ld: sequence names from here on are not checked for duplicates "
+                   "(the table of names is full or out of memory)", rec->path, rec->line);
+        return;
+    }
+    if (seen == 0 || ++r->duplicates > DUPLICATE_WARNINGS_SHOWN)
+        return;
+    int file_again = first_path != rec->path && strcmp(first_path, rec->path) == 0;
+    hmmrt_warning("%s:%ld: sequence %s has the same name as the sequence at %s:%ld%s; both are "
+                  "printed%s", rec->path, rec->line, rec->name, first_path, first_line,
+                  file_again ? " (the file is read twice)" : "", r->duplicates == DUPLICATE_WARNINGS_SHOWN ? " (later ones are only counted)"
+                                                            : "");
+}
+
+static void warn_duplicates_total(const run *r)
+{
+    if (r->duplicates > DUPLICATE_WARNINGS_SHOWN)
+        hmmrt_warning("%ld sequences have the name of an earlier sequence", r->duplicates);
+}
+
 /* Large buffers of a row are given back: the next batch may not need them. */
 static void release_large_buffers(hmmrt_value *values, int n_columns, hmmrt_buf *row)
 {
@@ -392,6 +426,7 @@ static int print_rows(run *r)
     int n_columns = r->prog->n_columns;
     for (int64_t i = 0; i < b->n; i++) {
         const hmmrt_record *rec = &b->records[i];
+        check_name(r, rec);
         switch (w->results[i].status) {
         case SEQ_SCORED:
             r->timing.sequences_scored++;
@@ -574,6 +609,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     int status = score_everything(&r);
     hmmrt_progress_finish();
     warn_skipped_total(&r);
+    warn_duplicates_total(&r);
     if (flush_timed(&r) != 0) {
         hmmrt_error("cannot write the output: %s", strerror(r.out.error));
         status = HMMRT_EXIT_OUTPUT;

@@ -59,6 +59,9 @@ typedef struct run {
     work w;
     int64_t first_index; /* input index of the current batch's first sequence */
     long skipped;
+    hmmrt_names *names;      /* every name printed or skipped so far ... */
+    long duplicates;         /* ... and how many were there already */
+    int names_unchecked;     /* the table is full: later names are not checked */
     hmmrt_run_timing timing;
 } run;
 

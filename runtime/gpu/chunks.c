@@ -83,7 +83,9 @@ static int launch_call(hmmrt_gpu *g, gpu_slot *s, int c)
                          .stream = s->stream};
     char what[256];
     snprintf(what, sizeof what, "launching the kernel of %s", call->label);
-    if (gpu_check(g, (cudaError_t)call->launch(&b), what) != 0)
+    cudaError_t launched = gpu_take_fault(g, HMMRT_FAULT_ERROR) ? cudaErrorLaunchFailure
+                                                                : (cudaError_t)call->launch(&b);
+    if (gpu_check(g, launched, what) != 0)
         return -1;
     snprintf(what, sizeof what, "the launch of %s (cudaGetLastError)", call->label);
     if (gpu_check(g, cudaGetLastError(), what) != 0)

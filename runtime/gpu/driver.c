@@ -44,6 +44,42 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- fault injection ------------------------------------------------------------ */
+
+/* Reads HMMRT_GPU_FAULT for the first GPU a process opens (not the one that
+ * rescores in double): 0, or -1 with the reason in err. */
+static int read_fault(hmmrt_gpu *g, char *err, size_t errlen)
+{
+    static int opened_before;
+    if (opened_before++)
+        return 0;
+    const char *text = getenv("HMMRT_GPU_FAULT");
+    if (hmmrt_parse_gpu_fault(text, &g->fault) == 0)
+        return 0;
+    say(err, errlen, "HMMRT_GPU_FAULT='%s' is neither oom:BATCH nor error:BATCH", text);
+    return -1;
+}
+
+int gpu_take_fault(hmmrt_gpu *g, hmmrt_fault_kind kind)
+{
+    if (g->fault_armed != kind || kind == HMMRT_FAULT_NONE)
+        return 0;
+    g->fault_armed = HMMRT_FAULT_NONE;
+    return 1;
+}
+
+/* At the start of a batch: arms the fault meant for it. An out-of-memory
+ * fault gives the slots back first, so that the batch must allocate. */
+static void arm_fault(hmmrt_gpu *g)
+{
+    g->fault_armed = HMMRT_FAULT_NONE;
+    if (g->fault.kind == HMMRT_FAULT_NONE || g->fault.batch != g->stats.batches)
+        return;
+    g->fault_armed = g->fault.kind;
+    if (g->fault.kind == HMMRT_FAULT_OOM)
+        gpu_release_slots(g);
+}
+
 static void version_text(int version, char out[16])
 {
     snprintf(out, 16, "%d.%d", version / 1000, version % 1000 / 10);
@@ -195,7 +231,7 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
     g->err = err;
     g->errlen = errlen;
     snprintf(g->where, sizeof g->where, "opening device %d", device);
-    if (pick_device(g, device, err, errlen) != 0) {
+    if (read_fault(g, err, errlen) != 0 || pick_device(g, device, err, errlen) != 0) {
         free_driver(g);
         return NULL;
     }
@@ -306,6 +342,9 @@ static int plan_batch(hmmrt_gpu *g, int64_t m)
                              (long long)g->sorted_lengths[0], (double)single / (1 << 20),
                              g->where);
         g->slot_limit = failed / 2 > single ? failed / 2 : single;
+        hmmrt_note("GPU: out of memory for a chunk of %.1f MiB (%s); going on with chunks of "
+                   "at most %.1f MiB", (double)failed / (1 << 20), g->where,
+                   (double)g->slot_limit / (1 << 20));
     }
 }
 
@@ -331,6 +370,7 @@ static int score_batch(hmmrt_gpu *g)
     gpu_set_where(g, -1);
     if (gpu_check(g, cudaSetDevice(g->device), "cudaSetDevice") != 0)
         return -1;
+    arm_fault(g);
     double started = hmmrt_seconds();
     int64_t m = sort_batch(g);
     if (m <= 0)

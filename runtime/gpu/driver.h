@@ -66,6 +66,9 @@ typedef struct hmmrt_gpu {
     size_t errlen;
     char where[256];          /* "batch 3, chunk 2 of 8": what the driver was doing */
     gpu_stats stats;
+    /* fault injection (HMMRT_GPU_FAULT, for tests/gpu/faults) */
+    hmmrt_gpu_fault fault;
+    hmmrt_fault_kind fault_armed; /* the fault of this batch, until it has happened */
 } hmmrt_gpu;
 
 /* driver.c: "WHAT failed: CUDA's message (WHERE)" into g->err; returns -1. */
@@ -74,6 +77,10 @@ int gpu_fail(hmmrt_gpu *g, cudaError_t e, const char *what);
 int gpu_check(hmmrt_gpu *g, cudaError_t e, const char *what);
 /* A message of the driver's own into g->err; returns -1. */
 int gpu_error(hmmrt_gpu *g, const char *fmt, ...) HMMRT_PRINTF(2, 3);
+
+/* driver.c: 1 once when the fault of this batch is `kind` (the fault is then
+ * used up), else 0. */
+int gpu_take_fault(hmmrt_gpu *g, hmmrt_fault_kind kind);
 
 /* slots.c */
 int gpu_create_slots(hmmrt_gpu *g);  /* streams, events, layout arrays; 0 or -1 */

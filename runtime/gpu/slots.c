@@ -94,7 +94,8 @@ int gpu_size_slots(hmmrt_gpu *g)
 /* Allocates both halves of slot s: 0, 1 when memory ran out, -1 on another error. */
 static int allocate(hmmrt_gpu *g, gpu_slot *s, size_t bytes)
 {
-    cudaError_t e = cudaMalloc(&s->device, bytes);
+    cudaError_t e = gpu_take_fault(g, HMMRT_FAULT_OOM) ? cudaErrorMemoryAllocation
+                                                       : cudaMalloc(&s->device, bytes);
     if (e == cudaSuccess) {
         e = cudaHostAlloc(&s->host, bytes, cudaHostAllocDefault);
         if (e != cudaSuccess)

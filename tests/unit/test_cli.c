@@ -492,8 +492,11 @@ static void test_skip_invalid(void **state)
 static void test_skip_invalid_warns_ten_then_counts(void **state)
 {
     hmmrt_buf input = {0};
-    for (int i = 0; i < 12; i++)
-        hmmrt_buf_puts(&input, ">bad\nAZ\n");
+    for (int i = 0; i < 12; i++) {
+        char record[32];
+        snprintf(record, sizeof record, ">bad%d\nAZ\n", i); /* distinct: no duplicate warnings */
+        hmmrt_buf_puts(&input, record);
+    }
     hmmrt_buf_puts(&input, ">good\nT\n");
     const char *f = temp_file(input.data);
     hmmrt_buf_free(&input);
@@ -504,6 +507,36 @@ static void test_skip_invalid_warns_ten_then_counts(void **state)
     assert_int_equal(count_lines_with(last.err, "(later ones are only counted)"), 1);
     assert_int_equal(count_lines_with(last.err, "\n"), 0); /* no empty lines */
     assert_non_null(strstr(last.err, "\ntoy: warning: 12 sequences were skipped\n"));
+}
+
+/* A name used twice: both rows printed, a warning naming both places, exit 0;
+ * the eleventh duplicate and later ones are only counted. */
+static void test_duplicate_names(void **state)
+{
+    const char *f = temp_file(">x\nA\n>y first\nC\n>x again\nG\n");
+    char err[1024];
+    snprintf(err, sizeof err,
+             "toy: warning: %s:5: sequence x has the same name as the sequence at %s:1; both "
+             "are printed\n",
+             f, f);
+    run_toy("--no-header", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    assert_string_equal(last.err, err);
+    assert_int_equal(count_lines_with(last.out, "x\t"), 2);
+    assert_int_equal(count_lines_with(last.out, "\t"), 3); /* every row, nothing else */
+
+    hmmrt_buf input = {0};
+    for (int i = 0; i < 13; i++)
+        hmmrt_buf_puts(&input, ">same\nT\n");
+    f = temp_file(input.data);
+    hmmrt_buf_free(&input);
+    run_toy("--no-header", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    assert_int_equal(count_lines_with(last.out, "same\t"), 13);
+    assert_int_equal(count_lines_with(last.err, "has the same name as the sequence at"), 10);
+    assert_int_equal(count_lines_with(last.err, "(later ones are only counted)"), 1);
+    assert_non_null(strstr(last.err, "\ntoy: warning: 12 sequences have the name of an earlier "
+                                     "sequence\n"));
 }
 
 static void test_malformed_fasta(void **state)
@@ -886,6 +919,7 @@ int main(void)
         T(test_standard_input_in_messages),
         T(test_skip_invalid),
         T(test_skip_invalid_warns_ten_then_counts),
+        T(test_duplicate_names),
         T(test_malformed_fasta),
         T(test_missing_file_stops_before_scoring),
         T(test_out_of_memory_in_scoring),

@@ -258,6 +258,28 @@ static void test_plan_nothing(void **state)
     assert_int_equal(starts[0], 0);
 }
 
+/* HMMRT_GPU_FAULT, the GPU driver's fault-injection switch (gpu_fault.c). */
+static void test_gpu_fault_switch(void **state)
+{
+    hmmrt_gpu_fault f;
+    assert_int_equal(hmmrt_parse_gpu_fault(NULL, &f), 0);
+    assert_int_equal(f.kind, HMMRT_FAULT_NONE);
+    assert_int_equal(hmmrt_parse_gpu_fault("", &f), 0);
+    assert_int_equal(f.kind, HMMRT_FAULT_NONE);
+    assert_int_equal(hmmrt_parse_gpu_fault("oom:2", &f), 0);
+    assert_int_equal(f.kind, HMMRT_FAULT_OOM);
+    assert_int_equal(f.batch, 2);
+    assert_int_equal(hmmrt_parse_gpu_fault("error:17", &f), 0);
+    assert_int_equal(f.kind, HMMRT_FAULT_ERROR);
+    assert_int_equal(f.batch, 17);
+    const char *bad[] = {"oom", "oom:", "oom:0", "oom:-1", "oom:2x", "error: 3", "error:+3",
+                         "crash:1", "OOM:1", "oom:99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(hmmrt_parse_gpu_fault(bad[i], &f), -1);
+        assert_int_equal(f.kind, HMMRT_FAULT_NONE);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_plan_chunks),
         cmocka_unit_test(test_plan_long_sequence_alone),
         cmocka_unit_test(test_plan_nothing),
+        cmocka_unit_test(test_gpu_fault_switch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
