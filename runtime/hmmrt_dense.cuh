@@ -138,10 +138,9 @@ hmmc_dense_product(int rows, int n, const real *__restrict__ in, const real *__r
     }
 }
 
-/* The best (value, index) of a block, lower index on a tie; every thread
- * gets it. partial: 64 values of shared memory in all. */
+/* The best (value, index) of a warp, lower index on a tie, in lane 0. */
 template <typename real>
-__device__ void hmmc_block_argmax(real &value, int &index, real *partial_v, int *partial_i)
+__device__ __forceinline__ void hmmc_warp_argmax(real &value, int &index)
 {
     for (int offset = 16; offset > 0; offset /= 2) {
         real v = __shfl_down_sync(0xffffffffu, value, offset);
@@ -151,6 +150,14 @@ __device__ void hmmc_block_argmax(real &value, int &index, real *partial_v, int 
             index = i;
         }
     }
+}
+
+/* The best (value, index) of a block, lower index on a tie; every thread
+ * gets it. partial: 64 values of shared memory in all. */
+template <typename real>
+__device__ void hmmc_block_argmax(real &value, int &index, real *partial_v, int *partial_i)
+{
+    hmmc_warp_argmax(value, index);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     __syncthreads();
     if (lane == 0) {
@@ -162,14 +169,7 @@ __device__ void hmmc_block_argmax(real &value, int &index, real *partial_v, int 
         const int warps = (blockDim.x + 31) / 32;
         value = lane < warps ? partial_v[lane] : (real)-INFINITY;
         index = lane < warps ? partial_i[lane] : -1;
-        for (int offset = 16; offset > 0; offset /= 2) {
-            real v = __shfl_down_sync(0xffffffffu, value, offset);
-            int i = __shfl_down_sync(0xffffffffu, index, offset);
-            if (v > value || (v == value && i >= 0 && (index < 0 || i < index))) {
-                value = v;
-                index = i;
-            }
-        }
+        hmmc_warp_argmax(value, index);
         if (lane == 0) {
             partial_v[0] = value;
             partial_i[0] = index;

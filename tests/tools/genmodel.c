@@ -41,6 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TOOL_NAME "genmodel"
+#include "tool_common.h"
+
 enum {
     MAX_OTHER_STATES = 1000000,          /* states besides start and end */
     DENSE_MAX_STATES = 60,               /* random structure: moves over every pair up to here */
@@ -135,32 +138,6 @@ typedef struct {
     Structure structure;
 } Options;
 
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("genmodel: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
-
-static void *xcalloc(size_t count, size_t size)
-{
-    void *p = calloc(count ? count : 1, size ? size : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size ? size : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
 
 static int end_state(const GenModel *g)
 {

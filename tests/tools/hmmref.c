@@ -26,34 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TOOL_NAME "hmmref"
+#include "tool_common.h"
+
 /* ------------------------------------------------------------------ errors */
 
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("hmmref: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
-
-static void *xcalloc(size_t count, size_t size)
-{
-    void *p = calloc(count ? count : 1, size ? size : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size ? size : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
 
 static char *xstrdup(const char *s)
 {
