@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Program *p;
     if (pipeline_run(&arena, &diag, "fuzz.hmm", src, size, &options, &p) == PIPELINE_PLANNED) {
         ir_dump(p, sink);
-        if (backend_c_write(p, sink, "fuzz", 1) != 0 || backend_cuda_write(p, sink, "fuzz") != 0)
+        if (backend_c_write(p, sink, "fuzz", 1, "/nonexistent/fuzz") != 0 || backend_cuda_write(p, sink, "fuzz") != 0)
             abort(); /* a planned program must always be writable */
     }
     arena_free(&arena);
