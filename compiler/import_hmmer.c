@@ -405,24 +405,54 @@ static int count_more(Reader *r, H2 *h)
     return got;
 }
 
-static int h2_read(Reader *r, H2 *h)
+/* The header lines up to the HMM line, each given to `line` (HMMER2's or
+ * HMMER3's keys); seen collects the keys met. */
+static int read_header(Reader *r, H2 *h, int (*line)(const Reader *, H2 *, int *), int *seen)
 {
-    int seen = 0;
-    h->format = "HMMER2.0";
     for (;;) {
         if (expect_line(r, "the HMM line (the residues of the emission lines)") < 0)
             return -1;
         if (strcmp(r->tok[0], "HMM") == 0)
-            break;
-        if (h2_header_line(r, h, &seen) < 0)
+            return 0;
+        if (line(r, h, seen) < 0)
             return -1;
     }
-    if (h2_check_header(r, h, seen) < 0 || check_residue_line(r, h) < 0 || h2_alloc(r, h) < 0)
-        return -1;
+}
+
+/* The line after the HMM line: the names of the transitions. */
+static int expect_transition_names(Reader *r)
+{
     if (expect_line(r, "the transition names (m->m m->i ...)") < 0)
         return -1;
     if (strcmp(r->tok[0], "m->m") != 0)
         return error_at(r, "expected the transition names (m->m m->i ...) after the HMM line");
+    return 0;
+}
+
+/* Nodes 1..M, each read by `node` (HMMER2's or HMMER3's layout), the closing
+ * '//', and a count of the models that follow. */
+static int read_nodes(Reader *r, H2 *h, int (*node)(Reader *, H2 *, int))
+{
+    for (int k = 1; k <= h->M; k++)
+        if (node(r, h, k) < 0)
+            return -1;
+    if (expect_line(r, "'//' after the last node") < 0)
+        return -1;
+    if (strcmp(r->tok[0], "//") != 0)
+        return error_at(r, "expected '//' after node %d (LENG says %d nodes)", h->M, h->M);
+    return count_more(r, h) < 0 ? -1 : 0;
+}
+
+static int h2_read(Reader *r, H2 *h)
+{
+    int seen = 0;
+    h->format = "HMMER2.0";
+    if (read_header(r, h, h2_header_line, &seen) < 0)
+        return -1;
+    if (h2_check_header(r, h, seen) < 0 || check_residue_line(r, h) < 0 || h2_alloc(r, h) < 0)
+        return -1;
+    if (expect_transition_names(r) < 0)
+        return -1;
     if (expect_line(r, "the B->M1, B->I0 and B->D1 line") < 0)
         return -1;
     if (r->ntok != 3)
@@ -430,14 +460,7 @@ static int h2_read(Reader *r, H2 *h)
                         "B->D1), found %d", r->ntok);
     if (parse_scores(r, 0, 3, h->tb, "B->M1, B->I0 and B->D1") < 0)
         return -1;
-    for (int k = 1; k <= h->M; k++)
-        if (h2_node(r, h, k) < 0)
-            return -1;
-    if (expect_line(r, "'//' after the last node") < 0)
-        return -1;
-    if (strcmp(r->tok[0], "//") != 0)
-        return error_at(r, "expected '//' after node %d (LENG says %d nodes)", h->M, h->M);
-    return count_more(r, h) < 0 ? -1 : 0;
+    return read_nodes(r, h, h2_node);
 }
 
 /* ------------------------------------------------------------ HMMER3 */
@@ -568,33 +591,18 @@ static int h3_read(Reader *r, H2 *h)
 {
     int seen = 0;
     h->format = "HMMER3/f";
-    for (;;) {
-        if (expect_line(r, "the HMM line (the residues of the emission lines)") < 0)
-            return -1;
-        if (strcmp(r->tok[0], "HMM") == 0)
-            break;
-        if (common_header_line(r, h, &seen) < 0)
-            return -1;
-    }
+    if (read_header(r, h, common_header_line, &seen) < 0)
+        return -1;
     if (!(seen & SEEN_LENG) || !(seen & SEEN_ALPH))
         return error_at(r, "the header has no %s line", seen & SEEN_LENG ? "ALPH" : "LENG");
     if (check_residue_line(r, h) < 0 || h2_alloc(r, h) < 0)
         return -1;
     h3_specials(h);
-    if (expect_line(r, "the transition names (m->m m->i ...)") < 0)
+    if (expect_transition_names(r) < 0)
         return -1;
-    if (strcmp(r->tok[0], "m->m") != 0)
-        return error_at(r, "expected the transition names (m->m m->i ...) after the HMM line");
     if (h3_node0(r, h) < 0)
         return -1;
-    for (int k = 1; k <= h->M; k++)
-        if (h3_node(r, h, k) < 0)
-            return -1;
-    if (expect_line(r, "'//' after the last node") < 0)
-        return -1;
-    if (strcmp(r->tok[0], "//") != 0)
-        return error_at(r, "expected '//' after node %d (LENG says %d nodes)", h->M, h->M);
-    return count_more(r, h) < 0 ? -1 : 0;
+    return read_nodes(r, h, h3_node);
 }
 
 /* The first line says which format follows. */
