@@ -92,7 +92,7 @@ $(HMMC_BIN): $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/runtime/occupancy_rules.o -lm
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lcmocka -lm
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "parse.h"
 
 /* One parse of a test string, with its diagnostics kept in memory. */
@@ -81,21 +83,7 @@ static int count_decls(const Model *m)
 }
 
 static const char *CASINO =
-    "hmm casino {\n"
-    "    alphabet [1, 2, 3, 4, 5, 6];\n"
-    "    startstate start;\n"
-    "    state fair emits fairemission;\n"
-    "    state loaded emits loadedemission;\n"
-    "    endstate end;\n"
-    "    emission fairemission =   [1/6, 1/6, 1/6, 1/6, 1/6, 1/6];\n"
-    "    emission loadedemission = [0.1, 0.1, 0.1, 0.1, 0.1, 0.5];\n"
-    "    start -> fair 1;\n"
-    "    fair -> fair 0.95;\n"
-    "    fair -> loaded 0.05;\n"
-    "    loaded -> loaded 0.97999;\n"
-    "    loaded -> fair 0.02;\n"
-    "    loaded -> end 0.00001;\n"
-    "}\n"
+    CASINO_MODEL_SOURCE
     "main {\n"
     "    cas = new casino();\n"
     "    dptable = forward(cas);\n"

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "graph.h"
 #include "parse.h"
 #include "pass.h"
@@ -150,21 +152,6 @@ static int count_moves_into(const IrModel *m, int to)
     for (int i = 0; i < m->n_moves; i++)
         n += m->moves[i].to == to;
     return n;
-}
-
-/* The one move between two state indexes; fails unless there is exactly one. */
-static const IrMove *move_between(const IrModel *m, int from, int to)
-{
-    const IrMove *found = NULL;
-    for (int i = 0; i < m->n_moves; i++)
-        if (m->moves[i].from == from && m->moves[i].to == to) {
-            if (found)
-                fail_msg("two moves %d -> %d", from, to);
-            found = &m->moves[i];
-        }
-    if (!found)
-        fail_msg("no move %s -> %s", m->states[from].name, m->states[to].name);
-    return found;
 }
 
 static int has_move(const IrModel *m, int from, int to)

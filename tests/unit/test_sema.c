@@ -17,6 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
+
 #include "parse.h"
 #include "sema.h"
 
@@ -120,17 +122,7 @@ static int emission_index(const IrModel *m, const char *name)
 /* The one move from -> to; fails when there is none or more than one. */
 static const IrMove *the_move(const IrModel *m, const char *from, const char *to)
 {
-    int f = state_index(m, from), t = state_index(m, to);
-    const IrMove *found = NULL;
-    for (int i = 0; i < m->n_moves; i++)
-        if (m->moves[i].from == f && m->moves[i].to == t) {
-            if (found)
-                fail_msg("two moves %s -> %s", from, to);
-            found = &m->moves[i];
-        }
-    if (!found)
-        fail_msg("no move %s -> %s", from, to);
-    return found;
+    return move_between(m, state_index(m, from), state_index(m, to));
 }
 
 /* A source transition is one move whose two weights are the log of its weight. */
@@ -144,22 +136,7 @@ static void assert_move(const IrModel *m, const char *from, const char *to, int 
     assert_int_equal(mv->n_via, 0);
 }
 
-static const char *CASINO =
-    "hmm casino {\n"
-    "    alphabet [1, 2, 3, 4, 5, 6];\n"
-    "    startstate start;\n"
-    "    state fair emits fairemission;\n"
-    "    state loaded emits loadedemission;\n"
-    "    endstate end;\n"
-    "    emission fairemission =   [1/6, 1/6, 1/6, 1/6, 1/6, 1/6];\n"
-    "    emission loadedemission = [0.1, 0.1, 0.1, 0.1, 0.1, 0.5];\n"
-    "    start -> fair 1;\n"
-    "    fair -> fair 0.95;\n"
-    "    fair -> loaded 0.05;\n"
-    "    loaded -> loaded 0.97999;\n"
-    "    loaded -> fair 0.02;\n"
-    "    loaded -> end 0.00001;\n"
-    "}\n";
+static const char *CASINO = CASINO_MODEL_SOURCE;
 
 /* The casino with main_block appended, checked; the source lives in `scratch`. */
 static Program *check_casino(Checked *c, Arena *scratch, const char *main_block)
