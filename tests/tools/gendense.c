@@ -16,17 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
+#include "tool_rng.h"
 
-static uint64_t next_random(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull); /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static Rng rng;
 
-static double uniform(void) { return (double)(next_random() >> 11) * 0x1p-53; }
+static double uniform(void) { return rng_uniform(&rng); }
 
 static const char SYMBOLS[] = "acgtnrykmswbdhvefilpq";
 
@@ -107,7 +101,7 @@ int main(int argc, char **argv)
     if (n < 1 || K < 1 || K > (int)strlen(SYMBOLS) || seqs < 0 || maxlen < 0 || density <= 0 ||
         density > 1)
         return usage();
-    rng_state = strtoull(argv[1], NULL, 10) * 7919 + 17;
+    rng.state = strtoull(argv[1], NULL, 10) * 7919 + 17;
     FILE *model = fopen(argv[2], "w"), *fasta = fopen(argv[3], "w");
     if (!model || !fasta) {
         perror("gendense");

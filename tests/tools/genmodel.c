@@ -43,6 +43,7 @@
 
 #define TOOL_NAME "genmodel"
 #include "tool_common.h"
+#include "tool_rng.h"
 
 enum {
     MAX_OTHER_STATES = 1000000,          /* states besides start and end */
@@ -52,23 +53,6 @@ enum {
 };
 
 /* ------------------------------------------------------------------ random */
-
-typedef struct {
-    uint64_t state;
-} Rng;
-
-static uint64_t rng_next(Rng *r)
-{
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(Rng *r) /* [0, 1) */
-{
-    return (double)(rng_next(r) >> 11) / 9007199254740992.0;
-}
 
 static int rng_range(Rng *r, int lo, int hi) /* lo..hi inclusive */
 {

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_rng.h"
+
 enum { TABLE_BITS = 16, TABLE_SIZE = 1 << TABLE_BITS, LINE = 60 };
 
 static const char residues[] = "ACDEFGHIKLMNPQRSTVWY";
@@ -27,18 +29,6 @@ static const double null_model[20] = { /* HMMER2's amino acid background, in the
     0.0755, 0.0170, 0.0530, 0.0632, 0.0408, 0.0685, 0.0224, 0.0573, 0.0594, 0.0934,
     0.0236, 0.0453, 0.0493, 0.0403, 0.0515, 0.0722, 0.0574, 0.0651, 0.0125, 0.0319,
 };
-
-typedef struct {
-    uint64_t state;
-} Rng;
-
-static uint64_t rng_next(Rng *r) /* splitmix64 */
-{
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 static double rng_open_uniform(Rng *r) /* (0, 1) */
 {
