@@ -264,6 +264,33 @@ static void write_viterbi_kernel(KernelWriter *w)
     emit_close(w->e, "");
 }
 
+void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v, int n)
+{
+    fprintf(e->out, "__device__ const int c%d_%s[%d] = {", index, name, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        fprintf(e->out, "%s%d", i ? ", " : "", v[i]);
+    fprintf(e->out, "%s};\n", n ? "" : "0");
+}
+
+void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n)
+{
+    char num[32];
+    for (int d = 0; d < 2; d++) {
+        fprintf(e->out, "__device__ const %s c%d_%s_%s[%d] = {", d ? "double" : "float",
+                index, name, d ? "d" : "f", n ? n : 1);
+        for (int i = 0; i < n; i++)
+            fprintf(e->out, "%s%s%s", i ? ", " : "", emit_double(num, v[i]),
+                    d || isinf(v[i]) ? "" : "f");
+        fprintf(e->out, "%s};\n", n ? "" : "0");
+    }
+    fprintf(e->out, "template <typename real> __device__ __forceinline__ const real *c%d_%s();\n",
+            index, name);
+    for (int d = 0; d < 2; d++)
+        fprintf(e->out, "template <> __device__ __forceinline__ const %s *c%d_%s<%s>() { "
+                        "return c%d_%s_%s; }\n", d ? "double" : "float", index, name,
+                d ? "double" : "float", index, name, d ? "d" : "f");
+}
+
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
 {
     int c = index;
@@ -287,6 +314,9 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     if (shape->block_per_sequence)
         emit_line(e, "block[d] = hmmc_block_threads(hmmrt_gpu_block_size(kernel, %d, shared, NULL), %d);",
                   shape->states, shape->states);
+    else if (shape->warp_per_sequence)
+        emit_line(e, "block[d] = hmmrt_gpu_block_size(kernel, %d, shared, NULL) / 32 * 32;",
+                  shape->states);
     else
         emit_line(e, "block[d] = hmmrt_gpu_block_size(kernel, %d, shared, NULL);", shape->states);
     emit_close(e, "");
@@ -294,6 +324,9 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     emit_line(e, "    return 0;");
     if (shape->block_per_sequence)
         emit_line(e, "const unsigned grid = (unsigned)b->n; /* a block a sequence */");
+    else if (shape->warp_per_sequence)
+        emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] / 32 - 1) / (block[d] / 32)); "
+                     "/* a warp a sequence */");
     else
         emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] - 1) / block[d]);");
     emit_line(e, "cudaStream_t stream = (cudaStream_t)b->stream;");
@@ -360,6 +393,8 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
             continue;
         if (p->calls[c].plan.gpu_shape == GPU_DENSE)
             cuda_write_dense_call(&e, p, c);
+        else if (p->calls[c].plan.gpu_shape == GPU_PROFILE)
+            cuda_write_profile_call(&e, p, c);
         else if (p->calls[c].plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE)
             cuda_write_block_call(&e, p, c);
         else

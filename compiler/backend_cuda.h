@@ -14,7 +14,14 @@ typedef struct LaunchShape {
     int states;             /* the state count the occupancy rule is given */
     int block_per_sequence; /* a block a sequence, at most `states` threads rounded up to a
                                warp; else a thread a sequence */
+    int warp_per_sequence;  /* a warp a sequence, blocks of whole warps */
 } LaunchShape;
+
+/* A table of ints, c<index>_NAME, in device memory. */
+void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v, int n);
+/* A table of numbers in both precisions (c<index>_NAME_f and _d) and an
+ * accessor template c<index>_NAME<real>() that picks one. */
+void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
 
 /* Writes c<index>_launch (the kernel in the batch's precision, its block size
  * from the occupancy rules, chosen once per precision) and c<index>_describe. */
@@ -28,6 +35,10 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape);
  * (ptxas_log: nvcc's output with -Xptxas=-v) and the block size and occupancy
  * the runtime's occupancy rules give on an H100 (compiler/cuda_plan.c). */
 void cuda_report_plan(const Program *p, const char *ptxas_log, FILE *out);
+
+/* Writes tables, kernel and launcher of call `index` in the profile shape
+ * (backend_cuda_profile.c). */
+void cuda_write_profile_call(Emitter *e, const Program *p, int index);
 
 /* Writes tables, kernel and launcher of call `index` in the block-per-sequence shape. */
 void cuda_write_block_call(Emitter *e, const Program *p, int index);

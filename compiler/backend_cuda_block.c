@@ -106,34 +106,6 @@ static int incoming_index(const BlockWriter *w, int i)
     return -1;
 }
 
-static void write_int_array(BlockWriter *w, const char *name, const int *v, int n)
-{
-    fprintf(w->e->out, "__device__ const int c%d_%s[%d] = {", w->index, name, n ? n : 1);
-    for (int i = 0; i < n; i++)
-        fprintf(w->e->out, "%s%d", i ? ", " : "", v[i]);
-    fprintf(w->e->out, "%s};\n", n ? "" : "0");
-}
-
-/* A table of numbers in both precisions, and an accessor template picking one. */
-static void write_real_array(BlockWriter *w, const char *name, const double *v, int n)
-{
-    char num[32];
-    for (int d = 0; d < 2; d++) {
-        fprintf(w->e->out, "__device__ const %s c%d_%s_%s[%d] = {", d ? "double" : "float",
-                w->index, name, d ? "d" : "f", n ? n : 1);
-        for (int i = 0; i < n; i++)
-            fprintf(w->e->out, "%s%s%s", i ? ", " : "", emit_double(num, v[i]),
-                    d || isinf(v[i]) ? "" : "f");
-        fprintf(w->e->out, "%s};\n", n ? "" : "0");
-    }
-    fprintf(w->e->out, "template <typename real> __device__ __forceinline__ const real *c%d_%s();\n",
-            w->index, name);
-    for (int d = 0; d < 2; d++)
-        fprintf(w->e->out, "template <> __device__ __forceinline__ const %s *c%d_%s<%s>() { "
-                           "return c%d_%s_%s; }\n", d ? "double" : "float", w->index, name,
-                d ? "double" : "float", w->index, name, d ? "d" : "f");
-}
-
 /* Weights (probabilities, or logs for viterbi), sources, emission tables and
  * back-pointer numbers of one move table. */
 static void write_move_table(BlockWriter *w, const MoveTable *t, const char *prefix)
@@ -153,16 +125,16 @@ static void write_move_table(BlockWriter *w, const MoveTable *t, const char *pre
         weight[k] = logs ? mv->lw_max : exp(mv->lw_sum);
     }
     char *name = arena_printf(a, "%s_state", prefix);
-    write_int_array(w, name, t->row_state, t->n_rows);
-    write_int_array(w, arena_printf(a, "%s_start", prefix), t->row_start, t->n_rows + 1);
-    write_int_array(w, arena_printf(a, "%s_other", prefix), from, n);
+    cuda_write_int_table(w->e, w->index, name, t->row_state, t->n_rows);
+    cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_start", prefix), t->row_start, t->n_rows + 1);
+    cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_other", prefix), from, n);
     if (!strcmp(prefix, "em"))
-        write_int_array(w, arena_printf(a, "%s_table", prefix), table, n);
+        cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_table", prefix), table, n);
     if (w->call->plan.bp_bytes)
-        write_int_array(w, arena_printf(a, "%s_bp", prefix), bp, n);
-    write_real_array(w, arena_printf(a, "%s_w", prefix), weight, n);
+        cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_bp", prefix), bp, n);
+    cuda_write_real_table(w->e, w->index, arena_printf(a, "%s_w", prefix), weight, n);
     if (!strcmp(prefix, "sl"))
-        write_int_array(w, "sl_level", t->level_start, t->n_levels + 1);
+        cuda_write_int_table(w->e, w->index, "sl_level", t->level_start, t->n_levels + 1);
 }
 
 /* Emission values symbol-major: value of table t at symbol c at [c * n_tables + t]. */
@@ -179,7 +151,7 @@ static void write_emissions(BlockWriter *w)
             double lp = m->emissions[emission_of[t]].logp[c];
             v[c * w->n_tables + t] = logs ? lp : exp(lp);
         }
-    write_real_array(w, "emission", v, w->n_tables ? n : 0);
+    cuda_write_real_table(w->e, w->index, "emission", v, w->n_tables ? n : 0);
 }
 
 /* One thread's part of a phase over rows [first, last): combine its moves. */

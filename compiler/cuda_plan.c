@@ -17,15 +17,17 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
     if (call->plan.gpu_shape == GPU_DENSE) {
         /* libhmmrt's tiled product (hmmrt_dense.cuh): 256 threads, static shared memory */
         *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
-                               call->plan.n_live, 0};
+                               call->plan.n_live, 0, 0};
+    } else if (call->plan.gpu_shape == GPU_PROFILE) {
+        *shape = (LaunchShape){"profile, a warp per sequence", 0, 32, 0, 1};
     } else if (call->plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE) {
         /* both columns of every state, and 32 values for block-wide sums;
          * a thread per live state at most */
         *shape = (LaunchShape){arena_printf(p->arena, "block per sequence, %d silent levels",
                                             call->plan.silent_levels),
-                               2 * m->n_states + 32, call->plan.n_live, 1};
+                               2 * m->n_states + 32, call->plan.n_live, 1, 0};
     } else {
-        *shape = (LaunchShape){"thread per sequence", 0, m->n_states, 0};
+        *shape = (LaunchShape){"thread per sequence", 0, m->n_states, 0, 0};
     }
 }
 

@@ -21,6 +21,7 @@ const char *gpu_shape_name(GpuShape shape)
     case GPU_THREAD_PER_SEQUENCE: return "thread-per-sequence";
     case GPU_BLOCK_PER_SEQUENCE: return "block-per-sequence";
     case GPU_DENSE: return "dense";
+    case GPU_PROFILE: return "profile";
     }
     return "?";
 }

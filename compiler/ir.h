@@ -95,8 +95,11 @@ typedef enum GpuShape {
     GPU_THREAD_PER_SEQUENCE, /* small models: each thread one sequence, columns in registers */
     GPU_BLOCK_PER_SEQUENCE,  /* larger models: a block per sequence, a thread per state (or
                                 several), columns in shared memory, moves in tables */
-    GPU_DENSE                /* dense models (dense.h): each position of a batch of
+    GPU_DENSE,               /* dense models (dense.h): each position of a batch of
                                 sequences is a tiled matrix product */
+    GPU_PROFILE              /* profiles (profile.h), forward and viterbi: a warp per
+                                sequence, each lane a run of nodes in registers, the
+                                delete chain a parallel prefix across the warp */
 } GpuShape;
 
 /* Code shapes of the C backend (pass_plan.c chooses; --c-shape forces one). */

@@ -7,6 +7,7 @@
 #include "pass.h"
 
 #include "dense.h"
+#include "profile.h"
 #include "graph.h"
 
 /* Above this many moves a CUDA kernel writes one position's body once instead
@@ -83,6 +84,22 @@ int pass_plan(Program *p, Diag *d)
         }
         if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
             fprintf(p->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
+        if (plan->gpu_shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&
+            call->storage != STORE_WHOLE_TABLE) {
+            const char *not_profile;
+            ProfileView *view = profile_view(p->arena, m, &not_profile);
+            if (view) {
+                plan->gpu_shape = GPU_PROFILE;
+                if (p->verbose)
+                    fprintf(p->verbose, "hmmc: plan %s: profile of %d nodes, %d special "
+                            "states, %d kinds of moves into nodes, %d out of them: on the GPU a "
+                            "warp per sequence, %d node%s a lane\n", call->label, view->K,
+                            view->n_specials, view->n_entries, view->n_exits,
+                            (view->K + 31) / 32, (view->K + 31) / 32 == 1 ? "" : "s");
+            } else if (p->verbose) {
+                fprintf(p->verbose, "hmmc: plan %s: not a profile: %s\n", call->label, not_profile);
+            }
+        }
         if (p->verbose)
             fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, C: %s (%s), "
                     "back pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,
@@ -94,6 +111,7 @@ int pass_plan(Program *p, Diag *d)
                                        "%d position%s per body", plan->n_live,
                                        GPU_THREAD_MAX_STATES, plan->gpu_unroll,
                                        plan->gpu_unroll == 1 ? "" : "s")
+                        : plan->gpu_shape == GPU_PROFILE ? "profile (above)"
                         : arena_printf(p->arena, "block per sequence (%d live states > %d), "
                                        "%d silent level%s", plan->n_live, GPU_THREAD_MAX_STATES,
                                        plan->silent_levels, plan->silent_levels == 1 ? "" : "s"));

@@ -138,20 +138,6 @@ hmmc_dense_product(int rows, int n, const real *__restrict__ in, const real *__r
     }
 }
 
-/* The best (value, index) of a warp, lower index on a tie, in lane 0. */
-template <typename real>
-__device__ __forceinline__ void hmmc_warp_argmax(real &value, int &index)
-{
-    for (int offset = 16; offset > 0; offset /= 2) {
-        real v = __shfl_down_sync(0xffffffffu, value, offset);
-        int i = __shfl_down_sync(0xffffffffu, index, offset);
-        if (v > value || (v == value && i >= 0 && (index < 0 || i < index))) {
-            value = v;
-            index = i;
-        }
-    }
-}
-
 /* The best (value, index) of a block, lower index on a tie; every thread
  * gets it. partial: 64 values of shared memory in all. */
 template <typename real>

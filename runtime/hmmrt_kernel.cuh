@@ -51,6 +51,75 @@ __device__ __forceinline__ real hmmc_block_max(real mine, real *partial)
     return hmmc_block_reduce(mine, (real)-INFINITY, partial, hmmc_max());
 }
 
+/* p, hidden from the optimiser: loads through it are not hoisted out of a
+ * loop (so that tables are read where used, not held in registers). */
+template <typename T>
+__device__ __forceinline__ const T *hmmc_opaque(const T *p)
+{
+    asm volatile("" : "+l"(p));
+    return p;
+}
+
+template <typename real>
+__device__ __forceinline__ real hmmc_vmax(real a, real b) { return a > b ? a : b; }
+
+/* `mine` combined by op over the warp, the same bits in every lane (each
+ * butterfly step adds the same two numbers on both sides). */
+template <typename real, typename Op>
+__device__ __forceinline__ real hmmc_warp_all(real mine, Op op)
+{
+    for (int offset = 16; offset > 0; offset /= 2)
+        mine = op(mine, __shfl_xor_sync(0xffffffffu, mine, offset));
+    return mine;
+}
+
+/* The warp's largest value and its index (on a tie, the smaller valid
+ * index: the earlier move, as the CPU path chooses; -1 is no index), in
+ * every lane. */
+template <typename real>
+__device__ __forceinline__ void hmmc_warp_argmax(real &value, int &bp)
+{
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const real v = __shfl_xor_sync(0xffffffffu, value, offset);
+        const int b = __shfl_xor_sync(0xffffffffu, bp, offset);
+        if (v > value || (v == value && b >= 0 && (bp < 0 || b < bp))) {
+            value = v;
+            bp = b;
+        }
+    }
+}
+
+/* Semirings of a linear recurrence x' = a + t x: (sum, product) for
+ * forward, (max, plus) for viterbi. */
+struct hmmc_sumproduct {
+    template <typename real> __device__ real plus(real a, real b) const { return a + b; }
+    template <typename real> __device__ real times(real a, real b) const { return a * b; }
+    template <typename real> __device__ real zero() const { return (real)0; }
+};
+struct hmmc_maxplus {
+    template <typename real> __device__ real plus(real a, real b) const { return a > b ? a : b; }
+    template <typename real> __device__ real times(real a, real b) const { return a + b; }
+    template <typename real> __device__ real zero() const { return (real)-INFINITY; }
+};
+
+/* A chain over the warp's lanes: lane l maps the value entering its run to
+ * the value leaving it by x -> A + T x. Returns the value entering this
+ * lane's run when zero enters lane 0's (an exclusive scan of the steps). */
+template <typename real, typename Ring>
+__device__ __forceinline__ real hmmc_warp_chain_scan(real A, real T, int lane, Ring ring)
+{
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const real left_A = __shfl_up_sync(0xffffffffu, A, offset);
+        const real left_T = __shfl_up_sync(0xffffffffu, T, offset);
+        if (lane >= offset) {
+            A = ring.plus(A, ring.times(T, left_A));
+            T = ring.times(T, left_T);
+        }
+    }
+    const real entering = __shfl_up_sync(0xffffffffu, A, 1);
+    return lane >= 1 ? entering : ring.template zero<real>();
+}
+
 /* Threads of a block that shares `rows` states: the occupancy's choice, but
  * no more than the states rounded up to a warp (occupancy_rules.c). */
 static inline int hmmc_block_threads(int suggested, int rows)

@@ -30,6 +30,7 @@
 #include "graph.h"
 #include "parse.h"
 #include "pass.h"
+#include "profile.h"
 #include "sema.h"
 
 /* The passes in the order compiler/main.c runs them. */
@@ -813,6 +814,88 @@ static void test_plan_dense_shape(void **state)
     assert_false(plan_of_dense(128, 10, table).dense);
 }
 
+/* A Plan7-like profile of k nodes over {x, y} (S N B M1..Mk I1..Ik-1
+ * D2..Dk-1 E C T), N and C emitting on their loops; `extra`: more moves. */
+static const char *profile_source(Arena *a, int k, const char *extra, const char *main_block)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    fprintf(f, "hmm p {\n alphabet [x, y];\n startstate S;\n endstate T;\n state N;\n state B;\n"
+               " state E;\n state C;\n emission null = [0.5, 0.5];\n emission m = [0.8, 0.2];\n"
+               " S -> N 1;\n N -> N 0.9 emits null;\n N -> B 0.1;\n E -> C 1;\n"
+               " C -> C 0.9 emits null;\n C -> T 0.1;\n");
+    for (int i = 1; i <= k; i++) {
+        fprintf(f, " state M%d emits m;\n B -> M%d 0.01;\n M%d -> E 0.01;\n", i, i, i);
+        if (i < k)
+            fprintf(f, " state I%d emits null;\n M%d -> I%d 0.05;\n I%d -> I%d 0.5;\n"
+                       " I%d -> M%d 0.5;\n M%d -> M%d 0.85;\n", i, i, i, i, i, i, i + 1, i, i + 1);
+        if (i > 1 && i < k)
+            fprintf(f, " state D%d;\n D%d -> M%d 0.6;\n", i, i, i + 1);
+        if (i < k - 1)
+            fprintf(f, " M%d -> D%d 0.09;\n", i, i + 1);
+        if (i > 1 && i < k - 1)
+            fprintf(f, " D%d -> D%d 0.4;\n", i, i + 1);
+    }
+    fprintf(f, "%s}\n%s", extra, main_block);
+    fclose(f);
+    const char *src = arena_strdup(a, text);
+    free(text);
+    return src;
+}
+
+/* The plan of the first call of a profile of k nodes, and its view. */
+static IrPlan plan_of_profile(int k, const char *extra, const char *main_block, int *nodes,
+                              int *specials)
+{
+    Arena scratch;
+    arena_init(&scratch);
+    Compiled c;
+    Program *p = compile_through(&c, profile_source(&scratch, k, extra, main_block), "plan", FOLD_ON);
+    IrPlan plan = p->calls[0].plan;
+    ProfileView *v = profile_view(p->arena, p->calls[0].model, NULL);
+    *nodes = v ? v->K : 0;
+    *specials = v ? v->n_specials : 0;
+    compiled_free(&c);
+    arena_free(&scratch);
+    return plan;
+}
+
+static void test_plan_profile_shape(void **state)
+{
+    const char *both = "main { print forward(new p()).score; print viterbi(new p()).traceback; }\n";
+    int nodes, specials;
+    /* 30 nodes: a profile; its specials S N C T (B and E fold into N's entries
+     * and the exits to C) */
+    IrPlan plan = plan_of_profile(30, "", both, &nodes, &specials);
+    assert_int_equal(plan.gpu_shape, GPU_PROFILE);
+    assert_int_equal(nodes, 30);
+    assert_int_equal(specials, 4);
+    /* viterbi too (the second call) */
+    Arena scratch;
+    arena_init(&scratch);
+    Compiled c;
+    Program *p = compile_through(&c, profile_source(&scratch, 30, "", both), "plan", FOLD_ON);
+    assert_int_equal(p->calls[1].plan.gpu_shape, GPU_PROFILE);
+    compiled_free(&c);
+    arena_free(&scratch);
+    /* backward and whole tables keep the block shape */
+    assert_int_equal(plan_of_profile(30, "", "main { print backward(new p()).score; }\n", &nodes,
+                                     &specials).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
+    assert_int_equal(plan_of_profile(30, "", "main { print forward(new p()).score&; }\n", &nodes,
+                                     &specials).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
+    /* too few nodes, a move four nodes ahead, a move back: not profiles */
+    assert_int_equal(plan_of_profile(20, "", both, &nodes, &specials).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
+    assert_int_equal(plan_of_profile(30, " M5 -> M9 0.01;\n", both, &nodes, &specials).gpu_shape,
+                     GPU_BLOCK_PER_SEQUENCE);
+    assert_int_equal(plan_of_profile(30, " M12 -> M3 0.01;\n", both, &nodes, &specials).gpu_shape,
+                     GPU_BLOCK_PER_SEQUENCE);
+    /* a move two nodes ahead (as folding a delete state makes) is still a profile */
+    assert_int_equal(plan_of_profile(30, " M5 -> M7 0.01;\n", both, &nodes, &specials).gpu_shape,
+                     GPU_PROFILE);
+}
+
 static void test_plan_counts_live_states(void **state)
 {
     Compiled c;
@@ -1248,6 +1331,7 @@ int main(void)
         cmocka_unit_test(test_plan_code_shape_by_model_size),
         cmocka_unit_test(test_plan_counts_live_states),
         cmocka_unit_test(test_plan_dense_shape),
+        cmocka_unit_test(test_plan_profile_shape),
         cmocka_unit_test(test_scc_of_a_small_graph),
         cmocka_unit_test(test_scc_of_a_graph_without_edges_and_a_dag),
         cmocka_unit_test(test_scc_of_long_chains_does_not_recurse),

@@ -1,0 +1,587 @@
+/* backend_cuda_profile.c: the CUDA kernel shape "profile" (profile.h), for
+ * forward and viterbi on profile HMMs. A warp scores one sequence; lane l
+ * keeps nodes l*S .. l*S+S-1 (S = ceil(K / 32)) of the match, insert and
+ * delete roles in registers, with R more slots in front for the last R nodes
+ * of the lane to its left (R: the longest reach of a move between nodes).
+ * Per position:
+ *   1. emitting moves: every lane updates its nodes from the previous column
+ *      (last node first, so that each read sees the old value), the specials
+ *      (N, J, C...) take their emitting moves;
+ *   2. silent moves: the specials that feed the delete chain, then the delete
+ *      chain D[k] = a[k] + t[k] D[k-1] (max-plus for viterbi): each lane
+ *      folds its run into one affine step, a warp-wide scan of those steps
+ *      gives every lane the value entering its run, and the lane runs its
+ *      nodes again from it; then the specials after the chain, summing (or
+ *      maximising) over the nodes with warp shuffles;
+ *   3. forward: exact rescaling by a power of two when the column sum leaves
+ *      [2^88, 2^104], near the top of float's range (in float, a value below
+ *      the normal range marks the sequence for scoring again in double);
+ *      viterbi keeps its best value at 0, the rest in a double offset.
+ * The weights are tables the lanes read at consecutive addresses (entry e,
+ * run slot jj, lane: [(e * S + jj) * 32 + lane]); the emission values of
+ * the nodes per class of symbols that every node scores alike. */
+#include "backend_cuda.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "emit.h"
+#include "emit_dp.h"
+#include "profile.h"
+
+typedef struct ProfileWriter {
+    Emitter *e;
+    const Program *p;
+    const IrCall *call;
+    const IrModel *m;
+    const ProfileView *v;
+    int index, viterbi, bp;
+    int S, R;            /* nodes a lane, slots in front */
+    int n_classes;
+    int *class_of;       /* symbol -> class */
+    int *in_index;       /* move -> its number among its destination's incoming moves */
+} ProfileWriter;
+
+static const char *role_array[PROFILE_ROLES] = {"match", "insert", "del"};
+
+static const char *zero(const ProfileWriter *w) { return w->viterbi ? "(real)-INFINITY" : "(real)0"; }
+
+static double weight_of(const ProfileWriter *w, int move)
+{
+    if (move < 0)
+        return w->viterbi ? -INFINITY : 0;
+    const IrMove *mv = &w->m->moves[move];
+    return w->viterbi ? mv->lw_max : exp(mv->lw_sum);
+}
+
+/* The slot of node k in the lane-major tables: k = lane * S + jj. */
+static int slot_of(const ProfileWriter *w, int k) { return (k % w->S) * 32 + k / w->S; }
+
+/* Symbols that every node's emitting state scores alike share a class. */
+static void find_classes(ProfileWriter *w)
+{
+    const IrModel *m = w->m;
+    int K = m->K;
+    w->class_of = ARENA_ARRAY(w->p->arena, int, K);
+    int *first = ARENA_ARRAY(w->p->arena, int, K); /* first symbol of each class */
+    for (int c = 0; c < K; c++) {
+        w->class_of[c] = -1;
+        for (int q = 0; q < w->n_classes && w->class_of[c] < 0; q++) {
+            int same = 1;
+            for (int i = 0; same && i < w->v->K * PROFILE_ROLES; i++) {
+                int s = w->v->state[i];
+                if (s >= 0 && m->states[s].kind == STATE_EMITTING) {
+                    const double *lp = m->emissions[m->states[s].emission].logp;
+                    same = lp[c] == lp[first[q]] || (isnan(lp[c]) && isnan(lp[first[q]]));
+                }
+            }
+            if (same)
+                w->class_of[c] = q;
+        }
+        if (w->class_of[c] < 0) {
+            first[w->n_classes] = c;
+            w->class_of[c] = w->n_classes++;
+        }
+    }
+}
+
+/* Tables: weights of the entries and exits, emission values, state numbers
+ * and back-pointer numbers, all lane-major. */
+static void write_tables(ProfileWriter *w)
+{
+    Arena *a = w->p->arena;
+    const ProfileView *v = w->v;
+    int slots = w->S * 32, ne = v->n_entries, nx = v->n_exits;
+    double *weights = ARENA_ARRAY(a, double, (size_t)(ne ? ne : 1) * slots);
+    double *exits = ARENA_ARRAY(a, double, (size_t)(nx ? nx : 1) * slots);
+    int *entry_bp = ARENA_ARRAY(a, int, (size_t)(ne ? ne : 1) * slots);
+    int *exit_bp = ARENA_ARRAY(a, int, (size_t)(nx ? nx : 1) * slots);
+    for (int i = 0; i < ne * slots; i++) {
+        weights[i] = weight_of(w, -1);
+        entry_bp[i] = -1;
+    }
+    for (int i = 0; i < nx * slots; i++) {
+        exits[i] = weight_of(w, -1);
+        exit_bp[i] = -1;
+    }
+    for (int e = 0; e < ne; e++)
+        for (int k = 0; k < v->K; k++) {
+            int mv = v->entries[e].move[k];
+            weights[e * slots + slot_of(w, k)] = weight_of(w, mv);
+            entry_bp[e * slots + slot_of(w, k)] = mv >= 0 ? w->in_index[mv] : -1;
+        }
+    for (int x = 0; x < nx; x++)
+        for (int k = 0; k < v->K; k++) {
+            int mv = v->exits[x].move[k];
+            exits[x * slots + slot_of(w, k)] = weight_of(w, mv);
+            exit_bp[x * slots + slot_of(w, k)] = mv >= 0 ? w->in_index[mv] : -1;
+        }
+    /* emission values: class q, emitting role r (match 0, insert 1) */
+    double *emit = ARENA_ARRAY(a, double, (size_t)w->n_classes * 2 * slots);
+    int *rep = ARENA_ARRAY(a, int, w->n_classes);
+    for (int c = w->m->K - 1; c >= 0; c--)
+        rep[w->class_of[c]] = c;
+    for (int q = 0; q < w->n_classes; q++)
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < slots; i++) {
+                int k = (i % 32) * w->S + i / 32, s = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
+                double lp = s >= 0 ? w->m->emissions[w->m->states[s].emission].logp[rep[q]] : -INFINITY;
+                emit[(q * 2 + r) * slots + i] = w->viterbi ? lp : exp(lp);
+            }
+    int *states = ARENA_ARRAY(a, int, PROFILE_ROLES * slots);
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        for (int i = 0; i < slots; i++) {
+            int k = (i % 32) * w->S + i / 32;
+            states[r * slots + i] = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
+        }
+    emit_line(w->e, "enum { c%d_S = %d, c%d_R = %d }; /* nodes a lane; slots for the left lane's nodes */",
+              w->index, w->S, w->index, w->R);
+    cuda_write_int_table(w->e, w->index, "class", w->class_of, w->m->K);
+    cuda_write_real_table(w->e, w->index, "weights", weights, ne * slots);
+    cuda_write_real_table(w->e, w->index, "exits", exits, nx * slots);
+    cuda_write_real_table(w->e, w->index, "emit", emit, w->n_classes * 2 * slots);
+    if (w->bp) {
+        cuda_write_int_table(w->e, w->index, "state", states, PROFILE_ROLES * slots);
+        cuda_write_int_table(w->e, w->index, "entry_bp", entry_bp, ne * slots);
+        cuda_write_int_table(w->e, w->index, "exit_bp", exit_bp, nx * slots);
+    }
+}
+
+/* The value an entry reads for run slot `jj` (a C expression). */
+static const char *source(const ProfileWriter *w, const ProfileEntry *x)
+{
+    if (x->from_role < 0)
+        return arena_printf(w->p->arena, "sp%d", x->from_special);
+    return arena_printf(w->p->arena, "%s[c%d_R + jj - %d]", role_array[x->from_role], w->index, x->reach);
+}
+
+static const char *entry_weight(const ProfileWriter *w, int e)
+{
+    return arena_printf(w->p->arena, "wt[%d * c%d_S * 32]", e, w->index);
+}
+
+/* acc (and best) combined with `weight` times `value`. */
+static void write_combine(ProfileWriter *w, const char *acc, const char *weight, const char *value,
+                          const char *bp)
+{
+    if (!w->viterbi) {
+        emit_line(w->e, "%s += %s * %s;", acc, weight, value);
+    } else if (w->bp && bp) {
+        emit_line(w->e, "{ const real t = %s + %s; if (t > %s) { %s = t; best_%s = %s; } }", weight, value,
+                  acc, acc, acc, bp);
+    } else {
+        emit_line(w->e, "%s = hmmc_vmax(%s, %s + %s);", acc, acc, weight, value);
+    }
+}
+
+/* Fills the R slots in front of each role's run with the left lane's last nodes. */
+static void write_left_slots(ProfileWriter *w, int role)
+{
+    for (int q = 0; q < w->R; q++) {
+        int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
+        int idx = q - w->R + d * w->S;        /* run slot in that lane */
+        emit_line(w->e, "{ const real t = __shfl_up_sync(0xffffffffu, %s[c%d_R + %d], %d); "
+                        "%s[%d] = lane >= %d ? t : %s; }", role_array[role], w->index, idx, d,
+                  role_array[role], q, d, zero(w));
+    }
+}
+
+/* Stores node lane * S + jj's back pointer in `role` (best: a C expression,
+ * NULL for none). */
+static void write_bp_store(ProfileWriter *w, int role, const char *best)
+{
+    const char *type = dp_bp_type(w->bp);
+    emit_line(w->e, "{ const int s = c%d_state[%d * c%d_S * 32 + jj * 32 + lane];", w->index, role, w->index);
+    if (best)
+        emit_line(w->e, "  if (s >= 0) bp_row[pos * %d + s] = %s < 0 ? (%s)~0u : (%s)%s; }", w->m->n_states,
+                  best, type, type, best);
+    else
+        emit_line(w->e, "  if (s >= 0) bp_row[pos * %d + s] = (%s)~0u; }", w->m->n_states, type);
+}
+
+static void write_special_combine(ProfileWriter *w, int move, int previous_column)
+{
+    const IrMove *mv = &w->m->moves[move];
+    int f = profile_special_index(w->v, mv->from), t = profile_special_index(w->v, mv->to);
+    char num[32];
+    const char *weight = arena_printf(w->p->arena, "(real)%s", emit_double(num, weight_of(w, move)));
+    const char *value = arena_printf(w->p->arena, "%ssp%d", previous_column ? "old_" : "", f);
+    if (mv->emission >= 0)
+        value = arena_printf(w->p->arena, "%s %s c%d_spem<real>()[%d * %d + c]", value,
+                             w->viterbi ? "+" : "*", w->index, mv->emission, w->m->K);
+    emit_comment(w->e, "%s -> %s", w->m->states[mv->from].name, w->m->states[mv->to].name);
+    write_combine(w, arena_printf(w->p->arena, "sp%d", t), weight, value,
+                  arena_printf(w->p->arena, "%d", w->in_index[move]));
+}
+
+/* Emission tables of the moves between specials, symbol-major per table. */
+static void write_special_emissions(ProfileWriter *w)
+{
+    const IrModel *m = w->m;
+    double *v = ARENA_ARRAY(w->p->arena, double, (size_t)(m->n_emissions ? m->n_emissions : 1) * m->K);
+    for (int t = 0; t < m->n_emissions; t++)
+        for (int c = 0; c < m->K; c++)
+            v[t * m->K + c] = w->viterbi ? m->emissions[t].logp[c] : exp(m->emissions[t].logp[c]);
+    int used = 0;
+    for (int i = 0; i < w->v->n_special_moves; i++)
+        used |= m->moves[w->v->special_moves[i]].emission >= 0;
+    cuda_write_real_table(w->e, w->index, "spem", v, used ? m->n_emissions * m->K : 0);
+}
+
+/* Step 1: emitting moves. */
+static void write_emitting_phase(ProfileWriter *w)
+{
+    const ProfileView *v = w->v;
+    int c = w->index;
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        if (v->has_role[r])
+            write_left_slots(w, r);
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = c%d_S - 1; jj >= 0; jj--)", c);
+    emit_line(w->e, "const real *wt = w + jj * 32;");
+    for (int r = 0; r < 2; r++) {
+        if (!v->has_role[r])
+            continue;
+        emit_line(w->e, "real new_%s = %s;", role_array[r], zero(w));
+        if (w->bp)
+            emit_line(w->e, "int best_new_%s = -1;", role_array[r]);
+        for (int e = 0; e < v->n_entries; e++) {
+            const ProfileEntry *x = &v->entries[e];
+            if (x->emitting && x->to_role == r)
+                write_combine(w, arena_printf(w->p->arena, "new_%s", role_array[r]), entry_weight(w, e),
+                              source(w, x), arena_printf(w->p->arena, "c%d_entry_bp[%d * c%d_S * 32 + "
+                                                         "jj * 32 + lane]", c, e, c));
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        if (!v->has_role[r])
+            continue;
+        emit_line(w->e, "%s[c%d_R + jj] = new_%s %s em[((cls * 2 + %d) * c%d_S + jj) * 32];", role_array[r], c,
+                  role_array[r], w->viterbi ? "+" : "*", r, c);
+        if (w->bp)
+            write_bp_store(w, r, arena_printf(w->p->arena, "best_new_%s", role_array[r]));
+    }
+    emit_close(w->e, "");
+    /* specials: emitting moves from the previous column */
+    for (int s = 0; s < v->n_specials; s++)
+        emit_line(w->e, "const real old_sp%d = sp%d;", s, s);
+    for (int s = 0; s < v->n_specials; s++) {
+        emit_line(w->e, "sp%d = %s;", s, zero(w));
+        if (w->bp)
+            emit_line(w->e, "best_sp%d = -1;", s);
+    }
+    for (int i = 0; i < v->n_special_moves; i++)
+        if (w->m->moves[v->special_moves[i]].emission >= 0)
+            write_special_combine(w, v->special_moves[i], 1);
+}
+
+/* Silent moves between specials into specials[first .. last). */
+static void write_special_silent(ProfileWriter *w, int first, int last, int with_exits)
+{
+    const ProfileView *v = w->v;
+    int c = w->index;
+    for (int t = first; t < last; t++) {
+        if (with_exits)
+            for (int x = 0; x < v->n_exits; x++) {
+                const ProfileExit *ex = &v->exits[x];
+                if (ex->to_special != t)
+                    continue;
+                emit_comment(w->e, "%s from every node's %s", w->m->states[v->specials[t]].name,
+                             role_array[ex->from_role]);
+                emit_open(w->e, "%s", "");
+                emit_line(w->e, "real part = %s;", zero(w));
+                if (w->bp)
+                    emit_line(w->e, "int best_part = -1;");
+                emit_line(w->e, "#pragma unroll");
+                emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+                write_combine(w, "part", arena_printf(w->p->arena, "ex[%d * c%d_S * 32 + jj * 32]", x, c),
+                              arena_printf(w->p->arena, "%s[c%d_R + jj]", role_array[ex->from_role], c),
+                              arena_printf(w->p->arena, "c%d_exit_bp[%d * c%d_S * 32 + jj * 32 + lane]",
+                                           c, x, c));
+                emit_close(w->e, "");
+                if (w->viterbi && w->bp) {
+                    emit_line(w->e, "hmmc_warp_argmax(part, best_part);");
+                    emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
+                } else if (w->viterbi) {
+                    emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_warp_all(part, hmmc_max()));", t, t);
+                } else {
+                    emit_line(w->e, "sp%d += hmmc_warp_all(part, hmmc_add());", t);
+                }
+                emit_close(w->e, "");
+            }
+        for (int i = 0; i < v->n_special_moves; i++) {
+            const IrMove *mv = &w->m->moves[v->special_moves[i]];
+            if (mv->emission < 0 && mv->to == v->specials[t])
+                write_special_combine(w, v->special_moves[i], 0);
+        }
+    }
+}
+
+/* The delete chain and the other silent moves into delete states. */
+static void write_delete_chain(ProfileWriter *w)
+{
+    const ProfileView *v = w->v;
+    int c = w->index, chain = -1;
+    if (!v->has_role[ROLE_DELETE])
+        return;
+    for (int e = 0; e < v->n_entries; e++)
+        if (!v->entries[e].emitting && v->entries[e].from_role == ROLE_DELETE)
+            chain = e;
+    emit_comment(w->e, "delete states: first what enters them from elsewhere (a)");
+    for (int r = 0; r < 2; r++)
+        if (v->has_role[r])
+            write_left_slots(w, r);
+    if (w->bp)
+        emit_line(w->e, "int best_as[c%d_S];", c);
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    emit_line(w->e, "const real *wt = w + jj * 32;");
+    emit_line(w->e, "real a = %s;", zero(w));
+    if (w->bp)
+        emit_line(w->e, "int best_a = -1;");
+    for (int e = 0; e < v->n_entries; e++) {
+        const ProfileEntry *x = &v->entries[e];
+        if (!x->emitting && e != chain)
+            write_combine(w, "a", entry_weight(w, e), source(w, x),
+                          arena_printf(w->p->arena, "c%d_entry_bp[%d * c%d_S * 32 + jj * 32 + lane]", c, e, c));
+    }
+    emit_line(w->e, "del[c%d_R + jj] = a;", c);
+    if (w->bp)
+        emit_line(w->e, "best_as[jj] = best_a;");
+    emit_close(w->e, "");
+    if (chain >= 0) {
+        const char *t = arena_printf(w->p->arena, "w[(%d * c%d_S + jj) * 32]", chain, c);
+        emit_comment(w->e, "the chain D[k] = a[k] %s t[k] %s D[k-1]: this lane's run as one step "
+                           "(A, T), a scan of the steps across the warp, then the run again from "
+                           "the value entering it", w->viterbi ? "max" : "+", w->viterbi ? "+" : "*");
+        emit_line(w->e, "real A = %s, T = %s;", zero(w), w->viterbi ? "(real)0" : "(real)1");
+        emit_line(w->e, "#pragma unroll");
+        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        if (w->viterbi)
+            emit_line(w->e, "A = hmmc_vmax(del[c%d_R + jj], %s + A); T += %s;", c, t, t);
+        else
+            emit_line(w->e, "A = del[c%d_R + jj] + %s * A; T *= %s;", c, t, t);
+        emit_close(w->e, "");
+        emit_line(w->e, "real entering = hmmc_warp_chain_scan(A, T, lane, %s());",
+                  w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct");
+        emit_line(w->e, "#pragma unroll");
+        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        if (w->viterbi && w->bp) {
+            emit_line(w->e, "const real through = %s + entering;", t);
+            emit_line(w->e, "int best_del = best_as[jj];");
+            emit_line(w->e, "if (through > del[c%d_R + jj]) { del[c%d_R + jj] = through; "
+                            "best_del = c%d_entry_bp[%d * c%d_S * 32 + jj * 32 + lane]; }", c, c, c, chain, c);
+            write_bp_store(w, ROLE_DELETE, "best_del");
+        } else if (w->viterbi) {
+            emit_line(w->e, "del[c%d_R + jj] = hmmc_vmax(del[c%d_R + jj], %s + entering);", c, c, t);
+        } else {
+            emit_line(w->e, "del[c%d_R + jj] += %s * entering;", c, t);
+        }
+        emit_line(w->e, "entering = del[c%d_R + jj];", c);
+        emit_close(w->e, "");
+    } else if (w->bp) {
+        emit_line(w->e, "#pragma unroll");
+        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        write_bp_store(w, ROLE_DELETE, "best_as[jj]");
+        emit_close(w->e, "");
+    }
+}
+
+/* Step 2: every silent move, in order. */
+static void write_silent_phase(ProfileWriter *w)
+{
+    write_special_silent(w, 0, w->v->n_before, 0);
+    write_delete_chain(w);
+    write_special_silent(w, w->v->n_before, w->v->n_specials, 1);
+    if (w->bp) {
+        emit_open(w->e, "if (lane == 0)");
+        for (int s = 0; s < w->v->n_specials; s++)
+            emit_line(w->e, "bp_row[pos * %d + %d] = best_sp%d < 0 ? (%s)~0u : (%s)best_sp%d; /* %s */",
+                      w->m->n_states, w->v->specials[s], s, dp_bp_type(w->bp), dp_bp_type(w->bp), s,
+                      w->m->states[w->v->specials[s]].name);
+        emit_close(w->e, "");
+    }
+}
+
+/* Applies `op` ("*= factor", "-= top") to every value the warp keeps. */
+static void write_apply_all(ProfileWriter *w, const char *op)
+{
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        if (w->v->has_role[r])
+            emit_line(w->e, "%s[c%d_R + jj] %s;", role_array[r], w->index, op);
+    emit_close(w->e, "");
+    for (int s = 0; s < w->v->n_specials; s++)
+        emit_line(w->e, "sp%d %s;", s, op);
+}
+
+/* Step 3, forward: the column sum and exact rescaling. */
+static void write_rescale(ProfileWriter *w)
+{
+    int c = w->index;
+    emit_line(w->e, "real part = (real)0;");
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        if (w->v->has_role[r])
+            emit_line(w->e, "part += %s[c%d_R + jj];", role_array[r], c);
+    emit_close(w->e, "");
+    emit_line(w->e, "real sum = hmmc_warp_all(part, hmmc_add())");
+    for (int s = 0; s < w->v->n_specials; s++)
+        emit_line(w->e, "    + sp%d", s);
+    emit_line(w->e, "    ;");
+    emit_line(w->e, "if (!(sum > (real)0))");
+    emit_line(w->e, "    break; /* no path emits this prefix; the sum is the same in every lane */");
+    emit_comment(w->e, "the sum is kept within [2^88, 2^104], near the top of float's range: no "
+                       "value exceeds the sum, so values down to 2^-214 of it stay normal floats "
+                       "(a profile's entries put states 2^-100 and more below the sum, and those "
+                       "may still carry the best alignment later). In float, a value below the "
+                       "normal range (losing digits) or a sum beyond it marks the sequence for "
+                       "scoring again in double.");
+    emit_open(w->e, "if (sizeof(real) == sizeof(float))");
+    emit_line(w->e, "risky |= !(sum < (real)0x1p126);");
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        if (w->v->has_role[r])
+            emit_line(w->e, "risky |= %s[c%d_R + jj] > (real)0 && %s[c%d_R + jj] < (real)0x1p-126;",
+                      role_array[r], c, role_array[r], c);
+    emit_close(w->e, "");
+    for (int s = 0; s < w->v->n_specials; s++)
+        emit_line(w->e, "risky |= sp%d > (real)0 && sp%d < (real)0x1p-126;", s, s);
+    emit_close(w->e, "");
+    emit_open(w->e, "if (sum < (real)0x1p88 || sum > (real)0x1p104)");
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "const real factor = ldexp((real)1, 96 - exponent);");
+    write_apply_all(w, "*= factor");
+    emit_line(w->e, "scale += exponent - 96;");
+    emit_close(w->e, "");
+}
+
+/* Step 3, viterbi: the best value moves into `offset`. */
+static void write_normalise(ProfileWriter *w)
+{
+    int c = w->index;
+    emit_line(w->e, "real part = (real)-INFINITY;");
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        if (w->v->has_role[r])
+            emit_line(w->e, "part = hmmc_vmax(part, %s[c%d_R + jj]);", role_array[r], c);
+    emit_close(w->e, "");
+    emit_line(w->e, "real top = hmmc_warp_all(part, hmmc_max());");
+    for (int s = 0; s < w->v->n_specials; s++)
+        emit_line(w->e, "top = hmmc_vmax(top, sp%d);", s);
+    emit_open(w->e, "if (top != (real)-INFINITY)");
+    write_apply_all(w, "-= top");
+    emit_line(w->e, "offset += (double)top;");
+    emit_close(w->e, "");
+}
+
+static void write_kernel(ProfileWriter *w)
+{
+    const ProfileView *v = w->v;
+    const IrModel *m = w->m;
+    int c = w->index;
+    int end = profile_special_index(v, m->end), start = profile_special_index(v, m->start);
+    emit_line(w->e, "template <typename real>");
+    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
+    emit_line(w->e, "const int lane = threadIdx.x %% 32;");
+    emit_line(w->e, "const int64_t j = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;");
+    emit_line(w->e, "if (j >= b.n)");
+    emit_line(w->e, "    return; /* the whole warp: a warp a sequence */");
+    emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
+    emit_line(w->e, "const int64_t L = b.lengths[j];");
+    if (w->bp)
+        emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(w->bp), dp_bp_type(w->bp));
+    emit_line(w->e, "const real *w = c%d_weights<real>() + lane, *ex = c%d_exits<real>() + lane;", c, c);
+    emit_line(w->e, "const real *em = c%d_emit<real>() + lane;", c);
+    emit_line(w->e, "(void)w, (void)ex, (void)em;");
+    emit_comment(w->e, "node lane * S + jj of each role at [R + jj]; [0, R): the left lane's last nodes");
+    emit_line(w->e, "real match[c%d_R + c%d_S], insert[c%d_R + c%d_S], del[c%d_R + c%d_S];", c, c, c, c, c, c);
+    emit_line(w->e, "#pragma unroll");
+    emit_line(w->e, "for (int jj = 0; jj < c%d_R + c%d_S; jj++)", c, c);
+    emit_line(w->e, "    match[jj] = insert[jj] = del[jj] = %s;", zero(w));
+    for (int s = 0; s < v->n_specials; s++) {
+        emit_line(w->e, "real sp%d = %s; /* %s */", s, s == start ? (w->viterbi ? "(real)0" : "(real)0x1p96")
+                                                                  : zero(w), m->states[v->specials[s]].name);
+        if (w->bp)
+            emit_line(w->e, "int best_sp%d = -1;", s);
+    }
+    emit_line(w->e, "int scale = %s;", w->viterbi ? "0" : "-96 /* forward: the start holds 2^96 (step 3) */");
+    emit_line(w->e, "double offset = 0;");
+    emit_line(w->e, "bool risky = false;");
+    emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
+    emit_line(w->e, "int64_t pos = 0;");
+    if (w->bp) {
+        emit_comment(w->e, "position 0: nothing has emitted");
+        emit_line(w->e, "#pragma unroll");
+        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        for (int r = 0; r < 2; r++)
+            if (v->has_role[r])
+                write_bp_store(w, r, NULL);
+        emit_close(w->e, "");
+    }
+    emit_open(w->e, "%s", "/* position 0: the silent moves from the start */");
+    write_silent_phase(w);
+    emit_close(w->e, "");
+    emit_open(w->e, "for (pos = 1; pos <= L; pos++)");
+    emit_comment(w->e, "the weights are read at every position (from L1), not held in registers: "
+                       "more warps fit (measured on an H100: globin forward 256 -> 383 G cells/s)");
+    emit_line(w->e, "w = hmmc_opaque(w);");
+    emit_line(w->e, "ex = hmmc_opaque(ex);");
+    emit_line(w->e, "const int c = x[pos - 1], cls = c%d_class[c];", c);
+    emit_line(w->e, "(void)c;");
+    write_emitting_phase(w);
+    write_silent_phase(w);
+    if (w->viterbi)
+        write_normalise(w);
+    else
+        write_rescale(w);
+    emit_close(w->e, "");
+    if (!w->viterbi)
+        emit_line(w->e, "risky = __any_sync(0xffffffffu, risky);");
+    emit_open(w->e, "if (lane == 0)");
+    if (w->viterbi)
+        emit_line(w->e, "((real *)b.scores)[j] = (real)((double)sp%d + offset); /* %s */", end,
+                  m->states[m->end].name);
+    else
+        emit_line(w->e, "((real *)b.scores)[j] = pos != L + 1 ? (real)-INFINITY : risky "
+                        "? (real)NAN : (real)((double)log(sp%d) + (double)scale * 0.693147180559945309417); "
+                        "/* %s */", end, m->states[m->end].name);
+    emit_close(w->e, "");
+    emit_close(w->e, "");
+}
+
+void cuda_write_profile_call(Emitter *e, const Program *p, int index)
+{
+    const IrCall *call = &p->calls[index];
+    const char *why;
+    ProfileWriter w = {.e = e, .p = p, .call = call, .m = call->model, .index = index,
+                       .viterbi = call->alg == ALG_VITERBI, .bp = call->plan.bp_bytes,
+                       .v = profile_view(p->arena, call->model, &why)};
+    w.S = (w.v->K + 31) / 32;
+    for (int x = 0; x < w.v->n_entries; x++)
+        if (w.v->entries[x].reach > w.R)
+            w.R = w.v->entries[x].reach;
+    int *in_start, *in_order;
+    ir_incoming(p->arena, w.m, &in_start, &in_order);
+    w.in_index = ARENA_ARRAY(p->arena, int, w.m->n_moves ? w.m->n_moves : 1);
+    for (int s = 0; s < w.m->n_states; s++)
+        for (int k = in_start[s]; k < in_start[s + 1]; k++)
+            w.in_index[in_order[k]] = k - in_start[s];
+    find_classes(&w);
+    emit_blank(e);
+    emit_comment(e, "==== call %d: %s; profile of %d nodes, %d a lane, %d special states; a warp per "
+                    "sequence ====", index, call->label, w.v->K, w.S, w.v->n_specials);
+    write_tables(&w);
+    write_special_emissions(&w);
+    emit_blank(e);
+    write_kernel(&w);
+    emit_blank(e);
+    LaunchShape shape;
+    cuda_launch_shape(p, index, &shape);
+    cuda_write_launcher(e, index, &shape);
+}
