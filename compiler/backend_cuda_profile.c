@@ -174,6 +174,42 @@ static void write_combine(ProfileWriter *w, const char *acc, const char *weight,
     }
 }
 
+/* Entries that only a few nodes have (the moves that folding a delete state
+ * makes, at the ends of a profile) are written as their own statements, so
+ * that the other nodes spend nothing on them. */
+enum { PROFILE_SPARSE_MOVES = 4 };
+
+static int entry_moves(const ProfileWriter *w, const ProfileEntry *x)
+{
+    int n = 0;
+    for (int k = 0; k < w->v->K; k++)
+        n += x->move[k] >= 0;
+    return n;
+}
+
+/* Entry e combined into acc for run slot jj of every lane. */
+static void write_entry(ProfileWriter *w, int e, const char *acc)
+{
+    const ProfileEntry *x = &w->v->entries[e];
+    int c = w->index;
+    if (entry_moves(w, x) > PROFILE_SPARSE_MOVES) {
+        write_combine(w, acc, entry_weight(w, e), source(w, x),
+                      arena_printf(w->p->arena, "c%d_entry_bp[%d * c%d_S * 32 + jj * 32 + lane]", c, e, c));
+        return;
+    }
+    char num[32];
+    for (int k = 0; k < w->v->K; k++) {
+        int mv = x->move[k];
+        if (mv < 0)
+            continue;
+        emit_open(w->e, "if (jj == %d && lane == %d) /* %s -> %s */", k % w->S, k / w->S,
+                  w->m->states[w->m->moves[mv].from].name, w->m->states[w->m->moves[mv].to].name);
+        write_combine(w, acc, arena_printf(w->p->arena, "(real)%s", emit_double(num, weight_of(w, mv))),
+                      source(w, x), arena_printf(w->p->arena, "%d", w->in_index[mv]));
+        emit_close(w->e, "");
+    }
+}
+
 /* Fills the R slots in front of each role's run with the left lane's last nodes. */
 static void write_left_slots(ProfileWriter *w, int role)
 {
@@ -248,9 +284,7 @@ static void write_emitting_phase(ProfileWriter *w)
         for (int e = 0; e < v->n_entries; e++) {
             const ProfileEntry *x = &v->entries[e];
             if (x->emitting && x->to_role == r)
-                write_combine(w, arena_printf(w->p->arena, "new_%s", role_array[r]), entry_weight(w, e),
-                              source(w, x), arena_printf(w->p->arena, "c%d_entry_bp[%d * c%d_S * 32 + "
-                                                         "jj * 32 + lane]", c, e, c));
+                write_entry(w, e, arena_printf(w->p->arena, "new_%s", role_array[r]));
         }
     }
     for (int r = 0; r < 2; r++) {
@@ -342,8 +376,7 @@ static void write_delete_chain(ProfileWriter *w)
     for (int e = 0; e < v->n_entries; e++) {
         const ProfileEntry *x = &v->entries[e];
         if (!x->emitting && e != chain)
-            write_combine(w, "a", entry_weight(w, e), source(w, x),
-                          arena_printf(w->p->arena, "c%d_entry_bp[%d * c%d_S * 32 + jj * 32 + lane]", c, e, c));
+            write_entry(w, e, "a");
     }
     emit_line(w->e, "del[c%d_R + jj] = a;", c);
     if (w->bp)
