@@ -220,14 +220,16 @@ static int first_place(ModelScope *sc, int from, int to, Loc *where)
     return 0;
 }
 
-/* Records transition from -> to; 0 with an error naming both places when it
- * was given before. */
-static int declare_pair(ModelScope *sc, int from, int to, Loc here)
+/* Records transition from -> to, given at `here` or (here NULL) by value
+ * (row, column) of matrix mx; 0 with an error naming both places when it was
+ * given before. */
+static int declare_pair(ModelScope *sc, int from, int to, const Loc *here, const Matrix *mx,
+                        int row, int column)
 {
     if (!pairset_add(&sc->pairs, from, to))
         return 1;
     IrModel *m = sc->m;
-    diag_error(sc->diag, here, "transition %s -> %s is declared twice", m->states[from].name,
+    diag_error(sc->diag, here ? *here : matrix_value_loc(mx, row, column), "transition %s -> %s is declared twice", m->states[from].name,
                m->states[to].name);
     Loc first;
     if (!sc->diag->stopped && first_place(sc, from, to, &first))
@@ -263,7 +265,7 @@ static void check_transition(ModelScope *sc, const Decl *d)
         diag_error(sc->diag, d->from.loc, "nothing may leave the end state '%s'", src->name);
         return;
     }
-    if (!declare_pair(sc, from, to, d->loc))
+    if (!declare_pair(sc, from, to, &d->loc, NULL, 0, 0))
         return;
     if (d->emits.name && dst->kind == STATE_EMITTING) {
         diag_error(sc->diag, d->emits.loc,
@@ -345,7 +347,7 @@ static void check_matrix(ModelScope *sc, const Decl *d)
         for (int c = 0; c < d->n_targets; c++) {
             if (w[c] == 0 || to[c] < 0)
                 continue;
-            if (declare_pair(sc, from[r], to[c], matrix_value_loc(mx, r, c)))
+            if (declare_pair(sc, from[r], to[c], NULL, mx, r, c))
                 add_move(m, from[r], to[c], m->states[to[c]].emission, w[c]);
         }
     }

@@ -446,12 +446,24 @@ static void test_each_call_has_its_own_copy_of_the_model(void **state)
         const IrModel *copy = p->calls[k].model;
         assert_ptr_not_equal(copy, source);
         assert_ptr_not_equal(copy->states, source->states);
-        assert_ptr_not_equal(copy->moves, source->moves);
         assert_int_equal(copy->n_states, source->n_states);
         assert_int_equal(copy->n_moves, source->n_moves);
-        assert_memory_equal(copy->moves, source->moves, sizeof(IrMove) * (size_t)source->n_moves);
+        /* the moves are shared until a pass changes them */
+        assert_ptr_equal(copy->moves, source->moves);
+        assert_true(copy->moves_shared);
     }
-    assert_ptr_not_equal(p->calls[0].model->moves, p->calls[1].model->moves);
+    IrModel *first = p->calls[0].model;
+    IrMove before = source->moves[0];
+    ir_model_own_moves(&scratch, first);
+    assert_false(first->moves_shared);
+    assert_ptr_not_equal(first->moves, source->moves);
+    assert_memory_equal(first->moves, source->moves, sizeof(IrMove) * (size_t)source->n_moves);
+    first->moves[0].lw_sum = 42;
+    assert_memory_equal(&source->moves[0], &before, sizeof before);
+    assert_ptr_equal(p->calls[1].model->moves, source->moves);
+    IrMove *own = first->moves;
+    ir_model_own_moves(&scratch, first); /* already its own: no copy */
+    assert_ptr_equal(first->moves, own);
     checked_free(&c);
     arena_free(&scratch);
 }
