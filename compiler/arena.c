@@ -119,3 +119,28 @@ char *arena_printf(Arena *a, const char *fmt, ...)
     va_end(ap);
     return s;
 }
+
+void *arena_grow(Arena *a, void *old, size_t old_size, size_t new_size)
+{
+    if (!old)
+        return arena_alloc(a, new_size);
+    size_t old_aligned = aligned_size(old_size), size = aligned_size(new_size);
+    ArenaBlock **link = &a->head;
+    while (*link && (*link)->data != (unsigned char *)old)
+        link = &(*link)->next;
+    ArenaBlock *own = *link;
+    /* a block of its own (not the current block, which others share): resize it */
+    if (own && own != a->head && own->used == old_aligned && size > ARENA_BLOCK_SIZE / 4) {
+        ArenaBlock *bigger = realloc(own, sizeof(ArenaBlock) + size);
+        if (!bigger)
+            out_of_memory();
+        if (size > old_aligned)
+            memset(bigger->data + old_aligned, 0, size - old_aligned);
+        bigger->capacity = bigger->used = size;
+        *link = bigger;
+        return bigger->data;
+    }
+    void *p = arena_alloc(a, new_size);
+    memcpy(p, old, old_size < new_size ? old_size : new_size);
+    return p;
+}

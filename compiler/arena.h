@@ -14,6 +14,11 @@ void arena_init(Arena *a);
 void arena_free(Arena *a);
 /* Zeroed memory, aligned for any type; aborts with a message when memory runs out. */
 void *arena_alloc(Arena *a, size_t size);
+/* old (from arena_alloc or arena_grow, old_size bytes, or NULL) grown to
+ * new_size bytes, zeroed beyond old_size: a big allocation is resized in
+ * place (realloc), others are copied. For arrays that grow while they are
+ * filled (a transition matrix as it is read). */
+void *arena_grow(Arena *a, void *old, size_t old_size, size_t new_size);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -64,6 +64,13 @@ SymbolList *ast_symbol(Arena *a, Symbol sym)
     return s;
 }
 
+IdentList *ast_ident(Arena *a, Ident id)
+{
+    IdentList *l = ARENA_NEW(a, IdentList);
+    l->id = id;
+    return l;
+}
+
 /* ---- ast_dump ---- */
 
 static void indent(FILE *out, int depth)
@@ -133,6 +140,33 @@ static void dump_transition(const Decl *d, FILE *out)
     print_loc(out, d->loc);
 }
 
+static void dump_names(const char *what, const IdentList *names, FILE *out, int depth)
+{
+    for (const IdentList *n = names; n; n = n->next) {
+        indent(out, depth);
+        fprintf(out, "%s %s", what, n->id.name);
+        print_loc(out, n->id.loc);
+    }
+}
+
+/* A matrix: its names, then each row's values (%.17g: the values are
+ * numbers by now, their text is not kept). */
+static void dump_matrix(const Decl *d, FILE *out, int depth)
+{
+    const Matrix *m = d->matrix;
+    fprintf(out, "matrix %d x %d", d->n_sources, d->n_targets);
+    print_loc(out, d->loc);
+    dump_names("source", d->sources, out, depth + 1);
+    dump_names("target", d->targets, out, depth + 1);
+    for (int r = 0; r < m->n_rows; r++) {
+        indent(out, depth + 1);
+        fputs("row", out);
+        for (int c = 0; c < m->rows[r].n_values; c++)
+            fprintf(out, " %.17g", m->values[m->rows[r].first + c]);
+        print_loc(out, m->rows[r].loc);
+    }
+}
+
 static void dump_decl(const Decl *d, FILE *out, int depth)
 {
     indent(out, depth);
@@ -158,6 +192,9 @@ static void dump_decl(const Decl *d, FILE *out, int depth)
         break;
     case DECL_TRANSITION:
         dump_transition(d, out);
+        break;
+    case DECL_MATRIX:
+        dump_matrix(d, out, depth);
         break;
     }
 }

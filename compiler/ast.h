@@ -50,13 +50,45 @@ typedef struct SymbolList {
     struct SymbolList *next;
 } SymbolList;
 
+/* A list of names as written (the sources and destinations of a matrix). */
+typedef struct IdentList {
+    Ident id;
+    struct IdentList *next;
+} IdentList;
+
+/* One row of a transition matrix: where its values start in Matrix.values,
+ * how many it has, and where it starts in the source (its first byte after
+ * the '[' or ';' before it, and that byte's line and column), so that the
+ * place of one value can be found again when a message needs it. */
+typedef struct MatrixRow {
+    long first;
+    int n_values;
+    Loc loc;         /* the row's values, first to last (the ';' or ']' when empty) */
+    long offset;     /* byte offset of the row's start in the source */
+    int line, column;/* line and column of that byte */
+} MatrixRow;
+
+/* The values of a transition matrix `[ p11, p12; p21, p22 ]`, read by the
+ * lexer straight into one array: no node and no text per value. Each value
+ * is already checked as a weight (finite, >= 0; a value with an error is
+ * kept as 0, after its message); 0 means no transition. */
+typedef struct Matrix {
+    double *values; /* the rows one after the other */
+    long n_values;
+    MatrixRow *rows;
+    int n_rows;
+    Loc loc;        /* from '[' to ']' */
+    const char *source; /* the source text the offsets of rows count into */
+} Matrix;
+
 typedef enum DeclKind {
     DECL_ALPHABET,   /* alphabet [a, b, ...]; */
     DECL_STARTSTATE, /* startstate S; */
     DECL_ENDSTATE,   /* endstate E; */
     DECL_STATE,      /* state X; or state X emits EM; */
     DECL_EMISSION,   /* emission EM = [...]; or emission EM = { a: p }; */
-    DECL_TRANSITION  /* A -> B P; or A -> B P emits EM; */
+    DECL_TRANSITION, /* A -> B P; or A -> B P emits EM; */
+    DECL_MATRIX      /* [A, B] -> [C, D] [p, q; r, s]; */
 } DeclKind;
 
 typedef struct Decl {
@@ -69,6 +101,10 @@ typedef struct Decl {
     EmissionEntry *entries;   /* DECL_EMISSION */
     Ident from, to;           /* DECL_TRANSITION */
     Prob weight;              /* DECL_TRANSITION */
+    IdentList *sources;       /* DECL_MATRIX: one per row */
+    IdentList *targets;       /* DECL_MATRIX: one per column */
+    int n_sources, n_targets; /* DECL_MATRIX */
+    Matrix *matrix;           /* DECL_MATRIX */
     struct Decl *next;
 } Decl;
 
@@ -128,6 +164,11 @@ Stmt *ast_stmt(Arena *a, StmtKind kind, Ident name, Expr *expr, Loc loc);
 MainBlock *ast_main(Arena *a, Stmt *stmts, Loc loc);
 EmissionEntry *ast_entry(Arena *a, Symbol sym, Prob p);
 SymbolList *ast_symbol(Arena *a, Symbol sym);
+IdentList *ast_ident(Arena *a, Ident id);
+
+/* The place of value `column` of row `row` of a matrix (found by reading
+ * the row again), or the row's place when the row is shorter. */
+Loc matrix_value_loc(const Matrix *m, int row, int column);
 
 /* Print the tree in a stable text form (for --dump-after=parse and golden tests). */
 #include <stdio.h>

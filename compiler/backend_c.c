@@ -439,7 +439,15 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
     for (int s = 0; s < m->n_states; s++)
         fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
     fprintf(o, "};\n");
-    if (m->n_moves > SOURCE_MOVES_INLINE_MAX) {
+    int dense = dense_sample_call(p, model_index);
+    if (dense >= 0) {
+        emit_comment(e, "its %d moves are made from the matrix of %s when --sample needs them",
+                     m->n_moves, p->calls[dense].label);
+        fprintf(o, "static const int m%d_state_emission[] = {", index);
+        for (int s = 0; s < m->n_states; s++)
+            fprintf(o, "%s%d", s ? ", " : "", m->states[s].emission);
+        fprintf(o, "};\n");
+    } else if (m->n_moves > SOURCE_MOVES_INLINE_MAX) {
         emit_comment(e, "its %d moves, from %s.m%d.moves", m->n_moves, data_prefix, model_index);
         emit_line(e, "_Static_assert(sizeof(hmmrt_model_move) == 24, \"the moves file holds "
                      "24-byte records\");");
@@ -576,9 +584,15 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
     fprintf(o, "};\nstatic const hmmrt_model models[] = {\n");
     for (int i = 0; i < n_used; i++) {
         const IrModel *m = &p->models[order[i]];
-        fprintf(o, "    {%s, %d, %d, m%d_states, %d, %d, %d, m%d_moves, %d, m%d_emissions},\n",
-                emit_string(m->name), model_alphabet[order[i]], m->n_states, i, m->start, m->end,
-                m->n_moves, i, m->n_emissions, i);
+        int dense = dense_sample_call(p, order[i]);
+        fprintf(o, "    {%s, %d, %d, m%d_states, %d, %d, ", emit_string(m->name),
+                model_alphabet[order[i]], m->n_states, i, m->start, m->end);
+        if (dense >= 0)
+            fprintf(o, "0, NULL, %d, m%d_emissions, &hmmc_c%d_dense, m%d_state_emission},\n",
+                    m->n_emissions, i, dense, i);
+        else
+            fprintf(o, "%d, m%d_moves, %d, m%d_emissions, NULL, NULL},\n", m->n_moves, i,
+                    m->n_emissions, i);
     }
     fprintf(o, "};\n");
     if (gpu)

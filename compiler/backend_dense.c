@@ -1,7 +1,11 @@
 /* backend_dense.c: the data files of dense calls and of very large models,
  * and the C declarations that read them (backend_dense.h). A 6,000-state
  * dense model has 36 million moves: as C text its matrix would take the C
- * compiler minutes; as a binary file assembled with .incbin it takes none. */
+ * compiler minutes; as a binary file assembled with .incbin it takes none.
+ * Calls whose matrices hold the same numbers (forward and backward of one
+ * model; viterbi too where no parallel paths were merged) share one file,
+ * that of the first of them (dense_data_owner), so the program carries each
+ * matrix once. */
 #include "backend_dense.h"
 
 #include <errno.h>
@@ -11,13 +15,45 @@
 
 #include "dense.h"
 
-/* Whether model i is run by main and has too many moves for C text. */
+int dense_sample_call(const Program *p, int i)
+{
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        if (call->plan.dense && call->model_index == i &&
+            dense_same_view(&p->models[i], 0, call->model, call->alg == ALG_VITERBI))
+            return c;
+    }
+    return -1;
+}
+
+/* Whether model i is run by main and has too many moves for C text, and no
+ * dense call holds them as a matrix. */
 static int moves_in_file(const Program *p, int i)
 {
     for (int c = 0; c < p->n_calls; c++)
         if (p->calls[c].model_index == i)
-            return p->models[i].n_moves > SOURCE_MOVES_INLINE_MAX;
+            return p->models[i].n_moves > SOURCE_MOVES_INLINE_MAX && dense_sample_call(p, i) < 0;
     return 0;
+}
+
+int dense_data_owner(const Program *p, int c)
+{
+    const IrCall *call = &p->calls[c];
+    for (int k = 0; k < c; k++) {
+        const IrCall *other = &p->calls[k];
+        if (other->plan.dense && other->model_index == call->model_index &&
+            dense_same_view(other->model, other->alg == ALG_VITERBI, call->model,
+                            call->alg == ALG_VITERBI))
+            return k;
+    }
+    return c;
+}
+
+/* Whether call c writes a matrix file (a dense call that reads no earlier
+ * call's file). */
+static int owns_data(const Program *p, int c)
+{
+    return p->calls[c].plan.dense && dense_data_owner(p, c) == c;
 }
 
 int dense_needs_data(const Program *p)
@@ -61,7 +97,7 @@ static int write_moves(const IrModel *m, const char *path, Arena *a)
 void dense_remove_data(const Program *p, const char *prefix)
 {
     for (int c = 0; c < p->n_calls; c++)
-        if (p->calls[c].plan.dense)
+        if (owns_data(p, c))
             unlink(arena_printf(p->arena, "%s.c%d.dense", prefix, c));
     for (int i = 0; i < p->n_models; i++)
         if (moves_in_file(p, i))
@@ -72,13 +108,15 @@ int dense_write_data(const Program *p, const char *prefix)
 {
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
-        if (!call->plan.dense)
+        if (!owns_data(p, c))
             continue;
         DenseView *d = dense_view(p->arena, call->model, call->alg == ALG_VITERBI);
         size_t n = (size_t)d->n;
         const void *parts[] = {d->matrix, d->start, d->end, d->emission};
         size_t sizes[] = {8 * n * n, 8 * n, 8 * n, 8 * n * (size_t)d->K};
-        if (write_file(arena_printf(p->arena, "%s.c%d.dense", prefix, c), parts, sizes, 4) != 0)
+        int written = write_file(arena_printf(p->arena, "%s.c%d.dense", prefix, c), parts, sizes, 4);
+        dense_view_free(d);
+        if (written != 0)
             return -1;
     }
     for (int i = 0; i < p->n_models; i++) {
@@ -105,22 +143,27 @@ void dense_write_c_call(Emitter *e, const Program *p, int index, const char *pre
 {
     const IrCall *call = &p->calls[index];
     const IrModel *m = call->model;
-    DenseView *d = dense_view(p->arena, m, call->alg == ALG_VITERBI);
+    DenseView *d = dense_view_header(p->arena, m, call->alg == ALG_VITERBI);
     FILE *o = e->out;
     char num[32];
     long n = d->n;
+    int owner = dense_data_owner(p, index);
     emit_comment(e, "The model as a matrix over its %ld emitting states (natural logs, -inf: no "
                     "move), from %s.c%d.dense: the matrix (k -> j at [k * %ld + j]), the start "
                     "vector, the end vector, the emissions (symbol c from state j at [c * %ld + "
-                    "j]).", n, prefix, index, n, n);
-    fprintf(o, "HMMC_INCBIN(double, hmmc_c%d_data, %s);\n", index,
-            emit_string(arena_printf(p->arena, "%s.c%d.dense", prefix, index)));
+                    "j]).", n, prefix, owner, n, n);
+    if (owner == index)
+        fprintf(o, "HMMC_INCBIN(double, hmmc_c%d_data, %s);\n", index,
+                emit_string(arena_printf(p->arena, "%s.c%d.dense", prefix, index)));
+    else
+        emit_comment(e, "%s holds the same numbers as %s: it reads its data (hmmc_c%d_data)",
+                     call->label, p->calls[owner].label, owner);
     fprintf(o, "static const int c%d_state_of[] = {", index);
     for (long j = 0; j < n; j++)
         fprintf(o, "%s%d", j ? ", " : "", d->state_of[j]);
     fprintf(o, "%s};\n", n ? "" : "0");
     fprintf(o, "hmmrt_dense hmmc_c%d_dense = {%ld, %d, %d, %d, %d, c%d_state_of, hmmc_c%d_data, "
                "hmmc_c%d_data + %ld, hmmc_c%d_data + %ld, %s, hmmc_c%d_data + %ld, 0, NULL, NULL, "
-               "NULL, NULL};\n", index, n, d->K, m->n_states, m->start, m->end, index, index,
-            index, n * n, index, n * n + n, emit_double(num, d->start_end), index, n * n + 2 * n);
+               "NULL, NULL};\n", index, n, d->K, m->n_states, m->start, m->end, index, owner,
+            owner, n * n, owner, n * n + n, emit_double(num, d->start_end), owner, n * n + 2 * n);
 }

@@ -16,8 +16,8 @@ typedef struct DenseView {
     double *start;    /* n: start -> j */
     double *end;      /* n: j -> end */
     double start_end; /* start -> end (the empty sequence) */
-    double *matrix;   /* n * n: matrix[k * n + j] is k -> j */
-    double *emission; /* K * n: emission[c * n + j], symbol c from state j */
+    double *matrix;   /* n * n: matrix[k * n + j] is k -> j (NULL in a header) */
+    double *emission; /* K * n: emission[c * n + j], symbol c from state j (NULL in a header) */
     long n_moves;     /* moves between emitting states */
 } DenseView;
 
@@ -33,7 +33,18 @@ enum { DENSE_MIN_STATES = 128 };
 int dense_fits(Arena *a, const IrModel *m, const char **why);
 
 /* The matrix view of a model that dense_fits accepts; viterbi: best weights
- * (lw_max), else sums (lw_sum). */
+ * (lw_max), else sums (lw_sum). The tables (matrix, emission, start, end:
+ * 288 MB for 6,000 states) are malloc'd: dense_view_free gives them back. */
 DenseView *dense_view(Arena *a, const IrModel *m, int viterbi);
+void dense_view_free(DenseView *d);
+/* The view without the matrix and the emissions (n, K, state_of, start_end). */
+DenseView *dense_view_header(Arena *a, const IrModel *m, int viterbi);
+
+/* Whether the dense views of two calls' models hold the same numbers, known
+ * without building them: the same model with the same moves (shared: no
+ * pass changed them) and states, and either the same weights (both
+ * viterbi, or neither) or moves whose best and summed weights agree (no
+ * parallel paths were merged). Their calls then read one data file. */
+int dense_same_view(const IrModel *a, int a_viterbi, const IrModel *b, int b_viterbi);
 
 #endif

@@ -43,19 +43,22 @@ IrModel *ir_model_copy(Arena *a, const IrModel *m)
     *c = *m;
     c->states = ARENA_ARRAY(a, IrState, m->n_states);
     memcpy(c->states, m->states, sizeof(IrState) * (size_t)m->n_states);
-    c->moves = ARENA_ARRAY(a, IrMove, m->n_moves ? m->n_moves : 1);
-    for (int i = 0; i < m->n_moves; i++) {
-        c->moves[i] = m->moves[i];
-        if (m->moves[i].n_via) {
-            c->moves[i].via = ARENA_ARRAY(a, int, m->moves[i].n_via);
-            memcpy(c->moves[i].via, m->moves[i].via, sizeof(int) * (size_t)m->moves[i].n_via);
-        }
-    }
+    c->moves_shared = 1;
     if (m->n_silent_order) {
         c->silent_order = ARENA_ARRAY(a, int, m->n_silent_order);
         memcpy(c->silent_order, m->silent_order, sizeof(int) * (size_t)m->n_silent_order);
     }
     return c; /* emissions are never changed by a pass, so they are shared */
+}
+
+void ir_model_own_moves(Arena *a, IrModel *m)
+{
+    if (!m->moves_shared)
+        return;
+    IrMove *own = ARENA_ARRAY(a, IrMove, m->n_moves ? m->n_moves : 1);
+    memcpy(own, m->moves, sizeof(IrMove) * (size_t)m->n_moves);
+    m->moves = own;
+    m->moves_shared = 0;
 }
 
 void ir_incoming(Arena *a, const IrModel *m, int **start_out, int **order_out)

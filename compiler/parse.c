@@ -51,7 +51,8 @@ File *parse_source(Arena *a, Diag *d, const char *path, const char *src, size_t 
     }
     if (src && reject_binary(d, path, src, len))
         return file;
-    ParseContext pc = {.arena = a, .diag = d, .file = file, .line = 1, .column = 1};
+    ParseContext pc = {.arena = a, .diag = d, .file = file, .line = 1, .column = 1,
+                       .source = src ? src : ""};
     yyscan_t scanner;
     if (yylex_init_extra(&pc, &scanner) != 0) {
         fputs("hmmc: out of memory\n", stderr);

@@ -118,6 +118,7 @@ static void close_component(ModelBuilder *b, const int *members, int n, const in
     int *next = ARENA_ARRAY(a, int, (size_t)n * n);
     for (size_t i = 0; i < (size_t)n * n; i++)
         best[i] = -INFINITY;
+    ir_model_own_moves(a, m);
     reserve(b, n, n * n);
     int first_aux = m->n_states;
     for (int i = 0; i < n; i++) {

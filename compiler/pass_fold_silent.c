@@ -213,6 +213,7 @@ static void folder_finish(Folder *f)
     for (int i = 0; i < f->n_moves; i++)
         live += !f->dead[i];
     m->moves = ARENA_ARRAY(f->arena, IrMove, live ? live : 1);
+    m->moves_shared = 0;
     m->n_moves = 0;
     for (int i = 0; i < f->n_moves; i++)
         if (!f->dead[i])

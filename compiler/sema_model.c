@@ -4,10 +4,13 @@
  * cycles, reachability) are in sema_graph.c. */
 #include "sema.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "matrix.h"
+#include "number.h"
 #include "symtab.h"
 
 /* Everything known about one model while it is checked. */
@@ -18,58 +21,15 @@ typedef struct ModelScope {
     Symtab states;     /* name -> state index */
     Symtab emissions;  /* name -> emission index */
     Symtab symbols;    /* one-character name -> symbol index */
-    Symtab pairs;      /* (from, to) -> index of the declaration's transition */
+    PairSet pairs;     /* (from, to) of every transition declared so far */
+    int *listed;       /* per state, the stamp of the matrix list it was last seen in */
+    int stamp;
     const Decl *alphabet, *start, *end;
     IrModel *m;
     const Decl **state_decl;    /* per state, its declaration */
     const Decl **emission_decl; /* per emission, its declaration */
     int *emission_used;
 } ModelScope;
-
-/* The value of a written number: checks sign, overflow and underflow. */
-static int number_value(ModelScope *sc, const Number *n, double *out, const char *what)
-{
-    if (n->negative) {
-        diag_error(sc->diag, n->loc, "%s must be >= 0, not %s", what, n->text);
-        return 0;
-    }
-    if (!isfinite(n->value)) {
-        diag_error(sc->diag, n->loc, "%s %s is too large to represent", what, n->text);
-        return 0;
-    }
-    if (n->value == 0 && strpbrk(n->text, "123456789")) {
-        diag_error(sc->diag, n->loc, "%s %s is too small to represent; write 0 if you mean 0", what,
-                   n->text);
-        return 0;
-    }
-    *out = n->value;
-    return 1;
-}
-
-/* The value of NUMBER or NUMBER / NUMBER, finite and >= 0; 0 on error. */
-static int prob_value(ModelScope *sc, const Prob *p, double *out, const char *what)
-{
-    double num, den = 1;
-    if (!number_value(sc, &p->num, &num, what))
-        return 0;
-    if (p->has_den) {
-        if (!number_value(sc, &p->den, &den, what))
-            return 0;
-        if (den == 0) {
-            diag_error(sc->diag, p->den.loc, "division by zero in %s %s/%s", what, p->num.text,
-                       p->den.text);
-            return 0;
-        }
-    }
-    double v = num / den;
-    if (!isfinite(v) || (v == 0 && num != 0)) {
-        diag_error(sc->diag, p->loc, "%s %s/%s cannot be represented", what, p->num.text,
-                   p->den.text);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
 
 static double log_of(double v) { return v > 0 ? log(v) : -INFINITY; }
 
@@ -176,7 +136,7 @@ static void check_emission_values(ModelScope *sc, int index)
         int k = 0;
         for (const EmissionEntry *x = d->entries; x; x = x->next, k++) {
             double v = 0;
-            prob_value(sc, &x->p, &v, "emission value");
+            number_prob(sc->diag, &x->p, &v, "emission value");
             e->logp[k] = log_of(v);
         }
         return;
@@ -198,7 +158,7 @@ static void check_emission_values(ModelScope *sc, int index)
             continue;
         }
         double v = 0;
-        if (prob_value(sc, &x->p, &v, "emission value"))
+        if (number_prob(sc->diag, &x->p, &v, "emission value"))
             e->logp[k] = log_of(v);
     }
 }
@@ -224,14 +184,76 @@ static int lookup_state(ModelScope *sc, const Ident *name)
     return s;
 }
 
-static void check_transition(ModelScope *sc, const Decl *d, int index)
+/* The state a name denotes, or -1; no message (for finding places again). */
+static int state_of(ModelScope *sc, const Ident *name) { return symtab_get(&sc->states, name->name); }
+
+/* Position of state s in a list of names, or -1. */
+static int position_in(ModelScope *sc, const IdentList *names, int s)
+{
+    int i = 0;
+    for (const IdentList *n = names; n; n = n->next, i++)
+        if (state_of(sc, &n->id) == s)
+            return i;
+    return -1;
+}
+
+/* Where transition from -> to is first given: an arrow statement, or a
+ * non-zero value of a matrix. Read again only for a message. */
+static int first_place(ModelScope *sc, int from, int to, Loc *where)
+{
+    for (const Decl *d = sc->ast->decls; d; d = d->next) {
+        if (d->kind == DECL_TRANSITION && state_of(sc, &d->from) == from &&
+            state_of(sc, &d->to) == to) {
+            *where = d->loc;
+            return 1;
+        }
+        if (d->kind != DECL_MATRIX)
+            continue;
+        int r = position_in(sc, d->sources, from), c = position_in(sc, d->targets, to);
+        const Matrix *m = d->matrix;
+        if (r >= 0 && c >= 0 && r < m->n_rows && c < m->rows[r].n_values &&
+            m->rows[r].n_values == d->n_targets && m->values[m->rows[r].first + c] != 0) {
+            *where = matrix_value_loc(m, r, c);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Records transition from -> to, given at `here` or (here NULL) by value
+ * (row, column) of matrix mx; 0 with an error naming both places when it was
+ * given before. */
+static int declare_pair(ModelScope *sc, int from, int to, const Loc *here, const Matrix *mx,
+                        int row, int column)
+{
+    if (!pairset_add(&sc->pairs, from, to))
+        return 1;
+    IrModel *m = sc->m;
+    diag_error(sc->diag, here ? *here : matrix_value_loc(mx, row, column), "transition %s -> %s is declared twice", m->states[from].name,
+               m->states[to].name);
+    Loc first;
+    if (!sc->diag->stopped && first_place(sc, from, to, &first))
+        diag_note(sc->diag, first, "it is first given here; give each transition once");
+    return 0;
+}
+
+static void add_move(IrModel *m, int from, int to, int emission, double w)
+{
+    IrMove *mv = &m->moves[m->n_moves++];
+    mv->from = from;
+    mv->to = to;
+    mv->emission = emission;
+    mv->lw_sum = mv->lw_max = log(w);
+}
+
+static void check_transition(ModelScope *sc, const Decl *d)
 {
     IrModel *m = sc->m;
     int from = lookup_state(sc, &d->from);
     int to = lookup_state(sc, &d->to);
     int em = d->emits.name ? lookup_emission(sc, &d->emits) : -1;
     double w = 0;
-    int weight_ok = prob_value(sc, &d->weight, &w, "transition weight");
+    int weight_ok = number_prob(sc->diag, &d->weight, &w, "transition weight");
     if (from < 0 || to < 0)
         return;
     const IrState *src = &m->states[from], *dst = &m->states[to];
@@ -243,11 +265,8 @@ static void check_transition(ModelScope *sc, const Decl *d, int index)
         diag_error(sc->diag, d->from.loc, "nothing may leave the end state '%s'", src->name);
         return;
     }
-    int prev = symtab_put_pair(&sc->pairs, from, to, index);
-    if (prev >= 0) {
-        diag_error(sc->diag, d->loc, "transition %s -> %s is declared twice", src->name, dst->name);
+    if (!declare_pair(sc, from, to, &d->loc, NULL, 0, 0))
         return;
-    }
     if (d->emits.name && dst->kind == STATE_EMITTING) {
         diag_error(sc->diag, d->emits.loc,
                    "transition %s -> %s emits, but '%s' emits on arrival too: a move emits one "
@@ -257,11 +276,81 @@ static void check_transition(ModelScope *sc, const Decl *d, int index)
     }
     if (!weight_ok || w == 0 || (d->emits.name && em < 0))
         return; /* a weight of 0: the transition does not exist */
-    IrMove *mv = &m->moves[m->n_moves++];
-    mv->from = from;
-    mv->to = to;
-    mv->emission = em >= 0 ? em : dst->emission;
-    mv->lw_sum = mv->lw_max = log(w);
+    add_move(m, from, to, em >= 0 ? em : dst->emission, w);
+}
+
+/* The states of a matrix's sources or targets (what: "sources" or
+ * "destinations"), -1 for a name that is unknown, listed twice, or (is_target)
+ * the start state or (sources) the end state, each with its error. */
+static int *matrix_states(ModelScope *sc, const IdentList *names, int n, const char *what,
+                          int is_target)
+{
+    int *states = ARENA_ARRAY(sc->arena, int, n ? n : 1);
+    Loc *seen = ARENA_ARRAY(sc->arena, Loc, n ? n : 1);
+    int stamp = ++sc->stamp, i = 0;
+    for (const IdentList *l = names; l; l = l->next, i++) {
+        int s = states[i] = lookup_state(sc, &l->id);
+        if (s < 0)
+            continue;
+        const IrState *st = &sc->m->states[s];
+        if (sc->listed[s] == stamp) {
+            diag_error(sc->diag, l->id.loc, "state '%s' is listed twice among the %s of this "
+                       "matrix", st->name, what);
+            for (int j = 0; j < i; j++)
+                if (states[j] == s)
+                    diag_note(sc->diag, seen[j], "it is listed here first");
+            states[i] = -1;
+            continue;
+        }
+        sc->listed[s] = stamp;
+        seen[i] = l->id.loc;
+        if (is_target && st->kind == STATE_START) {
+            diag_error(sc->diag, l->id.loc, "nothing may enter the start state '%s': leave it "
+                       "out of the matrix's destinations", st->name);
+            states[i] = -1;
+        } else if (!is_target && st->kind == STATE_END) {
+            diag_error(sc->diag, l->id.loc, "nothing may leave the end state '%s': leave it "
+                       "out of the matrix's sources", st->name);
+            states[i] = -1;
+        }
+    }
+    return states;
+}
+
+/* [A, B] -> [C, D] [p, q; r, s]: row i holds the weights of source i to
+ * each destination; 0 is no transition. The values were checked as numbers
+ * when they were read (matrix.c). */
+static void check_matrix(ModelScope *sc, const Decl *d)
+{
+    IrModel *m = sc->m;
+    const Matrix *mx = d->matrix;
+    int *from = matrix_states(sc, d->sources, d->n_sources, "sources", 0);
+    int *to = matrix_states(sc, d->targets, d->n_targets, "destinations", 1);
+    if (mx->n_rows != d->n_sources)
+        diag_error(sc->diag, mx->loc, "the matrix has %d row%s but %d source state%s: give one "
+                   "row per source, in order, rows separated by ';'", mx->n_rows,
+                   mx->n_rows == 1 ? "" : "s", d->n_sources, d->n_sources == 1 ? "" : "s");
+    const IdentList *source = d->sources;
+    for (int r = 0; r < mx->n_rows && r < d->n_sources; r++, source = source->next) {
+        const MatrixRow *row = &mx->rows[r];
+        if (row->n_values != d->n_targets) {
+            diag_error(sc->diag, row->loc, "row %d of the matrix (source '%s') has %d value%s "
+                       "but there %s %d destination%s: give one value per destination, in "
+                       "order (0 for no transition)", r + 1, source->id.name, row->n_values,
+                       row->n_values == 1 ? "" : "s", d->n_targets == 1 ? "is" : "are",
+                       d->n_targets, d->n_targets == 1 ? "" : "s");
+            continue;
+        }
+        if (from[r] < 0)
+            continue;
+        const double *w = mx->values + row->first;
+        for (int c = 0; c < d->n_targets; c++) {
+            if (w[c] == 0 || to[c] < 0)
+                continue;
+            if (declare_pair(sc, from[r], to[c], NULL, mx, r, c))
+                add_move(m, from[r], to[c], m->states[to[c]].emission, w[c]);
+        }
+    }
 }
 
 /* Pass one: names of states and emissions, the alphabet, start and end. */
@@ -280,7 +369,8 @@ static void declare_names(ModelScope *sc)
             break;
         case DECL_STATE: declare_state(sc, d, d->emits.name ? STATE_EMITTING : STATE_SILENT); break;
         case DECL_EMISSION: declare_emission(sc, d); break;
-        case DECL_TRANSITION: break;
+        case DECL_TRANSITION:
+        case DECL_MATRIX: break;
         }
     }
     const Ident *name = &sc->ast->name;
@@ -306,10 +396,14 @@ static void resolve_references(ModelScope *sc)
     }
     for (int e = 0; e < m->n_emissions; e++)
         check_emission_values(sc, e);
-    int index = 0;
-    for (const Decl *d = sc->ast->decls; d; d = d->next)
+    pairset_init(&sc->pairs, sc->arena, m->n_states);
+    sc->listed = ARENA_ARRAY(sc->arena, int, m->n_states ? m->n_states : 1);
+    for (const Decl *d = sc->ast->decls; d; d = d->next) {
         if (d->kind == DECL_TRANSITION)
-            check_transition(sc, d, index++);
+            check_transition(sc, d);
+        else if (d->kind == DECL_MATRIX)
+            check_matrix(sc, d);
+    }
     for (int e = 0; e < m->n_emissions; e++)
         if (!sc->emission_used[e])
             diag_warning(sc->diag, m->emissions[e].loc, "emission '%s' is never used",
@@ -320,13 +414,16 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
 {
     int errors_before = d->errors;
     int n_decls = 0;
-    for (const Decl *x = ast->decls; x; x = x->next)
+    long n_matrix_values = 0;
+    for (const Decl *x = ast->decls; x; x = x->next) {
         n_decls++;
+        if (x->kind == DECL_MATRIX)
+            n_matrix_values += x->matrix->n_values;
+    }
     ModelScope sc = {.arena = a, .diag = d, .ast = ast, .m = out};
     symtab_init(&sc.states, a);
     symtab_init(&sc.emissions, a);
     symtab_init(&sc.symbols, a);
-    symtab_init(&sc.pairs, a);
     memset(out, 0, sizeof *out);
     out->name = ast->name.name;
     out->loc = ast->name.loc;
@@ -335,7 +432,13 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
     int cap = n_decls ? n_decls : 1;
     out->states = ARENA_ARRAY(a, IrState, cap);
     out->emissions = ARENA_ARRAY(a, IrEmission, cap);
-    out->moves = ARENA_ARRAY(a, IrMove, cap);
+    if (n_decls + n_matrix_values > INT_MAX) {
+        diag_error(d, ast->name.loc, "model '%s' has more than %d transitions, more than hmmc "
+                   "can hold", ast->name.name, INT_MAX);
+        return 0;
+    }
+    /* a matrix's zeros make no move: pages never written cost no memory */
+    out->moves = ARENA_ARRAY(a, IrMove, cap + n_matrix_values);
     sc.state_decl = ARENA_ARRAY(a, const Decl *, cap);
     sc.emission_decl = ARENA_ARRAY(a, const Decl *, cap);
     sc.emission_used = ARENA_ARRAY(a, int, cap);

@@ -75,3 +75,23 @@ int symtab_get(const Symtab *t, const char *name) { return get(t, name, 0); }
 int symtab_put(Symtab *t, const char *name, int value) { return put(t, name, 0, value); }
 int symtab_get_pair(const Symtab *t, int a, int b) { return get(t, NULL, pair_key(a, b)); }
 int symtab_put_pair(Symtab *t, int a, int b, int value) { return put(t, NULL, pair_key(a, b), value); }
+
+void pairset_init(PairSet *s, Arena *a, int n)
+{
+    s->n = n;
+    s->bits = NULL;
+    symtab_init(&s->hash, a);
+    if (n > 0 && (uint64_t)n * (uint64_t)n <= PAIRSET_MAX_BITS)
+        s->bits = arena_alloc(a, ((size_t)n * (size_t)n + 7) / 8);
+}
+
+int pairset_add(PairSet *s, int a, int b)
+{
+    if (!s->bits)
+        return symtab_put_pair(&s->hash, a, b, 0) >= 0;
+    size_t bit = (size_t)a * (size_t)s->n + (size_t)b;
+    unsigned char mask = (unsigned char)(1u << (bit & 7));
+    int was = (s->bits[bit >> 3] & mask) != 0;
+    s->bits[bit >> 3] |= mask;
+    return was;
+}

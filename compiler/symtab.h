@@ -27,4 +27,18 @@ int symtab_put(Symtab *t, const char *name, int value);
 int symtab_get_pair(const Symtab *t, int a, int b);
 int symtab_put_pair(Symtab *t, int a, int b, int value);
 
+/* A set of pairs of states (transitions declared so far): a bitmap of
+ * n x n bits when that is at most PAIRSET_MAX_BITS (a 6,000-state model's
+ * 36 million transitions take 4.5 MB), else a pair map. */
+#define PAIRSET_MAX_BITS ((uint64_t)1 << 29)
+typedef struct PairSet {
+    int n;
+    unsigned char *bits; /* NULL: the pairs are in hash */
+    Symtab hash;
+} PairSet;
+
+void pairset_init(PairSet *s, Arena *a, int n_states);
+/* Adds (a, b), both in 0 .. n_states-1; returns 1 when it was there already. */
+int pairset_add(PairSet *s, int a, int b);
+
 #endif

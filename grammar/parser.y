@@ -21,6 +21,7 @@
 #include "ast.h"
 #include "diag.h"
 #include "loc.h"
+#include "matrix.h"
 
 #ifndef YY_TYPEDEF_YY_SCANNER_T
 #define YY_TYPEDEF_YY_SCANNER_T
@@ -41,6 +42,11 @@ typedef struct ParseContext {
     Loc last_token;         /* the latest token handed to the parser */
     const char *token_text; /* its text when it is an identifier, number or quoted symbol */
     Loc comment_start;      /* the open block comment */
+    int comment_return;     /* the scanner state it was opened in */
+    const char *source;     /* the text being read (matrices keep offsets into it) */
+    long offset;            /* byte offset of the next byte the scanner reads */
+    int matrix_stage;       /* how far `[A] -> [B]` has come (lexer.l) */
+    MatrixBuilder matrix;   /* the transition matrix being read */
     int brace_depth;        /* '{' not yet closed by '}' */
     Loc open_braces[PARSE_MAX_OPEN_BRACES]; /* where the innermost of them were opened */
 } ParseContext;
@@ -51,6 +57,7 @@ typedef struct DeclList { Decl *head, *tail; } DeclList;
 typedef struct SymbolListBuilder { SymbolList *head, *tail; } SymbolListBuilder;
 typedef struct EntryList { EmissionEntry *head, *tail; } EntryList;
 typedef struct StmtList { Stmt *head, *tail; } StmtList;
+typedef struct IdentListBuilder { IdentList *head, *tail; int n; } IdentListBuilder;
 }
 
 %code {
@@ -110,6 +117,30 @@ static EntryList entries_add(EntryList list, EmissionEntry *e)
         list.head = e;
     list.tail = e;
     return list;
+}
+
+static IdentListBuilder idents_add(Arena *a, IdentListBuilder list, Ident id)
+{
+    IdentList *item = ast_ident(a, id);
+    if (list.tail)
+        list.tail->next = item;
+    else
+        list.head = item;
+    list.tail = item;
+    list.n++;
+    return list;
+}
+
+static Decl *decl_matrix(Arena *a, IdentListBuilder sources, IdentListBuilder targets,
+                         Matrix *matrix, Loc loc)
+{
+    Decl *d = ast_decl(a, DECL_MATRIX, loc);
+    d->sources = sources.head;
+    d->n_sources = sources.n;
+    d->targets = targets.head;
+    d->n_targets = targets.n;
+    d->matrix = matrix;
+    return d;
 }
 
 static StmtList stmts_add(StmtList list, Stmt *s)
@@ -211,6 +242,8 @@ static Expr *whole_table(Expr *attr)
     Stmt *stmt;
     StmtList stmts;
     Expr *expr;
+    IdentListBuilder idents;
+    Matrix *matrix;
 }
 
 /* The aliases are the names the error messages use. */
@@ -221,6 +254,7 @@ static Expr *whole_table(Expr *attr)
 %token STATE "'state'" ENDSTATE "'endstate'" EMITS "'emits'"
 %token EMISSION "'emission'" MAIN "'main'" NEW "'new'" PRINT "'print'"
 %token ARROW "'->'"
+%token <matrix> MATRIX "a matrix of weights '[p11, p12; p21, p22]'"
 
 %type <model> model
 %type <decls> decls
@@ -235,6 +269,7 @@ static Expr *whole_table(Expr *attr)
 %type <stmts> stmts
 %type <stmt> stmt
 %type <expr> expr
+%type <idents> state_list
 
 %initial-action { @$ = (Loc){1, 1, 1, 1}; }
 
@@ -270,7 +305,14 @@ decl
     | EMISSION IDENT '=' '{' error '}' ';'          { $$ = NULL; yyerrok; }
     | IDENT ARROW IDENT prob ';'                    { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, @$); }
     | IDENT ARROW IDENT prob EMITS IDENT ';'        { $$ = decl_transition(pc->arena, $1, $3, $4, $6, @$); }
+    | '[' state_list ']' ARROW '[' state_list ']' MATRIX ';'
+                                                    { $$ = decl_matrix(pc->arena, $2, $6, $8, @$); }
     | error ';'                                     { $$ = NULL; yyerrok; }
+    ;
+
+state_list
+    : IDENT                     { $$ = idents_add(pc->arena, (IdentListBuilder){0}, $1); }
+    | state_list ',' IDENT      { $$ = idents_add(pc->arena, $1, $3); }
     ;
 
 symbols

@@ -100,6 +100,12 @@ typedef struct hmmrt_model {
                                        state carries that state's emission */
     int n_emissions;
     const double *emissions;        /* n_emissions rows of K values, as written */
+    /* A dense model's moves are not listed (36 million for 6,000 states):
+     * with moves NULL, the sampler makes them from this matrix, which holds
+     * the model as written (sums of weights), and state_emission (per
+     * state, its emission or -1). */
+    const struct hmmrt_dense *dense;
+    const int *state_emission;
 } hmmrt_model;
 
 /* ---- tracebacks and whole tables (runtime/traceback.c) ------------------- */

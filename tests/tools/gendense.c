@@ -5,12 +5,16 @@
  * of random models: forward, backward and viterbi scores, viterbi traceback
  * (or, with --scores, forward and viterbi scores only).
  *   gendense SEED OUT.hmm OUT.fa [--states N] [--density D] [--symbols K]
- *            [--seqs M] [--maxlen L] [--length L] [--zeros Z] [--scores]
+ *            [--seqs M] [--maxlen L] [--length L] [--zeros Z] [--scores] [--matrix]
  * N emitting states (default 150); D: the share of the N x N pairs joined
  * (default 1); K symbols of "acgtnrykmswbdhv..." (default 4); M sequences
  * (default 40) of lengths 0..L (default 60), or all of length L with
  * --length; Z: the share of emission values
- * that are 0 (default 0.05), so that some sequences have fewer paths or none. */
+ * that are 0 (default 0.05), so that some sequences have fewer paths or none.
+ * The transitions are arrow statements `s1 -> s2 w;`, or with --matrix one
+ * transition matrix `[start, s0, ...] -> [s0, ..., end] [ ... ];` (0 where a
+ * pair is not joined). Both forms describe the same model for a seed: the
+ * random numbers are drawn in the same order and printed the same way. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +31,70 @@ static const char SYMBOLS[] = "acgtnrykmswbdhvefilpq";
 static int usage(void)
 {
     fprintf(stderr, "usage: gendense SEED OUT.hmm OUT.fa [--states N] [--density D] "
-                    "[--symbols K] [--seqs M] [--maxlen L] [--length L] [--zeros Z] [--scores]\n");
+                    "[--symbols K] [--seqs M] [--maxlen L] [--length L] [--zeros Z] [--scores] "
+                    "[--matrix]\n");
     return 2;
 }
 
-static void write_model(FILE *f, int n, double density, int K, double zeros, int scores_only)
+static void state_name(char *buf, int i, int n) /* 0..n-1: s0..; n: end; -1: start */
+{
+    if (i < 0)
+        strcpy(buf, "start");
+    else if (i == n)
+        strcpy(buf, "end");
+    else
+        sprintf(buf, "s%d", i);
+}
+
+/* t: row 0 the start, row k+1 state k; column j state j, column n the end. */
+static void write_arrows(FILE *f, const double *t, int n)
+{
+    size_t width = (size_t)n + 1;
+    char from[16], to[16];
+    for (int k = -1; k < n; k++)
+        for (int j = 0; j <= n; j++)
+            if (t[(size_t)(k + 1) * width + j] > 0) {
+                state_name(from, k, n);
+                state_name(to, j, n);
+                fprintf(f, "    %s -> %s %.6g;\n", from, to, t[(size_t)(k + 1) * width + j]);
+            }
+}
+
+static void write_names(FILE *f, int first, int last, int n)
+{
+    char name[16];
+    fputc('[', f);
+    for (int i = first; i <= last; i++) {
+        state_name(name, i, n);
+        fprintf(f, "%s%s", i > first ? ", " : "", name);
+    }
+    fputc(']', f);
+}
+
+static void write_matrix(FILE *f, const double *t, int n)
+{
+    size_t width = (size_t)n + 1;
+    fputs("    ", f);
+    write_names(f, -1, n - 1, n);
+    fputs(" -> ", f);
+    write_names(f, 0, n, n);
+    fputs(" [\n", f);
+    for (int k = 0; k <= n; k++) {
+        fputs("        ", f);
+        for (int j = 0; j <= n; j++) {
+            double w = t[(size_t)k * width + j];
+            if (w > 0)
+                fprintf(f, j ? ", %.6g" : "%.6g", w);
+            else
+                fputs(j ? ", 0" : "0", f);
+        }
+        fputs(k < n ? ";\n" : "\n", f);
+    }
+    fputs("    ];\n", f);
+}
+
+static void write_model(FILE *f, int n, double density, int K, double zeros, int scores_only,
+                        int matrix)
 {
     fprintf(f, "// a random dense model: %d emitting states, %.0f%% of pairs joined\n", n,
             100 * density);
@@ -52,22 +115,34 @@ static void write_model(FILE *f, int n, double density, int K, double zeros, int
             fprintf(f, "%s%.6g", c ? ", " : "", w[c] / sum);
         fprintf(f, "];\n");
     }
+    /* The weights, drawn row by row (start, then each state), are kept in
+     * an (n + 1) x (n + 1) table, row 0 the start, column n the end. */
+    size_t width = (size_t)n + 1;
+    double *t = calloc(width * width, sizeof(double));
+    if (!t) {
+        perror("gendense");
+        exit(1);
+    }
     int j0 = (int)(uniform() * n);
     for (int j = 0; j < n; j++)
         if (j == j0 || uniform() < 0.5)
-            fprintf(f, "    start -> s%d %.6g;\n", j, (0.1 + uniform()) / n);
+            t[j] = (0.1 + uniform()) / n;
     for (int k = 0; k < n; k++) {
-        double sum = 0;
+        double sum = 0, *row = t + (size_t)(k + 1) * width;
         for (int j = 0; j < n; j++)
-            sum += w[j] = uniform() < density ? 0.01 + uniform() : 0.0;
+            sum += row[j] = uniform() < density ? 0.01 + uniform() : 0.0;
         for (int j = 0; j < n; j++)
-            if (w[j] > 0)
-                fprintf(f, "    s%d -> s%d %.6g;\n", k, j, 0.98 * w[j] / sum);
+            row[j] = 0.98 * row[j] / sum;
         if (uniform() < 0.3)
-            fprintf(f, "    s%d -> end %.6g;\n", k, 0.02 * uniform());
+            row[n] = 0.02 * uniform();
     }
     if (uniform() < 0.5)
-        fprintf(f, "    start -> end 0.01;\n");
+        t[n] = 0.01;
+    if (matrix)
+        write_matrix(f, t, n);
+    else
+        write_arrows(f, t, n);
+    free(t);
     free(w);
     fprintf(f, "}\n\nmain {\n    m = new dense();\n");
     if (scores_only)
@@ -81,11 +156,12 @@ int main(int argc, char **argv)
 {
     if (argc < 4)
         return usage();
-    int n = 150, K = 4, seqs = 40, maxlen = 60, length = -1, scores_only = 0;
+    int n = 150, K = 4, seqs = 40, maxlen = 60, length = -1, scores_only = 0, matrix = 0;
     double density = 1.0, zeros = 0.05;
     for (int i = 4; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(o, "--scores") == 0) { scores_only = 1; continue; }
+        if (strcmp(o, "--matrix") == 0) { matrix = 1; continue; }
         if (!v)
             return usage();
         if (strcmp(o, "--states") == 0) n = atoi(v);
@@ -107,7 +183,7 @@ int main(int argc, char **argv)
         perror("gendense");
         return 1;
     }
-    write_model(model, n, density, K, zeros, scores_only);
+    write_model(model, n, density, K, zeros, scores_only, matrix);
     for (int s = 0; s < seqs; s++) {
         int len = length >= 0 ? length : (int)(uniform() * (maxlen + 1));
         fprintf(fasta, ">seq%d\n", s + 1);

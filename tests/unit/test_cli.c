@@ -43,8 +43,8 @@ static const hmmrt_model_move rev_moves[] = {
 static const double rev_emissions[] = {0, 0, 0, 0, 3};
 
 static const hmmrt_model toy_models[] = {
-    {"dna", 0, 3, dna_states, 0, 2, 3, dna_moves, 1, dna_emissions},
-    {"rev", 1, 3, rev_states, 0, 2, 3, rev_moves, 1, rev_emissions},
+    {"dna", 0, 3, dna_states, 0, 2, 3, dna_moves, 1, dna_emissions, NULL, NULL},
+    {"rev", 1, 3, rev_states, 0, 2, 3, rev_moves, 1, rev_emissions, NULL, NULL},
 };
 
 /* length; minus the sum of the codes in alphabet 0 (-inf when empty); the

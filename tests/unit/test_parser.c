@@ -301,6 +301,74 @@ static void test_attribute_chains_and_whole_tables(void **state)
     parsed_free(&p);
 }
 
+/* A transition matrix is one declaration: its names, and its values as
+ * numbers in rows, each row with its place; no node per value. */
+static void test_transition_matrix(void **state)
+{
+    Parsed p;
+    parse_ok(&p, "hmm m {\n"
+                 "  [s, x] -> [x, y, e] [1/4, 0, .5e1;\n"
+                 "     /* ; ] */ 0, 2.5, 1e-3 // , ]\n"
+                 "  ];\n"
+                 "}\n");
+    const Decl *d = p.file->models->decls;
+    assert_int_equal(d->kind, DECL_MATRIX);
+    assert_int_equal(d->n_sources, 2);
+    assert_int_equal(d->n_targets, 3);
+    assert_string_equal(d->sources->id.name, "s");
+    assert_string_equal(d->targets->next->next->id.name, "e");
+    assert_loc(d->targets->next->next->id.loc, 2, 20, 2, 20);
+    const Matrix *m = d->matrix;
+    assert_int_equal(m->n_rows, 2);
+    assert_int_equal(m->n_values, 6);
+    const double expected[] = {0.25, 0, 5, 0, 2.5, 1e-3};
+    for (int i = 0; i < 6; i++)
+        assert_true(m->values[i] == expected[i]);
+    assert_int_equal(m->rows[1].first, 3);
+    assert_loc(m->rows[0].loc, 2, 24, 2, 35);
+    assert_loc(m->rows[1].loc, 3, 16, 3, 27);
+    assert_loc(m->loc, 2, 23, 4, 3);
+    /* a value's place is found again by reading its row */
+    assert_loc(matrix_value_loc(m, 0, 2), 2, 32, 2, 35);
+    assert_loc(matrix_value_loc(m, 1, 1), 3, 19, 3, 21);
+    assert_loc(matrix_value_loc(m, 1, 2), 3, 24, 3, 27);
+    parsed_free(&p);
+}
+
+/* Only the third '[' after '->' opens a matrix: arrows, lists of symbols and
+ * emissions read as before, and names that are not keywords stay names. */
+static void test_matrix_needs_its_place(void **state)
+{
+    Parsed p;
+    parse_ok(&p, "hmm matrix { alphabet [a, b]; state matrix emits row;\n"
+                 "  emission row = [0.5, 0.5]; matrix -> matrix 1; [matrix] -> [matrix] [1]; }\n");
+    const Decl *d = p.file->models->decls;
+    assert_int_equal(d->next->next->next->kind, DECL_TRANSITION);
+    assert_int_equal(d->next->next->next->next->kind, DECL_MATRIX);
+    parsed_free(&p);
+    expect_errors("hmm m { [a] -> [b] 0.5; }\n", 1,
+                  "t.hmm:1:20: error: syntax error: unexpected number '0.5', expecting a "
+                  "matrix of weights '[p11, p12; p21, p22]'\n"
+                  "    1 | hmm m { [a] -> [b] 0.5; }\n"
+                  "      |                    ^~~\n");
+}
+
+/* Values are checked as weights when they are read, each at its place. */
+static void test_matrix_value_errors(void **state)
+{
+    Parsed p;
+    parse(&p, "hmm m { [a] -> [b, c, d, e, f] [-1, 2/0, 1e999, , x]; }\n");
+    assert_int_equal(p.diag.errors, 5);
+    assert_non_null(strstr(p.messages, "t.hmm:1:33: error: transition weight must be >= 0, not -1"));
+    assert_non_null(strstr(p.messages, "t.hmm:1:39: error: division by zero in transition weight 2/0"));
+    assert_non_null(strstr(p.messages, "t.hmm:1:42: error: transition weight 1e999 is too large"));
+    assert_non_null(strstr(p.messages, "t.hmm:1:49: error: a value is missing before ','"));
+    assert_non_null(strstr(p.messages, "t.hmm:1:51: error: unexpected 'x' in a transition matrix"));
+    /* every value keeps its column (0 after an error) */
+    assert_int_equal(p.file->models->decls->matrix->rows[0].n_values, 5);
+    parsed_free(&p);
+}
+
 static void test_empty_file(void **state)
 {
     Parsed p;
@@ -534,6 +602,9 @@ int main(void)
         cmocka_unit_test(test_lexical_error_does_not_derail_the_parser),
         cmocka_unit_test(test_source_with_nul_bytes),
         cmocka_unit_test(test_deep_nesting_is_an_error_not_a_crash),
+        cmocka_unit_test(test_transition_matrix),
+        cmocka_unit_test(test_matrix_needs_its_place),
+        cmocka_unit_test(test_matrix_value_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,12 +46,12 @@ static const hmmrt_model_move loop_moves[] = {{0, 1, -1, 1.0}, {1, 1, -1, 0.5}, 
 static const hmmrt_model_move empty_moves[] = {{0, 2, -1, 1.0}};
 
 static const hmmrt_model models[] = {
-    {"casino", 0, 4, two_states, 0, 3, 7, two_moves, 2, two_emissions},
-    {"silent", 0, 4, silent_states, 0, 3, 4, silent_moves, 1, silent_emissions},
-    {"one", 1, 3, one_states, 0, 2, 2, one_moves, 1, one_emissions},
-    {"endless", 1, 3, one_states, 0, 2, 2, endless_moves, 1, one_emissions},
-    {"loop", 1, 3, loop_states, 0, 2, 3, loop_moves, 0, NULL},
-    {"empty", 1, 3, loop_states, 0, 2, 1, empty_moves, 0, NULL},
+    {"casino", 0, 4, two_states, 0, 3, 7, two_moves, 2, two_emissions, NULL, NULL},
+    {"silent", 0, 4, silent_states, 0, 3, 4, silent_moves, 1, silent_emissions, NULL, NULL},
+    {"one", 1, 3, one_states, 0, 2, 2, one_moves, 1, one_emissions, NULL, NULL},
+    {"endless", 1, 3, one_states, 0, 2, 2, endless_moves, 1, one_emissions, NULL, NULL},
+    {"loop", 1, 3, loop_states, 0, 2, 3, loop_moves, 0, NULL, NULL, NULL},
+    {"empty", 1, 3, loop_states, 0, 2, 1, empty_moves, 0, NULL, NULL, NULL},
 };
 enum { CASINO, SILENT, ONE, ENDLESS, LOOP, EMPTY };
 

@@ -325,6 +325,65 @@ static void test_weights_are_logs_of_fractions_and_numbers(void **state)
     checked_free(&c);
 }
 
+/* A matrix makes the moves its arrow statements would, in row order; a 0
+ * makes none. */
+static void test_matrix_makes_the_moves_of_its_rows(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm m { alphabet [a]; startstate s; state x emits e; state q;\n"
+                              "  endstate t; emission e = [1];\n"
+                              "  [s, x, q] -> [x, q, t] [1, 0, 0; 1/4, 0.5, 0.25; 0.5, 0, 0.5];\n"
+                              "}\nmain { print forward(new m()).score; }\n");
+    const IrModel *m = &p->models[0];
+    int e = emission_index(m, "e");
+    assert_int_equal(m->n_moves, 6);
+    assert_move(m, "s", "x", e, 0);
+    assert_move(m, "x", "x", e, LN_0_25);
+    assert_move(m, "x", "q", -1, -LN_2);
+    assert_move(m, "x", "t", -1, LN_0_25);
+    assert_move(m, "q", "x", e, -LN_2);
+    assert_move(m, "q", "t", -1, -LN_2);
+    assert_int_equal(m->moves[1].from, state_index(m, "x")); /* row order */
+    assert_int_equal(m->moves[3].to, state_index(m, "t"));
+    checked_free(&c);
+}
+
+static void test_matrix_errors(void **state)
+{
+    const char *head = "hmm m { alphabet [a]; startstate s; state x emits e; state y emits e;\n"
+                       "  endstate t; emission e = [1];\n";
+    char src[1024];
+    const struct {
+        const char *body;
+        int errors;
+        const char *phrase;
+    } cases[] = {
+        {"[s, x] -> [x, zz] [1, 0; 0, 1];", 1, "unknown state 'zz'"},
+        {"[s, x] -> [x, t] [1, 0; 0, 1, 0];", 1,
+         "row 2 of the matrix (source 'x') has 3 values but there are 2 destinations"},
+        {"[s, x, y] -> [x, t] [1, 0; 0, 1];", 1, "the matrix has 2 rows but 3 source states"},
+        {"x -> t 1; [s, x] -> [x, t] [1, 0; 0, 1];", 1, "transition x -> t is declared twice"},
+        {"[s, x] -> [x, t] [1, 0; 0, 1]; [x] -> [t] [0.5];", 1, "it is first given here"},
+        {"[s, x] -> [x, t] [1, 0; 0, 1]; [x] -> [t, x] [0, 0.5];", 0, ""},
+        {"[s, t] -> [x] [1; 1];", 1, "nothing may leave the end state 't'"},
+        {"[s, x] -> [s, x] [0, 1; 0, 1];", 1, "nothing may enter the start state 's'"},
+        {"[s, x, x] -> [x] [1; 1; 1];", 1, "state 'x' is listed twice among the sources"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(src, sizeof src, "%s  %s y -> t 1; x -> y 0.5; }\n"
+                 "main { print forward(new m()).score; }\n", head, cases[i].body);
+        if (cases[i].errors) {
+            expect_errors(src, cases[i].errors, cases[i].phrase);
+        } else { /* zeros declare nothing: the pair may be given elsewhere */
+            Checked c;
+            check_source(&c, src);
+            if (c.diag.errors)
+                fail_msg("case %zu: unexpected errors:\n%s", i, c.messages);
+            checked_free(&c);
+        }
+    }
+}
+
 static void test_weight_zero_transitions_are_dropped(void **state)
 {
     Checked c;
@@ -446,12 +505,24 @@ static void test_each_call_has_its_own_copy_of_the_model(void **state)
         const IrModel *copy = p->calls[k].model;
         assert_ptr_not_equal(copy, source);
         assert_ptr_not_equal(copy->states, source->states);
-        assert_ptr_not_equal(copy->moves, source->moves);
         assert_int_equal(copy->n_states, source->n_states);
         assert_int_equal(copy->n_moves, source->n_moves);
-        assert_memory_equal(copy->moves, source->moves, sizeof(IrMove) * (size_t)source->n_moves);
+        /* the moves are shared until a pass changes them */
+        assert_ptr_equal(copy->moves, source->moves);
+        assert_true(copy->moves_shared);
     }
-    assert_ptr_not_equal(p->calls[0].model->moves, p->calls[1].model->moves);
+    IrModel *first = p->calls[0].model;
+    IrMove before = source->moves[0];
+    ir_model_own_moves(&scratch, first);
+    assert_false(first->moves_shared);
+    assert_ptr_not_equal(first->moves, source->moves);
+    assert_memory_equal(first->moves, source->moves, sizeof(IrMove) * (size_t)source->n_moves);
+    first->moves[0].lw_sum = 42;
+    assert_memory_equal(&source->moves[0], &before, sizeof before);
+    assert_ptr_equal(p->calls[1].model->moves, source->moves);
+    IrMove *own = first->moves;
+    ir_model_own_moves(&scratch, first); /* already its own: no copy */
+    assert_ptr_equal(first->moves, own);
     checked_free(&c);
     arena_free(&scratch);
 }
@@ -670,6 +741,8 @@ int main(void)
         cmocka_unit_test(test_silent_cycles_that_diverge_are_errors),
         cmocka_unit_test(test_main_errors),
         cmocka_unit_test(test_missing_main_and_missing_declarations),
+        cmocka_unit_test(test_matrix_makes_the_moves_of_its_rows),
+        cmocka_unit_test(test_matrix_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
