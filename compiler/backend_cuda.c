@@ -225,6 +225,7 @@ static void write_sum_kernel(KernelWriter *w, int backward)
     else
         dp_forward_silent(&w->dp);
     write_copy_back(w);
+    cuda_write_float_guard(w->e, m, "true");
     emit_line(w->e, "int scale = 0;");
     emit_line(w->e, "bool dead = false, risky = false;");
     write_position_loop(w, backward ? write_backward_body : write_forward_body, backward);
@@ -291,6 +292,40 @@ void cuda_write_real_table(Emitter *e, int index, const char *name, const double
                 d ? "double" : "float", index, name, d ? "d" : "f");
 }
 
+double cuda_float_underflow(const IrModel *m)
+{
+    const double floor = -87.33654475055310898; /* ln 2^-126, float's least normal number */
+    double least = 0;
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if (mv->lw_sum > -INFINITY && mv->lw_sum < floor && mv->lw_sum < least)
+            least = mv->lw_sum;
+        if (mv->emission >= 0)
+            for (int c = 0; c < m->K; c++) {
+                double lp = m->emissions[mv->emission].logp[c];
+                if (lp > -INFINITY && lp < floor && lp < least)
+                    least = lp;
+            }
+    }
+    return least;
+}
+
+void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who)
+{
+    double least = cuda_float_underflow(m);
+    if (least == 0)
+        return;
+    emit_open(e, "if (sizeof(real) == sizeof(float))");
+    emit_comment(e, "weights down to e^%.0f are below float's range (2^-126) and would be lost: "
+                    "every sequence is scored in double", least);
+    emit_line(e, "if (%s)", who);
+    emit_line(e, "    ((real *)b.scores)[j] = (real)NAN;");
+    emit_line(e, "return;");
+    emit_close(e, "");
+}
+
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
 {
     int c = index;
@@ -314,7 +349,7 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     if (shape->block_per_sequence)
         emit_line(e, "block[d] = hmmc_block_threads(hmmrt_gpu_block_size(kernel, %d, shared, NULL), %d);",
                   shape->states, shape->states);
-    else if (shape->warp_per_sequence)
+    else if (shape->lanes_per_sequence)
         emit_line(e, "block[d] = hmmrt_gpu_block_size(kernel, %d, shared, NULL) / 32 * 32;",
                   shape->states);
     else
@@ -324,9 +359,10 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     emit_line(e, "    return 0;");
     if (shape->block_per_sequence)
         emit_line(e, "const unsigned grid = (unsigned)b->n; /* a block a sequence */");
-    else if (shape->warp_per_sequence)
-        emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] / 32 - 1) / (block[d] / 32)); "
-                     "/* a warp a sequence */");
+    else if (shape->lanes_per_sequence)
+        emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] / %d - 1) / (block[d] / %d)); "
+                     "/* %d lanes a sequence */", shape->lanes_per_sequence, shape->lanes_per_sequence,
+                  shape->lanes_per_sequence);
     else
         emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] - 1) / block[d]);");
     emit_line(e, "cudaStream_t stream = (cudaStream_t)b->stream;");

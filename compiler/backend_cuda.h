@@ -14,7 +14,8 @@ typedef struct LaunchShape {
     int states;             /* the state count the occupancy rule is given */
     int block_per_sequence; /* a block a sequence, at most `states` threads rounded up to a
                                warp; else a thread a sequence */
-    int warp_per_sequence;  /* a warp a sequence, blocks of whole warps */
+    int lanes_per_sequence; /* > 0: this many lanes of a warp a sequence (8, 16, 32),
+                               blocks of whole warps */
 } LaunchShape;
 
 /* A table of ints, c<index>_NAME, in device memory. */
@@ -22,6 +23,14 @@ void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v,
 /* A table of numbers in both precisions (c<index>_NAME_f and _d) and an
  * accessor template c<index>_NAME<real>() that picks one. */
 void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
+
+/* The least weight or emission value of a model (natural log) that float
+ * cannot hold (below 2^-126, so a float table would read 0), or 0 when
+ * every one fits; and the guard that forward and backward kernels begin
+ * with when there is one: in float, every sequence is marked (NaN) for
+ * scoring in double. who: the C condition of the thread that writes. */
+double cuda_float_underflow(const IrModel *m);
+void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who);
 
 /* Writes c<index>_launch (the kernel in the batch's precision, its block size
  * from the occupancy rules, chosen once per precision) and c<index>_describe. */

@@ -1,6 +1,8 @@
 /* backend_cuda_profile.c: the CUDA kernel shape "profile" (profile.h), for
- * forward and viterbi on profile HMMs. A warp scores one sequence; lane l
- * keeps nodes l*S .. l*S+S-1 (S = ceil(K / 32)) of the match, insert and
+ * forward and viterbi on profile HMMs. A group of G lanes of a warp (8, 16
+ * or 32: the fewest that keep at most PROFILE_LANE_NODES nodes a lane)
+ * scores one sequence; lane l of a group
+ * keeps nodes l*S .. l*S+S-1 (S = ceil(K / G)) of the match, insert and
  * delete roles in registers, with R more slots in front for the last R nodes
  * of the lane to its left (R: the longest reach of a move between nodes).
  * Per position:
@@ -18,7 +20,7 @@
  *      the normal range marks the sequence for scoring again in double);
  *      viterbi keeps its best value at 0, the rest in a double offset.
  * The weights are tables the lanes read at consecutive addresses (entry e,
- * run slot jj, lane: [(e * S + jj) * 32 + lane]); the emission values of
+ * run slot jj, lane: [(e * S + jj) * G + lane]); the emission values of
  * the nodes per class of symbols that every node scores alike. */
 #include "backend_cuda.h"
 
@@ -36,7 +38,7 @@ typedef struct ProfileWriter {
     const IrModel *m;
     const ProfileView *v;
     int index, viterbi, bp;
-    int S, R;            /* nodes a lane, slots in front */
+    int G, S, R;         /* lanes a sequence, nodes a lane, slots in front */
     int n_classes;
     int *class_of;       /* symbol -> class */
     int *in_index;       /* move -> its number among its destination's incoming moves */
@@ -55,7 +57,7 @@ static double weight_of(const ProfileWriter *w, int move)
 }
 
 /* The slot of node k in the lane-major tables: k = lane * S + jj. */
-static int slot_of(const ProfileWriter *w, int k) { return (k % w->S) * 32 + k / w->S; }
+static int slot_of(const ProfileWriter *w, int k) { return (k % w->S) * w->G + k / w->S; }
 
 /* Symbols that every node's emitting state scores alike share a class. */
 static void find_classes(ProfileWriter *w)
@@ -91,7 +93,7 @@ static void write_tables(ProfileWriter *w)
 {
     Arena *a = w->p->arena;
     const ProfileView *v = w->v;
-    int slots = w->S * 32, ne = v->n_entries, nx = v->n_exits;
+    int slots = w->S * w->G, ne = v->n_entries, nx = v->n_exits;
     double *weights = ARENA_ARRAY(a, double, (size_t)(ne ? ne : 1) * slots);
     double *exits = ARENA_ARRAY(a, double, (size_t)(nx ? nx : 1) * slots);
     int *entry_bp = ARENA_ARRAY(a, int, (size_t)(ne ? ne : 1) * slots);
@@ -124,18 +126,18 @@ static void write_tables(ProfileWriter *w)
     for (int q = 0; q < w->n_classes; q++)
         for (int r = 0; r < 2; r++)
             for (int i = 0; i < slots; i++) {
-                int k = (i % 32) * w->S + i / 32, s = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
+                int k = (i % w->G) * w->S + i / w->G, s = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
                 double lp = s >= 0 ? w->m->emissions[w->m->states[s].emission].logp[rep[q]] : -INFINITY;
                 emit[(q * 2 + r) * slots + i] = w->viterbi ? lp : exp(lp);
             }
     int *states = ARENA_ARRAY(a, int, PROFILE_ROLES * slots);
     for (int r = 0; r < PROFILE_ROLES; r++)
         for (int i = 0; i < slots; i++) {
-            int k = (i % 32) * w->S + i / 32;
+            int k = (i % w->G) * w->S + i / w->G;
             states[r * slots + i] = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
         }
-    emit_line(w->e, "enum { c%d_S = %d, c%d_R = %d }; /* nodes a lane; slots for the left lane's nodes */",
-              w->index, w->S, w->index, w->R);
+    emit_line(w->e, "enum { c%d_G = %d, c%d_S = %d, c%d_R = %d }; /* lanes a sequence; nodes a lane; slots "
+                    "for the left lane's nodes */", w->index, w->G, w->index, w->S, w->index, w->R);
     cuda_write_int_table(w->e, w->index, "class", w->class_of, w->m->K);
     cuda_write_real_table(w->e, w->index, "weights", weights, ne * slots);
     cuda_write_real_table(w->e, w->index, "exits", exits, nx * slots);
@@ -157,7 +159,7 @@ static const char *source(const ProfileWriter *w, const ProfileEntry *x)
 
 static const char *entry_weight(const ProfileWriter *w, int e)
 {
-    return arena_printf(w->p->arena, "wt[%d * c%d_S * 32]", e, w->index);
+    return arena_printf(w->p->arena, "wt[%d * c%d_S * c%d_G]", e, w->index, w->index);
 }
 
 /* acc (and best) combined with `weight` times `value`. */
@@ -194,7 +196,7 @@ static void write_entry(ProfileWriter *w, int e, const char *acc)
     int c = w->index;
     if (entry_moves(w, x) > PROFILE_SPARSE_MOVES) {
         write_combine(w, acc, entry_weight(w, e), source(w, x),
-                      arena_printf(w->p->arena, "c%d_entry_bp[%d * c%d_S * 32 + jj * 32 + lane]", c, e, c));
+                      arena_printf(w->p->arena, "c%d_entry_bp[(%d * c%d_S + jj) * c%d_G + lane]", c, e, c, c));
         return;
     }
     char num[32];
@@ -216,8 +218,8 @@ static void write_left_slots(ProfileWriter *w, int role)
     for (int q = 0; q < w->R; q++) {
         int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
         int idx = q - w->R + d * w->S;        /* run slot in that lane */
-        emit_line(w->e, "{ const real t = __shfl_up_sync(0xffffffffu, %s[c%d_R + %d], %d); "
-                        "%s[%d] = lane >= %d ? t : %s; }", role_array[role], w->index, idx, d,
+        emit_line(w->e, "{ const real t = __shfl_up_sync(mask, %s[c%d_R + %d], %d, c%d_G); "
+                        "%s[%d] = lane >= %d ? t : %s; }", role_array[role], w->index, idx, d, w->index,
                   role_array[role], q, d, zero(w));
     }
 }
@@ -227,7 +229,8 @@ static void write_left_slots(ProfileWriter *w, int role)
 static void write_bp_store(ProfileWriter *w, int role, const char *best)
 {
     const char *type = dp_bp_type(w->bp);
-    emit_line(w->e, "{ const int s = c%d_state[%d * c%d_S * 32 + jj * 32 + lane];", w->index, role, w->index);
+    emit_line(w->e, "{ const int s = c%d_state[(%d * c%d_S + jj) * c%d_G + lane];", w->index, role, w->index,
+              w->index);
     if (best)
         emit_line(w->e, "  if (s >= 0) bp_row[pos * %d + s] = %s < 0 ? (%s)~0u : (%s)%s; }", w->m->n_states,
                   best, type, type, best);
@@ -274,7 +277,7 @@ static void write_emitting_phase(ProfileWriter *w)
             write_left_slots(w, r);
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = c%d_S - 1; jj >= 0; jj--)", c);
-    emit_line(w->e, "const real *wt = w + jj * 32;");
+    emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
     for (int r = 0; r < 2; r++) {
         if (!v->has_role[r])
             continue;
@@ -290,8 +293,8 @@ static void write_emitting_phase(ProfileWriter *w)
     for (int r = 0; r < 2; r++) {
         if (!v->has_role[r])
             continue;
-        emit_line(w->e, "%s[c%d_R + jj] = new_%s %s em[((cls * 2 + %d) * c%d_S + jj) * 32];", role_array[r], c,
-                  role_array[r], w->viterbi ? "+" : "*", r, c);
+        emit_line(w->e, "%s[c%d_R + jj] = new_%s %s em[((cls * 2 + %d) * c%d_S + jj) * c%d_G];", role_array[r],
+                  c, role_array[r], w->viterbi ? "+" : "*", r, c, c);
         if (w->bp)
             write_bp_store(w, r, arena_printf(w->p->arena, "best_new_%s", role_array[r]));
     }
@@ -328,18 +331,18 @@ static void write_special_silent(ProfileWriter *w, int first, int last, int with
                     emit_line(w->e, "int best_part = -1;");
                 emit_line(w->e, "#pragma unroll");
                 emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
-                write_combine(w, "part", arena_printf(w->p->arena, "ex[%d * c%d_S * 32 + jj * 32]", x, c),
+                write_combine(w, "part", arena_printf(w->p->arena, "ex[(%d * c%d_S + jj) * c%d_G]", x, c, c),
                               arena_printf(w->p->arena, "%s[c%d_R + jj]", role_array[ex->from_role], c),
-                              arena_printf(w->p->arena, "c%d_exit_bp[%d * c%d_S * 32 + jj * 32 + lane]",
-                                           c, x, c));
+                              arena_printf(w->p->arena, "c%d_exit_bp[(%d * c%d_S + jj) * c%d_G + lane]",
+                                           c, x, c, c));
                 emit_close(w->e, "");
                 if (w->viterbi && w->bp) {
-                    emit_line(w->e, "hmmc_warp_argmax(part, best_part);");
+                    emit_line(w->e, "hmmc_group_argmax(part, best_part, mask, c%d_G);", c);
                     emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
                 } else if (w->viterbi) {
-                    emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_warp_all(part, hmmc_max()));", t, t);
+                    emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
                 } else {
-                    emit_line(w->e, "sp%d += hmmc_warp_all(part, hmmc_add());", t);
+                    emit_line(w->e, "sp%d += hmmc_group_all(part, hmmc_add(), mask, c%d_G);", t, c);
                 }
                 emit_close(w->e, "");
             }
@@ -369,7 +372,7 @@ static void write_delete_chain(ProfileWriter *w)
         emit_line(w->e, "int best_as[c%d_S];", c);
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
-    emit_line(w->e, "const real *wt = w + jj * 32;");
+    emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
     emit_line(w->e, "real a = %s;", zero(w));
     if (w->bp)
         emit_line(w->e, "int best_a = -1;");
@@ -383,7 +386,7 @@ static void write_delete_chain(ProfileWriter *w)
         emit_line(w->e, "best_as[jj] = best_a;");
     emit_close(w->e, "");
     if (chain >= 0) {
-        const char *t = arena_printf(w->p->arena, "w[(%d * c%d_S + jj) * 32]", chain, c);
+        const char *t = arena_printf(w->p->arena, "w[(%d * c%d_S + jj) * c%d_G]", chain, c, c);
         emit_comment(w->e, "the chain D[k] = a[k] %s t[k] %s D[k-1]: this lane's run as one step "
                            "(A, T), a scan of the steps across the warp, then the run again from "
                            "the value entering it", w->viterbi ? "max" : "+", w->viterbi ? "+" : "*");
@@ -395,15 +398,15 @@ static void write_delete_chain(ProfileWriter *w)
         else
             emit_line(w->e, "A = del[c%d_R + jj] + %s * A; T *= %s;", c, t, t);
         emit_close(w->e, "");
-        emit_line(w->e, "real entering = hmmc_warp_chain_scan(A, T, lane, %s());",
-                  w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct");
+        emit_line(w->e, "real entering = hmmc_group_chain_scan(A, T, lane, %s(), mask, c%d_G);",
+                  w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct", c);
         emit_line(w->e, "#pragma unroll");
         emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
         if (w->viterbi && w->bp) {
             emit_line(w->e, "const real through = %s + entering;", t);
             emit_line(w->e, "int best_del = best_as[jj];");
             emit_line(w->e, "if (through > del[c%d_R + jj]) { del[c%d_R + jj] = through; "
-                            "best_del = c%d_entry_bp[%d * c%d_S * 32 + jj * 32 + lane]; }", c, c, c, chain, c);
+                            "best_del = c%d_entry_bp[(%d * c%d_S + jj) * c%d_G + lane]; }", c, c, c, chain, c, c);
             write_bp_store(w, ROLE_DELETE, "best_del");
         } else if (w->viterbi) {
             emit_line(w->e, "del[c%d_R + jj] = hmmc_vmax(del[c%d_R + jj], %s + entering);", c, c, t);
@@ -460,7 +463,7 @@ static void write_rescale(ProfileWriter *w)
         if (w->v->has_role[r])
             emit_line(w->e, "part += %s[c%d_R + jj];", role_array[r], c);
     emit_close(w->e, "");
-    emit_line(w->e, "real sum = hmmc_warp_all(part, hmmc_add())");
+    emit_line(w->e, "real sum = hmmc_group_all(part, hmmc_add(), mask, c%d_G)", c);
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "    + sp%d", s);
     emit_line(w->e, "    ;");
@@ -504,7 +507,7 @@ static void write_normalise(ProfileWriter *w)
         if (w->v->has_role[r])
             emit_line(w->e, "part = hmmc_vmax(part, %s[c%d_R + jj]);", role_array[r], c);
     emit_close(w->e, "");
-    emit_line(w->e, "real top = hmmc_warp_all(part, hmmc_max());");
+    emit_line(w->e, "real top = hmmc_group_all(part, hmmc_max(), mask, c%d_G);", c);
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "top = hmmc_vmax(top, sp%d);", s);
     emit_open(w->e, "if (top != (real)-INFINITY)");
@@ -521,10 +524,16 @@ static void write_kernel(ProfileWriter *w)
     int end = profile_special_index(v, m->end), start = profile_special_index(v, m->start);
     emit_line(w->e, "template <typename real>");
     emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
-    emit_line(w->e, "const int lane = threadIdx.x %% 32;");
-    emit_line(w->e, "const int64_t j = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;");
+    emit_line(w->e, "const int lane = threadIdx.x %% c%d_G;", c);
+    emit_line(w->e, "const int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / c%d_G;", c);
+    emit_comment(w->e, "the lanes of this sequence: shuffles and votes stay inside the group, whose "
+                       "sequence may end before its neighbour's");
+    emit_line(w->e, "const unsigned mask = c%d_G == 32 ? 0xffffffffu : ((1u << (c%d_G %% 32)) - 1) << "
+                    "(threadIdx.x %% 32 / c%d_G * c%d_G);", c, c, c, c);
     emit_line(w->e, "if (j >= b.n)");
-    emit_line(w->e, "    return; /* the whole warp: a warp a sequence */");
+    emit_line(w->e, "    return; /* the whole group */");
+    if (!w->viterbi)
+        cuda_write_float_guard(w->e, m, "lane == 0");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
     if (w->bp)
@@ -575,7 +584,7 @@ static void write_kernel(ProfileWriter *w)
         write_rescale(w);
     emit_close(w->e, "");
     if (!w->viterbi)
-        emit_line(w->e, "risky = __any_sync(0xffffffffu, risky);");
+        emit_line(w->e, "risky = __any_sync(mask, risky);");
     emit_open(w->e, "if (lane == 0)");
     if (w->viterbi)
         emit_line(w->e, "((real *)b.scores)[j] = (real)((double)sp%d + offset); /* %s */", end,
@@ -595,7 +604,8 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
     ProfileWriter w = {.e = e, .p = p, .call = call, .m = call->model, .index = index,
                        .viterbi = call->alg == ALG_VITERBI, .bp = call->plan.bp_bytes,
                        .v = profile_view(p->arena, call->model, &why)};
-    w.S = (w.v->K + 31) / 32;
+    w.G = profile_lanes(w.v->K);
+    w.S = (w.v->K + w.G - 1) / w.G;
     for (int x = 0; x < w.v->n_entries; x++)
         if (w.v->entries[x].reach > w.R)
             w.R = w.v->entries[x].reach;
@@ -607,8 +617,8 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
             w.in_index[in_order[k]] = k - in_start[s];
     find_classes(&w);
     emit_blank(e);
-    emit_comment(e, "==== call %d: %s; profile of %d nodes, %d a lane, %d special states; a warp per "
-                    "sequence ====", index, call->label, w.v->K, w.S, w.v->n_specials);
+    emit_comment(e, "==== call %d: %s; profile of %d nodes, %d lanes a sequence, %d nodes a lane, %d "
+                    "special states ====", index, call->label, w.v->K, w.G, w.S, w.v->n_specials);
     write_tables(&w);
     write_special_emissions(&w);
     emit_blank(e);

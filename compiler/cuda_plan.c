@@ -19,7 +19,9 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
         *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
                                call->plan.n_live, 0, 0};
     } else if (call->plan.gpu_shape == GPU_PROFILE) {
-        *shape = (LaunchShape){"profile, a warp per sequence", 0, 32, 0, 1};
+        *shape = (LaunchShape){arena_printf(p->arena, "profile, %d lanes a sequence",
+                                            call->plan.profile_lanes), 0, 32, 0,
+                               call->plan.profile_lanes};
     } else if (call->plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE) {
         /* both columns of every state, and 32 values for block-wide sums;
          * a thread per live state at most */

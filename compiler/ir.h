@@ -128,6 +128,7 @@ typedef struct IrPlan {
                           matrix, evaluated by libhmmrt's matrix code on the CPU and
                           tiled matrix products on the GPU */
     CShape c_shape;    /* C backend: straight-line or table */
+    int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (8, 16 or 32) */
 } IrPlan;
 
 typedef struct IrCall {

@@ -90,12 +90,14 @@ int pass_plan(Program *p, Diag *d)
             ProfileView *view = profile_view(p->arena, m, &not_profile);
             if (view) {
                 plan->gpu_shape = GPU_PROFILE;
+                plan->profile_lanes = profile_lanes(view->K);
+                int per_lane = (view->K + plan->profile_lanes - 1) / plan->profile_lanes;
                 if (p->verbose)
                     fprintf(p->verbose, "hmmc: plan %s: profile of %d nodes, %d special "
-                            "states, %d kinds of moves into nodes, %d out of them: on the GPU a "
-                            "warp per sequence, %d node%s a lane\n", call->label, view->K,
-                            view->n_specials, view->n_entries, view->n_exits,
-                            (view->K + 31) / 32, (view->K + 31) / 32 == 1 ? "" : "s");
+                            "states, %d kinds of moves into nodes, %d out of them: on the GPU %d "
+                            "lanes a sequence, %d node%s a lane\n", call->label, view->K,
+                            view->n_specials, view->n_entries, view->n_exits, plan->profile_lanes,
+                            per_lane, per_lane == 1 ? "" : "s");
             } else if (p->verbose) {
                 fprintf(p->verbose, "hmmc: plan %s: not a profile: %s\n", call->label, not_profile);
             }

@@ -326,6 +326,14 @@ static int order_specials(Recogniser *r, const int *moves, int n_moves)
     return 1;
 }
 
+int profile_lanes(int K)
+{
+    int lanes = 8;
+    while (lanes < 32 && (K + lanes - 1) / lanes > PROFILE_LANE_NODES)
+        lanes *= 2;
+    return lanes;
+}
+
 int profile_special_index(const ProfileView *v, int s)
 {
     for (int i = 0; i < v->n_specials; i++)

@@ -63,30 +63,38 @@ __device__ __forceinline__ const T *hmmc_opaque(const T *p)
 template <typename real>
 __device__ __forceinline__ real hmmc_vmax(real a, real b) { return a > b ? a : b; }
 
-/* `mine` combined by op over the warp, the same bits in every lane (each
+/* `mine` combined by op over a group of `width` lanes (a power of two up to
+ * 32; mask: the group's lanes), the same bits in every lane of it (each
  * butterfly step adds the same two numbers on both sides). */
 template <typename real, typename Op>
-__device__ __forceinline__ real hmmc_warp_all(real mine, Op op)
+__device__ __forceinline__ real hmmc_group_all(real mine, Op op, unsigned mask, int width)
 {
-    for (int offset = 16; offset > 0; offset /= 2)
-        mine = op(mine, __shfl_xor_sync(0xffffffffu, mine, offset));
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        mine = op(mine, __shfl_xor_sync(mask, mine, offset, width));
     return mine;
 }
 
-/* The warp's largest value and its index (on a tie, the smaller valid
+/* The group's largest value and its index (on a tie, the smaller valid
  * index: the earlier move, as the CPU path chooses; -1 is no index), in
- * every lane. */
+ * every lane of the group. */
 template <typename real>
-__device__ __forceinline__ void hmmc_warp_argmax(real &value, int &bp)
+__device__ __forceinline__ void hmmc_group_argmax(real &value, int &bp, unsigned mask, int width)
 {
-    for (int offset = 16; offset > 0; offset /= 2) {
-        const real v = __shfl_xor_sync(0xffffffffu, value, offset);
-        const int b = __shfl_xor_sync(0xffffffffu, bp, offset);
+    for (int offset = width / 2; offset > 0; offset /= 2) {
+        const real v = __shfl_xor_sync(mask, value, offset, width);
+        const int b = __shfl_xor_sync(mask, bp, offset, width);
         if (v > value || (v == value && b >= 0 && (bp < 0 || b < bp))) {
             value = v;
             bp = b;
         }
     }
+}
+
+/* The same over a whole warp. */
+template <typename real>
+__device__ __forceinline__ void hmmc_warp_argmax(real &value, int &bp)
+{
+    hmmc_group_argmax(value, bp, 0xffffffffu, 32);
 }
 
 /* Semirings of a linear recurrence x' = a + t x: (sum, product) for
@@ -102,21 +110,22 @@ struct hmmc_maxplus {
     template <typename real> __device__ real zero() const { return (real)-INFINITY; }
 };
 
-/* A chain over the warp's lanes: lane l maps the value entering its run to
+/* A chain over a group's lanes: lane l maps the value entering its run to
  * the value leaving it by x -> A + T x. Returns the value entering this
  * lane's run when zero enters lane 0's (an exclusive scan of the steps). */
 template <typename real, typename Ring>
-__device__ __forceinline__ real hmmc_warp_chain_scan(real A, real T, int lane, Ring ring)
+__device__ __forceinline__ real hmmc_group_chain_scan(real A, real T, int lane, Ring ring, unsigned mask,
+                                                      int width)
 {
-    for (int offset = 1; offset < 32; offset *= 2) {
-        const real left_A = __shfl_up_sync(0xffffffffu, A, offset);
-        const real left_T = __shfl_up_sync(0xffffffffu, T, offset);
+    for (int offset = 1; offset < width; offset *= 2) {
+        const real left_A = __shfl_up_sync(mask, A, offset, width);
+        const real left_T = __shfl_up_sync(mask, T, offset, width);
         if (lane >= offset) {
             A = ring.plus(A, ring.times(T, left_A));
             T = ring.times(T, left_T);
         }
     }
-    const real entering = __shfl_up_sync(0xffffffffu, A, 1);
+    const real entering = __shfl_up_sync(mask, A, 1, width);
     return lane >= 1 ? entering : ring.template zero<real>();
 }
 

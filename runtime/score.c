@@ -582,6 +582,10 @@ static void report_timing(run *r, double started)
     if (r->rescored)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond float's range, rescored in double\n",
                 (long long)r->rescored, r->rescored == 1 ? "" : "s");
+    if (r->gpu_double) {
+        fprintf(stderr, "rescoring in double (its kernels add to the float run's):\n");
+        r->prog->gpu->report(r->gpu_double, stderr);
+    }
 }
 
 int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)

@@ -65,8 +65,11 @@ measure() {
         fi
         # Seconds are printed to the millisecond, rates to 3 digits: the kernel
         # time comes from the rate, so that a run of a millisecond keeps its digits.
+        # A float run's rescoring in double prints a second GPU report: its
+        # kernel seconds are added.
         kernel=$(awk -v r="$residues" -v rate="$(timing_value "$WORK/err" "kernels, all calls" 2)" \
-            'BEGIN { if (rate > 0) printf "%.4g", r / rate }')
+            -v more="$(awk '/^  kernels, all calls/ && ++n > 1 { s += $4 } END { print s + 0 }' "$WORK/err")" \
+            'BEGIN { if (rate > 0) printf "%.4g", r / rate + more }')
         gpu_wall=$(timing_value "$WORK/err" "GPU scoring, wall")
         e2e=$(timing_value "$WORK/err" "total, end to end")
         score=$(sed -n -E 's/^  (scoring|map\+score\+format) \([^)]*\) +([0-9.]+).*/\2/p' "$WORK/err" | head -n 1)
