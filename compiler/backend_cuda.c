@@ -292,29 +292,9 @@ void cuda_write_real_table(Emitter *e, int index, const char *name, const double
                 d ? "double" : "float", index, name, d ? "d" : "f");
 }
 
-double cuda_float_underflow(const IrModel *m)
-{
-    const double floor = -87.33654475055310898; /* ln 2^-126, float's least normal number */
-    double least = 0;
-    for (int i = 0; i < m->n_moves; i++) {
-        const IrMove *mv = &m->moves[i];
-        if (m->states[mv->from].folded || m->states[mv->to].folded)
-            continue;
-        if (mv->lw_sum > -INFINITY && mv->lw_sum < floor && mv->lw_sum < least)
-            least = mv->lw_sum;
-        if (mv->emission >= 0)
-            for (int c = 0; c < m->K; c++) {
-                double lp = m->emissions[mv->emission].logp[c];
-                if (lp > -INFINITY && lp < floor && lp < least)
-                    least = lp;
-            }
-    }
-    return least;
-}
-
 void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who)
 {
-    double least = cuda_float_underflow(m);
+    double least = ir_float_underflow(m);
     if (least == 0)
         return;
     emit_open(e, "if (sizeof(real) == sizeof(float))");

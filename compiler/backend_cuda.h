@@ -24,12 +24,10 @@ void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v,
  * accessor template c<index>_NAME<real>() that picks one. */
 void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
 
-/* The least weight or emission value of a model (natural log) that float
- * cannot hold (below 2^-126, so a float table would read 0), or 0 when
- * every one fits; and the guard that forward and backward kernels begin
- * with when there is one: in float, every sequence is marked (NaN) for
- * scoring in double. who: the C condition of the thread that writes. */
-double cuda_float_underflow(const IrModel *m);
+/* The guard that forward and backward kernels begin with when a weight or
+ * emission value is below float's range (ir_float_underflow): in float,
+ * every sequence is marked (NaN) for scoring in double. who: the C
+ * condition of the thread that writes. */
 void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who);
 
 /* Writes c<index>_launch (the kernel in the batch's precision, its block size

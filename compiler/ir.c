@@ -184,3 +184,23 @@ void ir_dump(const Program *p, FILE *out)
         fprintf(out, "print %d %s (call %d %s)\n", i, p->prints[i].label, p->prints[i].call,
                 attr_name(p->prints[i].attr));
 }
+
+double ir_float_underflow(const IrModel *m)
+{
+    const double floor = -87.33654475055310898; /* ln 2^-126, float's least normal number */
+    double least = 0;
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if (mv->lw_sum > -INFINITY && mv->lw_sum < floor && mv->lw_sum < least)
+            least = mv->lw_sum;
+        if (mv->emission >= 0)
+            for (int c = 0; c < m->K; c++) {
+                double lp = m->emissions[mv->emission].logp[c];
+                if (lp > -INFINITY && lp < floor && lp < least)
+                    least = lp;
+            }
+    }
+    return least;
+}

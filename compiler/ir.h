@@ -178,6 +178,11 @@ void ir_model_own_moves(Arena *a, IrModel *m);
  * order[start[s] .. start[s+1]-1] (indexes into m->moves), in move order. */
 void ir_incoming(Arena *a, const IrModel *m, int **start, int **order);
 
+/* The least weight (a live move's sum weight) or emission value of a model,
+ * as a natural log, that float cannot hold (below 2^-126: a float table
+ * would read 0 and lose its paths), or 0 when every one fits. */
+double ir_float_underflow(const IrModel *m);
+
 /* The stable text form of the program IR (--dump-after and golden tests). */
 void ir_dump(const Program *p, FILE *out);
 

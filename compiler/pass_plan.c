@@ -82,6 +82,10 @@ int pass_plan(Program *p, Diag *d)
                         plan->bp_bytes);
             continue;
         }
+        if (p->verbose && call->alg != ALG_VITERBI && ir_float_underflow(m) < 0)
+            fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
+                    "(2^-126): on the GPU this call is scored in double\n", call->label,
+                    ir_float_underflow(m));
         if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
             fprintf(p->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
         if (plan->gpu_shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&

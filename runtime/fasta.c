@@ -197,7 +197,7 @@ static int reserve_residues(hmmrt_reader *r, size_t more)
 {
     if (r->n_residues + more + 1 <= r->residues_cap)
         return 0;
-    size_t cap = r->residues_cap ? r->residues_cap : 256;
+    size_t cap = r->residues_cap ? r->residues_cap : 2048; /* most proteins: no growth */
     while (cap < r->n_residues + more + 1)
         cap *= 2;
     char *bigger = realloc(r->residues, cap);
@@ -238,15 +238,30 @@ static int scan_sequence_line(hmmrt_reader *r, char *err, size_t errlen)
     if (reserve_residues(r, span) != 0)
         return fail_out_of_memory(r, err, errlen);
     char *out = r->residues + r->n_residues;
-    for (size_t i = 0; i < span; i++) {
-        unsigned char c = (unsigned char)start[i];
-        if (is_blank(c))
-            continue;
-        if (!r->in_record)
-            return fail(r, err, errlen, "%s",
-                        "sequence data before the first '>' header: a FASTA record starts "
-                        "with a line '>NAME'");
-        *out++ = (char)c;
+    if (!r->in_record) {
+        for (size_t i = 0; i < span; i++)
+            if (!is_blank((unsigned char)start[i]))
+                return fail(r, err, errlen, "%s",
+                            "sequence data before the first '>' header: a FASTA record starts "
+                            "with a line '>NAME'");
+    } else {
+        /* most lines have no blank at all: one pass that the compiler
+         * vectorises finds out, and the line is copied whole */
+        unsigned char low = 0xff;
+        for (size_t i = 0; i < span; i++) {
+            unsigned char c = (unsigned char)start[i];
+            low = c < low ? c : low;
+        }
+        if (low > ' ') {
+            memcpy(out, start, span);
+            out += span;
+        } else {
+            for (size_t i = 0; i < span; i++) {
+                unsigned char c = (unsigned char)start[i];
+                *out = (char)c;
+                out += !is_blank(c);
+            }
+        }
     }
     r->n_residues = (size_t)(out - r->residues);
     r->chunk_pos += span;
