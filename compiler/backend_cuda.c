@@ -362,6 +362,13 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     emit_close(e, "");
 }
 
+void cuda_write_call_launcher(Emitter *e, const Program *p, int index)
+{
+    LaunchShape shape;
+    cuda_launch_shape(p, index, &shape);
+    cuda_write_launcher(e, index, &shape);
+}
+
 static void write_call(Emitter *e, const Program *p, int index)
 {
     const IrCall *call = &p->calls[index];
@@ -383,9 +390,7 @@ static void write_call(Emitter *e, const Program *p, int index)
     case ALG_VITERBI: write_viterbi_kernel(&w); break;
     }
     emit_blank(e);
-    LaunchShape shape;
-    cuda_launch_shape(p, index, &shape);
-    cuda_write_launcher(e, index, &shape);
+    cuda_write_call_launcher(e, p, index);
 }
 
 int backend_cuda_write(const Program *p, FILE *out, const char *name)

@@ -34,6 +34,9 @@ void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who);
  * from the occupancy rules, chosen once per precision) and c<index>_describe. */
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
 
+/* cuda_write_launcher with call `index`'s own LaunchShape. */
+void cuda_write_call_launcher(Emitter *e, const Program *p, int index);
+
 /* Writes the launcher of call `index` in the dense shape (backend_cuda_dense.c). */
 void cuda_write_dense_call(Emitter *e, const Program *p, int index);
 /* How call `index`'s kernel is launched (compiler/cuda_plan.c). */

@@ -331,7 +331,5 @@ void cuda_write_block_call(Emitter *e, const Program *p, int index)
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    LaunchShape shape;
-    cuda_launch_shape(p, index, &shape);
-    cuda_write_launcher(e, index, &shape);
+    cuda_write_call_launcher(e, p, index);
 }
