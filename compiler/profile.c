@@ -48,7 +48,7 @@ static int find_specials(Recogniser *r)
     }
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
-        if (!special[mv->from] && !special[mv->to])
+        if (is_live(m, mv->from) && is_live(m, mv->to) && !special[mv->from] && !special[mv->to])
             parent[find_root(parent, mv->from)] = find_root(parent, mv->to);
     }
     int largest = -1;
@@ -216,6 +216,8 @@ static int file_move(Recogniser *r, int i, int *special_moves, int *n_special_mo
 {
     const IrModel *m = r->m;
     const IrMove *mv = &m->moves[i];
+    if (!is_live(m, mv->from) || !is_live(m, mv->to))
+        return 1; /* removed by a pass: no backend reads it */
     int fs = r->special_of[mv->from], ts = r->special_of[mv->to];
     int emits = mv->emission >= 0;
     if (fs >= 0 && ts >= 0) {
