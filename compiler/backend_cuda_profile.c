@@ -9,8 +9,8 @@
  *   1. emitting moves: every lane updates its nodes from the previous column
  *      (last node first, so that each read sees the old value), the specials
  *      (N, J, C...) take their emitting moves;
- *   2. silent moves: the specials that feed the delete chain, then the delete
- *      chain D[k] = a[k] + t[k] D[k-1] (max-plus for viterbi): each lane
+ *   2. silent moves: the delete chain D[k] = a[k] + t[k] D[k-1] (max-plus
+ *      for viterbi): each lane
  *      folds its run into one affine step, a warp-wide scan of those steps
  *      gives every lane the value entering its run, and the lane runs its
  *      nodes again from it; then the specials after the chain, summing (or
@@ -312,40 +312,39 @@ static void write_emitting_phase(ProfileWriter *w)
             write_special_combine(w, v->special_moves[i], 1);
 }
 
-/* Silent moves between specials into specials[first .. last). */
-static void write_special_silent(ProfileWriter *w, int first, int last, int with_exits)
+/* The specials' silent moves, and the moves out of the nodes into them. */
+static void write_special_silent(ProfileWriter *w)
 {
     const ProfileView *v = w->v;
     int c = w->index;
-    for (int t = first; t < last; t++) {
-        if (with_exits)
-            for (int x = 0; x < v->n_exits; x++) {
-                const ProfileExit *ex = &v->exits[x];
-                if (ex->to_special != t)
-                    continue;
-                emit_comment(w->e, "%s from every node's %s", w->m->states[v->specials[t]].name,
-                             role_array[ex->from_role]);
-                emit_open(w->e, "%s", "");
-                emit_line(w->e, "real part = %s;", zero(w));
-                if (w->bp)
-                    emit_line(w->e, "int best_part = -1;");
-                emit_line(w->e, "#pragma unroll");
-                emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
-                write_combine(w, "part", arena_printf(w->p->arena, "ex[(%d * c%d_S + jj) * c%d_G]", x, c, c),
-                              arena_printf(w->p->arena, "%s[c%d_R + jj]", role_array[ex->from_role], c),
-                              arena_printf(w->p->arena, "c%d_exit_bp[(%d * c%d_S + jj) * c%d_G + lane]",
-                                           c, x, c, c));
-                emit_close(w->e, "");
-                if (w->viterbi && w->bp) {
-                    emit_line(w->e, "hmmc_group_argmax(part, best_part, mask, c%d_G);", c);
-                    emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
-                } else if (w->viterbi) {
-                    emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
-                } else {
-                    emit_line(w->e, "sp%d += hmmc_group_all(part, hmmc_add(), mask, c%d_G);", t, c);
-                }
-                emit_close(w->e, "");
+    for (int t = 0; t < v->n_specials; t++) {
+        for (int x = 0; x < v->n_exits; x++) {
+            const ProfileExit *ex = &v->exits[x];
+            if (ex->to_special != t)
+                continue;
+            emit_comment(w->e, "%s from every node's %s", w->m->states[v->specials[t]].name,
+                         role_array[ex->from_role]);
+            emit_open(w->e, "%s", "");
+            emit_line(w->e, "real part = %s;", zero(w));
+            if (w->bp)
+                emit_line(w->e, "int best_part = -1;");
+            emit_line(w->e, "#pragma unroll");
+            emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+            write_combine(w, "part", arena_printf(w->p->arena, "ex[(%d * c%d_S + jj) * c%d_G]", x, c, c),
+                          arena_printf(w->p->arena, "%s[c%d_R + jj]", role_array[ex->from_role], c),
+                          arena_printf(w->p->arena, "c%d_exit_bp[(%d * c%d_S + jj) * c%d_G + lane]",
+                                       c, x, c, c));
+            emit_close(w->e, "");
+            if (w->viterbi && w->bp) {
+                emit_line(w->e, "hmmc_group_argmax(part, best_part, mask, c%d_G);", c);
+                emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
+            } else if (w->viterbi) {
+                emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
+            } else {
+                emit_line(w->e, "sp%d += hmmc_group_all(part, hmmc_add(), mask, c%d_G);", t, c);
             }
+            emit_close(w->e, "");
+        }
         for (int i = 0; i < v->n_special_moves; i++) {
             const IrMove *mv = &w->m->moves[v->special_moves[i]];
             if (mv->emission < 0 && mv->to == v->specials[t])
@@ -426,9 +425,8 @@ static void write_delete_chain(ProfileWriter *w)
 /* Step 2: every silent move, in order. */
 static void write_silent_phase(ProfileWriter *w)
 {
-    write_special_silent(w, 0, w->v->n_before, 0);
     write_delete_chain(w);
-    write_special_silent(w, w->v->n_before, w->v->n_specials, 1);
+    write_special_silent(w);
     if (w->bp) {
         emit_open(w->e, "if (lane == 0)");
         for (int s = 0; s < w->v->n_specials; s++)

@@ -5,7 +5,8 @@
  * states; an insert state sits in the node of the state that enters it),
  * then every move is filed as an entry, an exit or a move between specials,
  * and the specials are put in an order that evaluates each silent move's
- * source before its destination. */
+ * source before its destination (all after the delete chain: a special that
+ * enters a delete state silently makes the model no profile). */
 #include "profile.h"
 
 #include <string.h>
@@ -242,6 +243,10 @@ static int file_move(Recogniser *r, int i, int *special_moves, int *n_special_mo
         r->why = "a move into a node's state emits from another table than the state's";
         return 0;
     }
+    if (fs >= 0 && !emits) {
+        r->why = "a special state enters a delete state without emitting";
+        return 0;
+    }
     int reach = fs >= 0 ? 0 : r->node[mv->to] - r->node[mv->from];
     if (fs < 0 && (reach < 0 || reach > PROFILE_MAX_REACH)) {
         r->why = "a move joins nodes more than two apart";
@@ -264,32 +269,13 @@ static int file_move(Recogniser *r, int i, int *special_moves, int *n_special_mo
     return 1;
 }
 
-/* Orders the specials: those that feed the delete chain (through silent
- * moves) first, each group so that silent moves go forward. */
+/* Orders the specials so that every silent move between them goes forward
+ * (Kahn's order); they are evaluated after the delete chain. */
 static int order_specials(Recogniser *r, const int *moves, int n_moves)
 {
     ProfileView *v = r->v;
     const IrModel *m = r->m;
     int ns = v->n_specials;
-    int before[PROFILE_MAX_SPECIALS] = {0};
-    for (int e = 0; e < v->n_entries; e++)
-        if (v->entries[e].from_role < 0 && !v->entries[e].emitting)
-            before[v->entries[e].from_special] = 1;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (int i = 0; i < n_moves; i++) {
-            const IrMove *mv = &m->moves[moves[i]];
-            int f = r->special_of[mv->from], t = r->special_of[mv->to];
-            if (mv->emission < 0 && before[t] && !before[f])
-                before[f] = changed = 1;
-        }
-    }
-    for (int x = 0; x < v->n_exits; x++)
-        if (before[v->exits[x].to_special]) {
-            r->why = "a special state both feeds the delete chain and is fed by it";
-            return 0;
-        }
-    /* Kahn's order over silent moves, the before group first */
     int pending[PROFILE_MAX_SPECIALS] = {0}, done[PROFILE_MAX_SPECIALS] = {0};
     int order[PROFILE_MAX_SPECIALS], n_order = 0;
     for (int i = 0; i < n_moves; i++) {
@@ -297,31 +283,27 @@ static int order_specials(Recogniser *r, const int *moves, int n_moves)
         if (mv->emission < 0)
             pending[r->special_of[mv->to]]++;
     }
-    for (int group = 1; group >= 0; group--)
-        for (int progress = 1; progress;) {
-            progress = 0;
-            for (int s = 0; s < ns; s++) {
-                if (done[s] || before[s] != group || pending[s])
-                    continue;
-                done[s] = progress = 1;
-                order[n_order++] = s;
-                for (int i = 0; i < n_moves; i++) {
-                    const IrMove *mv = &m->moves[moves[i]];
-                    if (mv->emission < 0 && r->special_of[mv->from] == s)
-                        pending[r->special_of[mv->to]]--;
-                }
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int s = 0; s < ns; s++) {
+            if (done[s] || pending[s])
+                continue;
+            done[s] = progress = 1;
+            order[n_order++] = s;
+            for (int i = 0; i < n_moves; i++) {
+                const IrMove *mv = &m->moves[moves[i]];
+                if (mv->emission < 0 && r->special_of[mv->from] == s)
+                    pending[r->special_of[mv->to]]--;
             }
         }
+    }
     if (n_order != ns) {
-        r->why = "the special states' silent moves do not follow the delete chain's order";
+        r->why = "the special states' silent moves form a cycle";
         return 0;
     }
     int *specials = ARENA_ARRAY(r->a, int, ns);
-    v->n_before = 0;
-    for (int i = 0; i < ns; i++) {
+    for (int i = 0; i < ns; i++)
         specials[i] = v->specials[order[i]];
-        v->n_before += before[order[i]];
-    }
     v->specials = specials;
     for (int i = 0; i < ns; i++)
         r->special_of[specials[i]] = i;

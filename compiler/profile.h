@@ -56,10 +56,8 @@ typedef struct ProfileView {
     int n_exits;
     ProfileExit *exits;
     int n_specials;
-    int *specials;              /* state indexes, in evaluation order: specials[0 ..
-                                   n_before) take their silent moves before the delete
-                                   chain, the rest after it */
-    int n_before;
+    int *specials;              /* state indexes, in evaluation order (after the delete
+                                   chain; none enters a delete state silently) */
     int n_special_moves;
     int *special_moves;         /* moves between specials: emitting ones first, then the
                                    silent ones in evaluation order of their destinations */

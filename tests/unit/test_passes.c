@@ -891,6 +891,10 @@ static void test_plan_profile_shape(void **state)
                      GPU_BLOCK_PER_SEQUENCE);
     assert_int_equal(plan_of_profile(30, " M12 -> M3 0.01;\n", both, &nodes, &specials).gpu_shape,
                      GPU_BLOCK_PER_SEQUENCE);
+    /* a special state entering a delete state silently: not a profile (the
+     * kernel evaluates the specials after the delete chain) */
+    assert_int_equal(plan_of_profile(30, " B -> D5 0.01;\n", both, &nodes, &specials).gpu_shape,
+                     GPU_BLOCK_PER_SEQUENCE);
     /* a move two nodes ahead (as folding a delete state makes) is still a profile */
     assert_int_equal(plan_of_profile(30, " M5 -> M7 0.01;\n", both, &nodes, &specials).gpu_shape,
                      GPU_PROFILE);
