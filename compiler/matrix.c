@@ -134,8 +134,10 @@ void matrix_slash(MatrixBuilder *b, Loc loc)
         matrix_unexpected(b, loc, "/", 1);
         return;
     }
-    /* the numerator's text is in the source, not NUL-terminated any more */
-    b->num.text = arena_strndup(b->arena, b->num.text, strcspn(b->num.text, " \t\r\n\f\v/,;]"));
+    /* the numerator's text is in the source, not NUL-terminated any more; a
+     * value that was not a number (already reported) has none to keep */
+    if (b->num_ok && b->num.text)
+        b->num.text = arena_strndup(b->arena, b->num.text, strcspn(b->num.text, " \t\r\n\f\v/,;]"));
     b->is_fraction = 1;
     b->expect = MATRIX_DENOMINATOR;
 }
