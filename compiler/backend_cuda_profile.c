@@ -56,8 +56,9 @@ static double weight_of(const ProfileWriter *w, int move)
     return w->viterbi ? mv->lw_max : exp(mv->lw_sum);
 }
 
-/* The slot of node k in the lane-major tables: k = lane * S + jj. */
-static int slot_of(const ProfileWriter *w, int k) { return (k % w->S) * w->G + k / w->S; }
+/* The node of slot i (= jj * G + lane) in the lane-major tables: lane * S + jj
+ * (K or more: a lane's padding). */
+static int node_of_slot(const ProfileWriter *w, int i) { return (i % w->G) * w->S + i / w->G; }
 
 /* Symbols that every node's emitting state scores alike share a class. */
 static void find_classes(ProfileWriter *w)
@@ -87,6 +88,17 @@ static void find_classes(ProfileWriter *w)
     }
 }
 
+/* One lane-major row of a per-node move list (an entry's or an exit's):
+ * each slot's weight and back-pointer number, none in a lane's padding. */
+static void write_node_row(const ProfileWriter *w, const int *move, double *weight, int *bp)
+{
+    for (int i = 0; i < w->S * w->G; i++) {
+        int k = node_of_slot(w, i), mv = k < w->v->K ? move[k] : -1;
+        weight[i] = weight_of(w, mv);
+        bp[i] = mv >= 0 ? w->in_index[mv] : -1;
+    }
+}
+
 /* Tables: weights of the entries and exits, emission values, state numbers
  * and back-pointer numbers, all lane-major. */
 static void write_tables(ProfileWriter *w)
@@ -98,26 +110,10 @@ static void write_tables(ProfileWriter *w)
     double *exits = ARENA_ARRAY(a, double, (size_t)(nx ? nx : 1) * slots);
     int *entry_bp = ARENA_ARRAY(a, int, (size_t)(ne ? ne : 1) * slots);
     int *exit_bp = ARENA_ARRAY(a, int, (size_t)(nx ? nx : 1) * slots);
-    for (int i = 0; i < ne * slots; i++) {
-        weights[i] = weight_of(w, -1);
-        entry_bp[i] = -1;
-    }
-    for (int i = 0; i < nx * slots; i++) {
-        exits[i] = weight_of(w, -1);
-        exit_bp[i] = -1;
-    }
     for (int e = 0; e < ne; e++)
-        for (int k = 0; k < v->K; k++) {
-            int mv = v->entries[e].move[k];
-            weights[e * slots + slot_of(w, k)] = weight_of(w, mv);
-            entry_bp[e * slots + slot_of(w, k)] = mv >= 0 ? w->in_index[mv] : -1;
-        }
+        write_node_row(w, v->entries[e].move, weights + (size_t)e * slots, entry_bp + (size_t)e * slots);
     for (int x = 0; x < nx; x++)
-        for (int k = 0; k < v->K; k++) {
-            int mv = v->exits[x].move[k];
-            exits[x * slots + slot_of(w, k)] = weight_of(w, mv);
-            exit_bp[x * slots + slot_of(w, k)] = mv >= 0 ? w->in_index[mv] : -1;
-        }
+        write_node_row(w, v->exits[x].move, exits + (size_t)x * slots, exit_bp + (size_t)x * slots);
     /* emission values: class q, emitting role r (match 0, insert 1) */
     double *emit = ARENA_ARRAY(a, double, (size_t)w->n_classes * 2 * slots);
     int *rep = ARENA_ARRAY(a, int, w->n_classes);
@@ -126,14 +122,14 @@ static void write_tables(ProfileWriter *w)
     for (int q = 0; q < w->n_classes; q++)
         for (int r = 0; r < 2; r++)
             for (int i = 0; i < slots; i++) {
-                int k = (i % w->G) * w->S + i / w->G, s = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
+                int k = node_of_slot(w, i), s = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
                 double lp = s >= 0 ? w->m->emissions[w->m->states[s].emission].logp[rep[q]] : -INFINITY;
                 emit[(q * 2 + r) * slots + i] = w->viterbi ? lp : exp(lp);
             }
     int *states = ARENA_ARRAY(a, int, PROFILE_ROLES * slots);
     for (int r = 0; r < PROFILE_ROLES; r++)
         for (int i = 0; i < slots; i++) {
-            int k = (i % w->G) * w->S + i / w->G;
+            int k = node_of_slot(w, i);
             states[r * slots + i] = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
         }
     emit_line(w->e, "enum { c%d_G = %d, c%d_S = %d, c%d_R = %d }; /* lanes a sequence; nodes a lane; slots "
@@ -598,10 +594,9 @@ static void write_kernel(ProfileWriter *w)
 void cuda_write_profile_call(Emitter *e, const Program *p, int index)
 {
     const IrCall *call = &p->calls[index];
-    const char *why;
     ProfileWriter w = {.e = e, .p = p, .call = call, .m = call->model, .index = index,
                        .viterbi = call->alg == ALG_VITERBI, .bp = call->plan.bp_bytes,
-                       .v = profile_view(p->arena, call->model, &why)};
+                       .v = call->plan.profile};
     w.G = profile_lanes(w.v->K);
     w.S = (w.v->K + w.G - 1) / w.G;
     for (int x = 0; x < w.v->n_entries; x++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "occupancy_rules.h"
+#include "profile.h"
 
 void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
 {
@@ -19,9 +20,9 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
         *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
                                call->plan.n_live, 0, 0};
     } else if (call->plan.gpu_shape == GPU_PROFILE) {
-        *shape = (LaunchShape){arena_printf(p->arena, "profile, %d lanes a sequence",
-                                            call->plan.profile_lanes), 0, 32, 0,
-                               call->plan.profile_lanes};
+        int lanes = profile_lanes(call->plan.profile->K);
+        *shape = (LaunchShape){arena_printf(p->arena, "profile, %d lanes a sequence", lanes), 0, 32, 0,
+                               lanes};
     } else if (call->plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE) {
         /* both columns of every state, and 32 values for block-wide sums;
          * a thread per live state at most */

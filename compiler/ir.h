@@ -128,7 +128,8 @@ typedef struct IrPlan {
                           matrix, evaluated by libhmmrt's matrix code on the CPU and
                           tiled matrix products on the GPU */
     CShape c_shape;    /* C backend: straight-line or table */
-    int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (8, 16 or 32) */
+    const struct ProfileView *profile; /* GPU_PROFILE: the node view (profile.h), made once
+                                          by pass_plan for the backends */
 } IrPlan;
 
 typedef struct IrCall {

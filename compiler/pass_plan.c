@@ -82,10 +82,10 @@ int pass_plan(Program *p, Diag *d)
                         plan->bp_bytes);
             continue;
         }
-        if (p->verbose && call->alg != ALG_VITERBI && ir_float_underflow(m) < 0)
+        double least = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
+        if (p->verbose && least < 0)
             fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
-                    "(2^-126): on the GPU this call is scored in double\n", call->label,
-                    ir_float_underflow(m));
+                    "(2^-126): on the GPU this call is scored in double\n", call->label, least);
         if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
             fprintf(p->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
         if (plan->gpu_shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&
@@ -94,13 +94,13 @@ int pass_plan(Program *p, Diag *d)
             ProfileView *view = profile_view(p->arena, m, &not_profile);
             if (view) {
                 plan->gpu_shape = GPU_PROFILE;
-                plan->profile_lanes = profile_lanes(view->K);
-                int per_lane = (view->K + plan->profile_lanes - 1) / plan->profile_lanes;
+                plan->profile = view;
+                int lanes = profile_lanes(view->K), per_lane = (view->K + lanes - 1) / lanes;
                 if (p->verbose)
                     fprintf(p->verbose, "hmmc: plan %s: profile of %d nodes, %d special "
                             "states, %d kinds of moves into nodes, %d out of them: on the GPU %d "
                             "lanes a sequence, %d node%s a lane\n", call->label, view->K,
-                            view->n_specials, view->n_entries, view->n_exits, plan->profile_lanes,
+                            view->n_specials, view->n_entries, view->n_exits, lanes,
                             per_lane, per_lane == 1 ? "" : "s");
             } else if (p->verbose) {
                 fprintf(p->verbose, "hmmc: plan %s: not a profile: %s\n", call->label, not_profile);
