@@ -18,19 +18,7 @@ void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m)
     ir_incoming(a, m, &w->in_start, &w->in_order);
     int *emission_of;
     dp_emission_tables(a, m, &w->table_of, &emission_of);
-    int *start = ARENA_ARRAY(a, int, m->n_states + 1);
-    int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
-    int *fill = ARENA_ARRAY(a, int, m->n_states);
-    for (int i = 0; i < m->n_moves; i++)
-        start[m->moves[i].from + 1]++;
-    for (int s = 0; s < m->n_states; s++)
-        start[s + 1] += start[s];
-    for (int i = 0; i < m->n_moves; i++) {
-        int from = m->moves[i].from;
-        order[start[from] + fill[from]++] = i;
-    }
-    w->out_start = start;
-    w->out_order = order;
+    ir_outgoing(a, m, &w->out_start, &w->out_order);
 }
 
 int dp_live(const IrModel *m, int s) { return !m->states[s].folded; }

@@ -61,21 +61,33 @@ void ir_model_own_moves(Arena *a, IrModel *m)
     m->moves_shared = 0;
 }
 
-void ir_incoming(Arena *a, const IrModel *m, int **start_out, int **order_out)
+/* The moves grouped by destination (by_source 0) or by source, as
+ * compressed rows in move order. */
+static void move_rows(Arena *a, const IrModel *m, int by_source, int **start_out, int **order_out)
 {
     int *start = ARENA_ARRAY(a, int, m->n_states + 1);
     int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
     for (int i = 0; i < m->n_moves; i++)
-        start[m->moves[i].to + 1]++;
+        start[(by_source ? m->moves[i].from : m->moves[i].to) + 1]++;
     for (int s = 0; s < m->n_states; s++)
         start[s + 1] += start[s];
     int *fill = ARENA_ARRAY(a, int, m->n_states);
     for (int i = 0; i < m->n_moves; i++) {
-        int to = m->moves[i].to;
-        order[start[to] + fill[to]++] = i;
+        int s = by_source ? m->moves[i].from : m->moves[i].to;
+        order[start[s] + fill[s]++] = i;
     }
     *start_out = start;
     *order_out = order;
+}
+
+void ir_incoming(Arena *a, const IrModel *m, int **start, int **order)
+{
+    move_rows(a, m, 0, start, order);
+}
+
+void ir_outgoing(Arena *a, const IrModel *m, int **start, int **order)
+{
+    move_rows(a, m, 1, start, order);
 }
 
 static const char *kind_name(StateKind k)

@@ -178,6 +178,8 @@ void ir_model_own_moves(Arena *a, IrModel *m);
 /* Incoming moves of every state as compressed rows: moves into state s are
  * order[start[s] .. start[s+1]-1] (indexes into m->moves), in move order. */
 void ir_incoming(Arena *a, const IrModel *m, int **start, int **order);
+/* The same for the moves out of each state. */
+void ir_outgoing(Arena *a, const IrModel *m, int **start, int **order);
 
 /* The least weight (a live move's sum weight) or emission value of a model,
  * as a natural log, that float cannot hold (below 2^-126: a float table

@@ -108,17 +108,7 @@ static int number_nodes(Recogniser *r)
         if (r->role[s] >= 0 && r->role[s] != ROLE_INSERT && !pending[s])
             queue[tail++] = s;
     int *out_start, *out_order;
-    /* outgoing rows: incoming rows of the reversed moves */
-    out_start = ARENA_ARRAY(r->a, int, n + 1);
-    out_order = ARENA_ARRAY(r->a, int, m->n_moves ? m->n_moves : 1);
-    for (int i = 0; i < m->n_moves; i++)
-        out_start[m->moves[i].from + 1]++;
-    for (int s = 0; s < n; s++)
-        out_start[s + 1] += out_start[s];
-    int *fill = ARENA_ARRAY(r->a, int, n);
-    memcpy(fill, out_start, sizeof(int) * (size_t)n);
-    for (int i = 0; i < m->n_moves; i++)
-        out_order[fill[m->moves[i].from]++] = i;
+    ir_outgoing(r->a, m, &out_start, &out_order);
     while (head < tail) {
         int s = queue[head++];
         for (int k = out_start[s]; k < out_start[s + 1]; k++) {
