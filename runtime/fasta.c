@@ -1,58 +1,68 @@
 /* fasta.c: the FASTA reader (hmmrt_reader_*): several files in turn, "-" for
- * standard input, records over many lines, CRLF, blank lines and white space
- * inside sequences; no limit on the length of a line. */
+ * standard input. A file is read in blocks; a block is cut into pieces at
+ * lines that start with '>', and the pieces are parsed at once on several
+ * threads (fasta_parse.c), the first one going on with the record that the
+ * last block left unfinished. Records are then handed out one by one, in
+ * file order, their names and residues in the piece's store (a pool that
+ * the records share and release). Records, line numbers and errors are the
+ * same for every block size and thread count. */
 #include "internal.h"
+
+#include "fasta_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { CHUNK_SIZE = 1 << 20 };
+enum { DEFAULT_PIECE_BYTES = 4 << 20, MAX_PIECES = 256 };
 
 #define STDIN_NAME "<stdin>" /* as gcc names it in messages */
 
-/* Where the reader is inside the current line. */
-typedef enum line_state {
-    AT_LINE_START,
-    IN_SEQUENCE_LINE,
-    BEFORE_NAME,    /* after '>', skipping blanks */
-    IN_NAME,
-    IN_DESCRIPTION  /* the rest of a header line, ignored */
-} line_state;
+/* The store of one parsed piece, freed with the last record that uses it. */
+struct hmmrt_pool {
+    atomic_long records;
+    char *data;
+};
 
 struct hmmrt_reader {
     char **paths; /* copies of the file names */
     int n_paths;
-    int next_path; /* the next file to open */
-    int fd;        /* -1 between files */
+    int next_path;    /* the next file to open */
+    int fd;           /* -1 between files */
+    int seekable;     /* a regular file, read at offset with pread */
+    off_t offset;
     const char *path; /* the file being read, as messages name it */
-    long line;
-    int failed;    /* an error was reported: every later call fails too */
+    long line;        /* where the reader is, for hmmrt_reader_where */
+    int failed;       /* an error was handed out: every later call fails too */
     int out_of_memory; /* ... and it was a failed allocation */
 
-    char *chunk;
-    size_t chunk_len, chunk_pos;
+    int threads;
+    size_t piece_bytes;
+    char *block;
+    size_t block_cap;
 
-    line_state state;
-    int in_record;  /* a header was read: residues belong to it */
-    hmmrt_buf name;
-    long name_line;
-    char *residues;
-    size_t n_residues, residues_cap;
+    fasta_parse carry; /* goes on at the next block of the current file */
+
+    hmmrt_record *pending; /* parsed, not yet handed out */
+    size_t n_pending, next_pending, pending_cap;
+    int error_pending; /* handed out after the pending records */
+    char error[1024];
 };
-
-static int is_blank(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
 
 static const char *display_name(const char *path)
 {
     return strcmp(path, "-") == 0 ? STDIN_NAME : path;
+}
+
+void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes)
+{
+    r->threads = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
+    r->piece_bytes = piece_bytes > 0 ? piece_bytes : 1;
 }
 
 hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
@@ -61,9 +71,9 @@ hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
     if (!r)
         return NULL;
     r->fd = -1;
+    hmmrt_reader_set_pieces(r, 1, DEFAULT_PIECE_BYTES);
     r->paths = calloc((size_t)(n_paths > 0 ? n_paths : 1), sizeof *r->paths);
-    r->chunk = malloc(CHUNK_SIZE);
-    if (!r->paths || !r->chunk) {
+    if (!r->paths) {
         hmmrt_reader_close(r);
         return NULL;
     }
@@ -78,11 +88,22 @@ hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
     return r;
 }
 
+void hmmrt_record_release(hmmrt_record *rec)
+{
+    struct hmmrt_pool *pool = rec->pool;
+    rec->pool = NULL;
+    if (pool && atomic_fetch_sub(&pool->records, 1) == 1) {
+        free(pool->data);
+        free(pool);
+    }
+}
+
 static void close_current_file(hmmrt_reader *r)
 {
     if (r->fd > STDIN_FILENO)
         close(r->fd);
     r->fd = -1;
+    fasta_parse_free(&r->carry);
 }
 
 void hmmrt_reader_close(hmmrt_reader *r)
@@ -90,12 +111,13 @@ void hmmrt_reader_close(hmmrt_reader *r)
     if (!r)
         return;
     close_current_file(r);
+    for (size_t i = r->next_pending; i < r->n_pending; i++)
+        hmmrt_record_release(&r->pending[i]);
+    free(r->pending);
     for (int i = 0; i < r->n_paths; i++)
         free(r->paths[i]);
     free(r->paths);
-    free(r->chunk);
-    hmmrt_buf_free(&r->name);
-    free(r->residues);
+    free(r->block);
     free(r);
 }
 
@@ -105,28 +127,23 @@ void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line)
     *line = r->line;
 }
 
-static int fail(hmmrt_reader *r, char *err, size_t errlen, const char *fmt, const char *detail)
-{
-    char what[512];
-    snprintf(what, sizeof what, fmt, detail);
-    if (r->line > 0)
-        snprintf(err, errlen, "%s:%ld: %s", r->path, r->line, what);
-    else
-        snprintf(err, errlen, "%s: %s", r->path, what);
-    r->failed = 1;
-    close_current_file(r);
-    return -1;
-}
-
-static int fail_out_of_memory(hmmrt_reader *r, char *err, size_t errlen)
-{
-    r->out_of_memory = 1;
-    return fail(r, err, errlen, "%s", "out of memory");
-}
-
 int hmmrt_reader_out_of_memory(const hmmrt_reader *r)
 {
     return r->out_of_memory;
+}
+
+/* An error to hand out after the records parsed before it; the input is not
+ * read any further. line 0: none to name. */
+static void set_error(hmmrt_reader *r, long line, int out_of_memory, const char *what)
+{
+    if (line > 0)
+        snprintf(r->error, sizeof r->error, "%s:%ld: %s", r->path, line, what);
+    else
+        snprintf(r->error, sizeof r->error, "%s: %s", r->path, what);
+    r->error_pending = 1;
+    r->out_of_memory = out_of_memory;
+    r->line = line;
+    close_current_file(r);
 }
 
 static int open_file(const char *path, int *fd, char *err, size_t errlen)
@@ -161,195 +178,259 @@ int hmmrt_check_readable(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/* Opens the next file: 1, 0 when none is left, -1 on error. */
-static int open_next_file(hmmrt_reader *r, char *err, size_t errlen)
+/* Opens the next file: 1, 0 when none is left, -1 after setting an error. */
+static int open_next_file(hmmrt_reader *r)
 {
     if (r->next_path >= r->n_paths)
         return 0;
     const char *path = r->paths[r->next_path++];
     r->path = display_name(path);
     r->line = 0;
-    if (open_file(path, &r->fd, err, errlen) != 0) {
-        r->failed = 1;
+    if (open_file(path, &r->fd, r->error, sizeof r->error) != 0) {
+        r->error_pending = 1;
         return -1;
     }
+    struct stat st;
+    r->seekable = r->fd != STDIN_FILENO && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode);
+    r->offset = 0;
     r->line = 1;
-    r->state = AT_LINE_START;
-    r->chunk_len = r->chunk_pos = 0;
+    if (fasta_parse_start(&r->carry, 1, 0) != 0) {
+        set_error(r, 0, 1, "out of memory");
+        return -1;
+    }
     return 1;
 }
 
-/* Reads more of the current file: 1, 0 at its end, -1 on error. */
-static int refill(hmmrt_reader *r, char *err, size_t errlen)
+/* Fills the block from the current file: its length (0 at the end of the
+ * file), or -1 after setting an error. */
+static long fill_block(hmmrt_reader *r)
 {
-    ssize_t n;
-    do
-        n = read(r->fd, r->chunk, CHUNK_SIZE);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return fail(r, err, errlen, "cannot read: %s", strerror(errno));
-    r->chunk_len = (size_t)n;
-    r->chunk_pos = 0;
-    return n > 0;
+    size_t cap = (size_t)r->threads * r->piece_bytes;
+    if (r->block_cap != cap) {
+        free(r->block);
+        r->block = malloc(cap);
+        r->block_cap = r->block ? cap : 0;
+        if (!r->block) {
+            set_error(r, r->line, 1, "out of memory");
+            return -1;
+        }
+    }
+    long n = hmmrt_read_block(r->fd, r->seekable ? &r->offset : NULL, r->block, r->threads,
+                              r->piece_bytes);
+    if (n < 0) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot read: %s", strerror(errno));
+        set_error(r, r->line, 0, what);
+    }
+    return n;
 }
 
-static int reserve_residues(hmmrt_reader *r, size_t more)
+/* Where the pieces of a block of n bytes start: the first at 0, each other
+ * at a '>' that starts a line, about n / pieces apart. Returns how many. */
+static int cut_pieces(const char *block, size_t n, int pieces, size_t starts[])
 {
-    if (r->n_residues + more + 1 <= r->residues_cap)
+    int count = 1;
+    starts[0] = 0;
+    for (int k = 1; k < pieces; k++) {
+        size_t target = n / (size_t)pieces * (size_t)k;
+        if (target <= starts[count - 1])
+            target = starts[count - 1] + 1;
+        const char *at = block + target - 1, *end = block + n;
+        const char *found = NULL;
+        while (!found && at < end) {
+            const char *newline = memchr(at, '\n', (size_t)(end - at));
+            if (!newline || newline + 1 >= end)
+                break;
+            if (newline[1] == '>')
+                found = newline + 1;
+            at = newline + 1;
+        }
+        if (!found)
+            break; /* no record starts further on in this block */
+        starts[count++] = (size_t)(found - block);
+    }
+    return count;
+}
+
+/* Room for n more pending records: 0, or -1. */
+static int reserve_pending(hmmrt_reader *r, size_t n)
+{
+    if (r->n_pending + n <= r->pending_cap)
         return 0;
-    size_t cap = r->residues_cap ? r->residues_cap : 2048; /* most proteins: no growth */
-    while (cap < r->n_residues + more + 1)
+    size_t cap = r->pending_cap ? r->pending_cap : 1024;
+    while (cap < r->n_pending + n)
         cap *= 2;
-    char *bigger = realloc(r->residues, cap);
+    hmmrt_record *bigger = realloc(r->pending, cap * sizeof *bigger);
     if (!bigger)
         return -1;
-    r->residues = bigger;
-    r->residues_cap = cap;
+    r->pending = bigger;
+    r->pending_cap = cap;
     return 0;
 }
 
-/* Hands the record read so far to rec; the reader starts afresh. */
-static int take_record(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen)
+/* Appends a parse's complete records to the pending ones, sharing a pool
+ * made of store (which it then owns, also on failure), lines moved by
+ * line_offset: 0, or -1 out of memory. */
+static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long line_offset)
 {
-    if (reserve_residues(r, 0) != 0)
-        return fail_out_of_memory(r, err, errlen);
-    rec->name = strdup(r->name.data);
-    if (!rec->name)
-        return fail_out_of_memory(r, err, errlen);
-    r->residues[r->n_residues] = '\0';
-    char *fitted = realloc(r->residues, r->n_residues + 1);
-    rec->residues = fitted ? fitted : r->residues;
-    rec->length = (int64_t)r->n_residues;
-    rec->path = r->path;
-    rec->line = r->name_line;
-    r->residues = NULL;
-    r->n_residues = r->residues_cap = 0;
-    r->in_record = 0;
-    return 1;
+    if (p->n_records == 0) {
+        free(store);
+        return 0;
+    }
+    struct hmmrt_pool *pool = malloc(sizeof *pool);
+    if (!pool || reserve_pending(r, p->n_records) != 0) {
+        free(pool);
+        free(store);
+        return -1;
+    }
+    atomic_init(&pool->records, (long)p->n_records);
+    pool->data = store;
+    hmmrt_record *into = r->pending + r->n_pending;
+    for (size_t i = 0; i < p->n_records; i++) {
+        const fasta_parsed *f = &p->records[i];
+        into[i] = (hmmrt_record){.name = store + f->name_at,
+                                 .residues = store + f->residues_at,
+                                 .length = f->length,
+                                 .path = r->path,
+                                 .line = f->line + line_offset,
+                                 .pool = pool};
+    }
+    r->n_pending += p->n_records;
+    return 0;
 }
 
-/* Copies the residues of a sequence line up to its end or the chunk's. */
-static int scan_sequence_line(hmmrt_reader *r, char *err, size_t errlen)
+/* The parses of one block, and what the reader makes of them. */
+typedef struct block_parse {
+    int n;                        /* pieces */
+    size_t starts[MAX_PIECES + 1]; /* the last one is the block's length */
+    fasta_parse parses[MAX_PIECES];
+    long line_offsets[MAX_PIECES]; /* from each piece's lines to the file's */
+    int used;                     /* pieces whose records are handed out */
+} block_parse;
+
+static void parse_pieces(block_parse *bp, const char *block)
 {
-    const char *start = r->chunk + r->chunk_pos;
-    size_t avail = r->chunk_len - r->chunk_pos;
-    const char *newline = memchr(start, '\n', avail);
-    size_t span = newline ? (size_t)(newline - start) : avail;
-    if (reserve_residues(r, span) != 0)
-        return fail_out_of_memory(r, err, errlen);
-    char *out = r->residues + r->n_residues;
-    if (!r->in_record) {
-        for (size_t i = 0; i < span; i++)
-            if (!is_blank((unsigned char)start[i]))
-                return fail(r, err, errlen, "%s",
-                            "sequence data before the first '>' header: a FASTA record starts "
-                            "with a line '>NAME'");
+#pragma omp parallel for num_threads(bp->n) schedule(static, 1) if (bp->n > 1)
+    for (int k = 0; k < bp->n; k++) {
+        fasta_parse *p = &bp->parses[k];
+        if (k > 0 && fasta_parse_start(p, 1, bp->starts[k + 1] - bp->starts[k]) != 0)
+            continue;
+        if (fasta_parse_bytes(p, block + bp->starts[k], bp->starts[k + 1] - bp->starts[k]) == 0 &&
+            k + 1 < bp->n)
+            fasta_parse_end_piece(p); /* the next piece starts with '>' */
+    }
+}
+
+/* Line offsets, and the pieces up to the first that failed. */
+static void number_pieces(block_parse *bp)
+{
+    bp->line_offsets[0] = 0; /* the carried parse counts the file's lines */
+    bp->used = bp->n;
+    for (int k = 0; k < bp->n; k++) {
+        if (bp->parses[k].failed) {
+            bp->used = k + 1;
+            return;
+        }
+        if (k + 1 < bp->n)
+            bp->line_offsets[k + 1] = bp->parses[k].line + bp->line_offsets[k] - 1;
+    }
+}
+
+/* Hands out the records of the pieces that were used, in order: 0, or -1
+ * out of memory (the stores not handed over are freed). */
+static int hand_over_pieces(hmmrt_reader *r, block_parse *bp, char *stores[])
+{
+    int k = 0;
+    while (k < bp->used && hand_over(r, &bp->parses[k], stores[k], bp->line_offsets[k]) == 0)
+        k++;
+    for (int rest = k + 1; rest < bp->used; rest++)
+        free(stores[rest]);
+    return k == bp->used ? 0 : -1;
+}
+
+/* Parses a block of n bytes of the current file into pending records; the
+ * last piece's parse goes on with the next block. */
+static void parse_block(hmmrt_reader *r, size_t n)
+{
+    block_parse *bp = malloc(sizeof *bp);
+    if (!bp) {
+        set_error(r, r->line, 1, "out of memory");
+        return;
+    }
+    int wanted = (int)((n + r->piece_bytes - 1) / r->piece_bytes);
+    bp->n = cut_pieces(r->block, n, wanted < r->threads ? wanted : r->threads, bp->starts);
+    bp->starts[bp->n] = n;
+    memset(bp->parses, 0, sizeof bp->parses[0] * (size_t)bp->n);
+    bp->parses[0] = r->carry;
+    memset(&r->carry, 0, sizeof r->carry);
+    parse_pieces(bp, r->block);
+    number_pieces(bp);
+
+    /* the stores go to the records; the last piece keeps its record in
+     * progress, unless it failed */
+    fasta_parse *last = &bp->parses[bp->used - 1];
+    int goes_on = !last->failed;
+    char *stores[MAX_PIECES];
+    for (int k = 0; k < bp->used; k++)
+        stores[k] = bp->parses[k].store;
+    for (int k = 0; k < bp->used - 1; k++)
+        bp->parses[k].store = NULL;
+    if (!goes_on || fasta_parse_keep_partial(last, &stores[bp->used - 1]) != 0)
+        last->store = NULL; /* its records are handed out, then its error */
+    long offset = bp->line_offsets[bp->used - 1];
+    if (hand_over_pieces(r, bp, stores) != 0) {
+        set_error(r, r->line, 1, "out of memory");
+    } else if (last->failed) {
+        set_error(r, last->error_line + offset, last->out_of_memory, last->error);
     } else {
-        /* most lines have no blank at all: one pass that the compiler
-         * vectorises finds out, and the line is copied whole */
-        unsigned char low = 0xff;
-        for (size_t i = 0; i < span; i++) {
-            unsigned char c = (unsigned char)start[i];
-            low = c < low ? c : low;
-        }
-        if (low > ' ') {
-            memcpy(out, start, span);
-            out += span;
-        } else {
-            for (size_t i = 0; i < span; i++) {
-                unsigned char c = (unsigned char)start[i];
-                *out = (char)c;
-                out += !is_blank(c);
-            }
-        }
+        r->carry = *last;
+        memset(last, 0, sizeof *last);
+        r->carry.n_records = 0;
+        r->carry.line += offset;
+        r->carry.name_line += offset;
+        r->line = r->carry.line;
     }
-    r->n_residues = (size_t)(out - r->residues);
-    r->chunk_pos += span;
-    return 0;
+    for (int k = 0; k < bp->n; k++)
+        fasta_parse_free(&bp->parses[k]);
+    free(bp);
 }
 
-/* Skips the rest of a header line up to its end or the chunk's. */
-static void skip_description(hmmrt_reader *r)
+/* The current file ended: its last record, if any, is pending. */
+static void finish_file(hmmrt_reader *r)
 {
-    const char *start = r->chunk + r->chunk_pos;
-    const char *newline = memchr(start, '\n', r->chunk_len - r->chunk_pos);
-    r->chunk_pos = newline ? (size_t)(newline - r->chunk) : r->chunk_len;
-}
-
-static int no_name_error(hmmrt_reader *r, char *err, size_t errlen)
-{
-    return fail(r, err, errlen, "%s",
-                "a '>' header without a name: write the sequence's name right after '>'");
-}
-
-/* Takes one step on the byte at the cursor: 1 when a record is complete
- * (the byte is left for the next call), 0 to go on, -1 on error. */
-static int step(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen)
-{
-    unsigned char c = (unsigned char)r->chunk[r->chunk_pos];
-    switch (r->state) {
-    case AT_LINE_START:
-        if (c == '>') {
-            if (r->in_record)
-                return take_record(r, rec, err, errlen);
-            r->in_record = 1;
-            r->name_line = r->line;
-            hmmrt_buf_reset(&r->name);
-            r->state = BEFORE_NAME;
-            r->chunk_pos++;
-            return 0;
-        }
-        r->state = IN_SEQUENCE_LINE;
-        return 0;
-    case IN_SEQUENCE_LINE:
-        if (c == '\n') {
-            r->line++;
-            r->state = AT_LINE_START;
-            r->chunk_pos++;
-            return 0;
-        }
-        return scan_sequence_line(r, err, errlen);
-    case BEFORE_NAME:
-        if (c == '\n')
-            return no_name_error(r, err, errlen);
-        if (!is_blank(c))
-            r->state = IN_NAME;
-        else
-            r->chunk_pos++;
-        return 0;
-    case IN_NAME:
-        if (c == '\n' || is_blank(c)) {
-            if (hmmrt_buf_take_failure())
-                return fail_out_of_memory(r, err, errlen);
-            r->state = IN_DESCRIPTION;
-            return 0;
-        }
-        hmmrt_buf_putc(&r->name, (char)c);
-        r->chunk_pos++;
-        return 0;
-    case IN_DESCRIPTION:
-        if (c == '\n') {
-            r->state = IN_SEQUENCE_LINE; /* ends the line as a sequence line would */
-            return 0;
-        }
-        skip_description(r);
-        return 0;
+    fasta_parse *p = &r->carry;
+    if (fasta_parse_end_piece(p) != 0) {
+        set_error(r, p->error_line, p->out_of_memory, p->error);
+        return;
     }
-    return 0;
-}
-
-/* At the end of a file: 1 with its last record, 0 without, -1 on error. */
-static int finish_file(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen)
-{
-    if (r->state == BEFORE_NAME)
-        return no_name_error(r, err, errlen);
-    if (r->state == IN_NAME && hmmrt_buf_take_failure())
-        return fail_out_of_memory(r, err, errlen);
+    char *store = p->store;
+    p->store = NULL;
+    if (hand_over(r, p, store, 0) != 0) {
+        set_error(r, r->line, 1, "out of memory");
+        return;
+    }
     close_current_file(r);
-    r->state = AT_LINE_START;
-    if (!r->in_record)
-        return 0;
-    return take_record(r, rec, err, errlen);
+}
+
+/* Reads and parses on until records or an error are pending: 1, or 0 at the
+ * end of all input. */
+static int read_on(hmmrt_reader *r)
+{
+    while (r->next_pending == r->n_pending && !r->error_pending) {
+        r->n_pending = r->next_pending = 0;
+        if (r->fd < 0) {
+            int opened = open_next_file(r);
+            if (opened == 0)
+                return 0;
+            continue;
+        }
+        long n = fill_block(r);
+        if (n > 0)
+            parse_block(r, (size_t)n);
+        if (n == 0 && r->fd >= 0)
+            finish_file(r);
+    }
+    return 1;
 }
 
 int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen)
@@ -358,25 +439,14 @@ int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errl
         snprintf(err, errlen, "the input was not read to its end after an error");
         return -1;
     }
-    for (;;) {
-        if (r->fd < 0) {
-            int opened = open_next_file(r, err, errlen);
-            if (opened <= 0)
-                return opened;
-        }
-        if (r->chunk_pos == r->chunk_len) {
-            int more = refill(r, err, errlen);
-            if (more < 0)
-                return -1;
-            if (more == 0) {
-                int last = finish_file(r, rec, err, errlen);
-                if (last != 0)
-                    return last;
-                continue;
-            }
-        }
-        int done = step(r, rec, err, errlen);
-        if (done != 0)
-            return done;
+    if (read_on(r) == 0)
+        return 0;
+    if (r->next_pending < r->n_pending) {
+        *rec = r->pending[r->next_pending++];
+        return 1;
     }
+    r->error_pending = 0;
+    r->failed = 1;
+    snprintf(err, errlen, "%s", r->error);
+    return -1;
 }

@@ -203,17 +203,25 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog);
  * name is the first word after '>'. */
 typedef struct hmmrt_reader hmmrt_reader;
 typedef struct hmmrt_record {
-    char *name;       /* malloc'd; the caller owns it */
-    char *residues;   /* malloc'd, NUL-terminated; the caller owns it */
+    const char *name;
+    const char *residues; /* NUL-terminated */
     int64_t length;
-    const char *path; /* the file it came from (owned by the reader) */
-    long line;        /* line of its '>' header */
+    const char *path;     /* the file it came from (owned by the reader) */
+    long line;            /* line of its '>' header */
+    struct hmmrt_pool *pool; /* holds name and residues: see hmmrt_record_release */
 } hmmrt_record;
 
 hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths);
+/* The reader parses blocks of threads x piece_bytes bytes, a piece a thread
+ * (OpenMP; by default 1 thread and 4 MB). Records, lines and errors do not
+ * depend on either. */
+void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes);
 /* 1: a record was read; 0: end of all input; -1: error, message (naming the
  * file and line) written into err. */
 int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen);
+/* A record's name and residues live until it is released, also after the
+ * reader is closed; release each record once, from any thread. */
+void hmmrt_record_release(hmmrt_record *rec);
 void hmmrt_reader_close(hmmrt_reader *r);
 
 /* Maps residues to indexes into alphabet. Returns -1 when every symbol is in

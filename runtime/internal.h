@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define HMMRT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
@@ -42,6 +43,13 @@ int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
 /* Checks that the file opens for reading and is not a directory ("-" always
  * does); 0, or -1 with a message in err. */
 int hmmrt_check_readable(const char *path, char *err, size_t errlen);
+
+/* ---- read_block.c: the FASTA reader's block from a file ---------------------- */
+/* Reads n_ranges x range bytes into block, fewer only at the end of the file:
+ * with offset (a regular file), one pread a range at *offset, on as many
+ * threads, then moves *offset on; with offset NULL, read() in turn. Returns
+ * how many bytes, or -1 with errno set. */
+long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range);
 
 /* ---- names.c: sequence names used twice --------------------------------------- */
 /* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */

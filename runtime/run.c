@@ -48,6 +48,10 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog)
 #ifdef M_TRIM_THRESHOLD /* glibc */
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
     mallopt(M_TOP_PAD, 64 << 20);
+    /* The reader's stores (a few MB each) come from the heap too, not from
+     * fresh zeroed pages of their own (setting the above fixes this limit
+     * at 128 KB otherwise); 32 MB is the largest glibc takes. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
     hmmrt_set_progname(argc > 0 ? argv[0] : NULL, prog->name);
     hmmrt_options o;

@@ -20,7 +20,8 @@ enum {
     OUTPUT_BUFFER = 1 << 20,
     SKIP_WARNINGS_SHOWN = 10,
     DUPLICATE_WARNINGS_SHOWN = 10,
-    KEPT_TEXT_BYTES = 1 << 20 /* larger text buffers are freed after their row */
+    KEPT_TEXT_BYTES = 1 << 20, /* larger text buffers are freed after their row */
+    READ_PIECE_BYTES = 4 << 20 /* the FASTA a thread parses at once */
 };
 #define CPU_BATCH_RESIDUES ((int64_t)64 << 20)
 /* small enough that reading the next batch overlaps the GPU's work on this
@@ -74,10 +75,8 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
 
 static void free_records(batch *b)
 {
-    for (int64_t i = 0; i < b->n; i++) {
-        free(b->records[i].name);
-        free(b->records[i].residues);
-    }
+    for (int64_t i = 0; i < b->n; i++)
+        hmmrt_record_release(&b->records[i]);
     b->n = b->residues = 0;
 }
 
@@ -100,6 +99,8 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o, v
     r->n_scratches = omp_get_max_threads();
     r->scratches = calloc((size_t)r->n_scratches, sizeof *r->scratches);
     r->reader = hmmrt_reader_open(o->files, o->n_files);
+    if (r->reader)
+        hmmrt_reader_set_pieces(r->reader, r->n_scratches, READ_PIECE_BYTES);
     r->names = hmmrt_names_new();
     r->current = &r->batches[0];
     r->next = &r->batches[1];
@@ -260,9 +261,8 @@ int hmmrt_omp_chunk(int64_t n_sequences)
 }
 
 /* Scores the current batch on every thread; the main thread first reads the
- * next batch (unless the current one is the last), then joins in. Records are
- * allocated and freed by the main thread only, so that they come from one
- * malloc arena instead of piling up in every thread's. */
+ * next batch (unless the current one is the last; the reader's pieces then
+ * take turns on that thread, as every other thread is scoring), then joins in. */
 static void score_and_read_ahead(run *r)
 {
     const batch *b = r->current;

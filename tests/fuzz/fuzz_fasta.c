@@ -3,8 +3,9 @@
  * to a few alphabets (runtime/alphabet.c). The first byte of an input says
  * where to split the rest into the two files, so that records, names and
  * line ends also meet the end of a file. The files are memfds, read through
- * /proc/self/fd as the reader reads any path. Built and run by `make fuzz`
- * (tests/fuzz/run). */
+ * /proc/self/fd as the reader reads any path. A second reader that cuts
+ * the files into tiny pieces on several threads must read the same. Built
+ * and run by `make fuzz` (tests/fuzz/run). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,20 +69,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fds[0] < 0 || fds[1] < 0)
         abort();
     const char *const names[2] = {paths[0], paths[1]};
+    /* a second reader cuts the same files into pieces of 1 to 16 bytes on 1
+     * to 4 threads: it must read exactly what the first reads */
     hmmrt_reader *r = hmmrt_reader_open(names, 2);
-    if (!r)
+    hmmrt_reader *cut = hmmrt_reader_open(names, 2);
+    if (!r || !cut)
         abort();
-    hmmrt_record rec;
-    char err[1024];
+    hmmrt_reader_set_pieces(cut, 1 + data[size - 1] % 4, 1 + data[size / 2] % 16);
+    hmmrt_record rec, other;
+    char err[1024], other_err[1024];
     int status;
     while ((status = hmmrt_reader_next(r, &rec, err, sizeof err)) == 1) {
         map_record(&rec);
-        free(rec.name);
-        free(rec.residues);
+        if (hmmrt_reader_next(cut, &other, other_err, sizeof other_err) != 1 ||
+            strcmp(rec.name, other.name) != 0 || rec.length != other.length ||
+            memcmp(rec.residues, other.residues, (size_t)rec.length) != 0 ||
+            rec.line != other.line || strcmp(rec.path, other.path) != 0)
+            abort(); /* the cut reader read something else */
+        hmmrt_record_release(&rec);
+        hmmrt_record_release(&other);
     }
     if (status == -1 && err[0] == 0)
         abort(); /* an error must say what went wrong */
+    if (hmmrt_reader_next(cut, &other, other_err, sizeof other_err) != status ||
+        (status == -1 && strcmp(err, other_err) != 0))
+        abort(); /* ... or ended otherwise */
     hmmrt_reader_close(r);
+    hmmrt_reader_close(cut);
     close(fds[0]);
     close(fds[1]);
     return 0;

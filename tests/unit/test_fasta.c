@@ -17,6 +17,11 @@
 
 enum { MAX_TEMPS = 8, MAX_RECORDS = 16 };
 
+/* How read_all cuts its input: threads x piece bytes a block; 0 keeps the
+ * reader's default. */
+static int read_threads;
+static size_t read_piece_bytes;
+
 static char temp_paths[MAX_TEMPS][64];
 static int n_temps;
 
@@ -40,6 +45,7 @@ static const char *temp_file(const char *text)
 
 static int remove_temps(void **state)
 {
+    read_threads = 0;
     for (int i = 0; i < n_temps; i++)
         unlink(temp_paths[i]);
     n_temps = 0;
@@ -59,6 +65,8 @@ static void read_all(reading *rd, const char *const *paths, int n_paths)
     memset(rd, 0, sizeof *rd);
     hmmrt_reader *r = hmmrt_reader_open(paths, n_paths);
     assert_non_null(r);
+    if (read_threads > 0)
+        hmmrt_reader_set_pieces(r, read_threads, read_piece_bytes);
     int got;
     while ((got = hmmrt_reader_next(r, &rd->rec[rd->n], rd->err, sizeof rd->err)) == 1) {
         /* the path belongs to the reader: keep a copy that outlives it */
@@ -78,8 +86,7 @@ static void read_one_file(reading *rd, const char *text)
 static void free_reading(reading *rd)
 {
     for (int i = 0; i < rd->n; i++) {
-        free(rd->rec[i].name);
-        free(rd->rec[i].residues);
+        hmmrt_record_release(&rd->rec[i]);
         free((char *)rd->rec[i].path);
     }
 }
@@ -277,10 +284,12 @@ static void test_error_is_sticky(void **state)
     hmmrt_reader_close(r);
 }
 
-/* A sequence on one line of 3 MB, longer than the reader's block of 1 MB,
- * then a header whose description also runs over a block boundary. */
+/* A sequence on one line of 3 MB, longer than the reader's block of 3 x
+ * 256 KB, then a header whose description also runs over a block boundary. */
 static void test_very_long_lines(void **state)
 {
+    read_threads = 3;
+    read_piece_bytes = 256 << 10;
     size_t n = 3u << 20, desc = 1u << 20;
     char *text = malloc(n + desc + 64);
     char *p = text + sprintf(text, ">long\n");
@@ -301,6 +310,84 @@ static void test_very_long_lines(void **state)
     assert_int_equal(rd.rec[0].residues[n], '\0');
     expect_record(&rd, 1, "next", "TT", 3);
     free_reading(&rd);
+    free(text);
+}
+
+/* Inputs whose records, lines and errors must not depend on how the reader
+ * cuts them into blocks and pieces. */
+static const char *const cut_inputs[] = {
+    ">s1\nACG\nTT\nA\n>s2\nGG\n",
+    ">s1 first\r\nAC\r\nGT\r\n>s2\r\nA\r\n",
+    "\n  \n>s1\n\nA C\tG \n\n\n>s2\n \t\nT\n",
+    ">a\n>b\n\n>c\nAC\n>d",
+    ">seq1 a description > here\nA\n>seq2\tTAB desc\nC\n>  spaced name\nG\n>x|y|z\r\nT",
+    ">a\nAC\n>b\nGG\n>c\nTT\nAC\n>  \nGG\n>d\nA\n",
+    ">a\nAC\n>b\nG\n\nACGT\n>",
+    "\n\nACGT\n>a\nAC\n",
+    ">a\nA\n>b\nC\n>c\nG\n>d\nT\n>e\nAA\n>f\nCC\n>g\nGG\n>h\nTT\n>i\nA\n>j\nC\n",
+    ">only_a_name_that_runs_over_many_pieces and a description that does too\n"
+    "ACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT\nACGTACGT  ACGT\n>x\n",
+};
+
+static void expect_same_reading(const reading *a, const reading *b)
+{
+    assert_int_equal(a->last, b->last);
+    assert_string_equal(a->err, b->err);
+    assert_int_equal(a->n, b->n);
+    for (int i = 0; i < a->n; i++)
+        expect_record(b, i, a->rec[i].name, a->rec[i].residues, a->rec[i].line);
+}
+
+/* Every input, with every thread count from 1 to 4 and pieces of 1 to 9
+ * bytes: the same as read in one piece. */
+static void test_pieces_do_not_change_the_reading(void **state)
+{
+    for (size_t t = 0; t < sizeof cut_inputs / sizeof cut_inputs[0]; t++) {
+        const char *paths[2] = {temp_file(cut_inputs[t]), temp_file(">z\nAC\n")};
+        read_threads = 0;
+        reading whole;
+        read_all(&whole, paths, 2);
+        for (int threads = 1; threads <= 4; threads++)
+            for (size_t piece = 1; piece <= 9; piece++) {
+                read_threads = threads;
+                read_piece_bytes = piece;
+                reading cut;
+                read_all(&cut, paths, 2);
+                expect_same_reading(&whole, &cut);
+                free_reading(&cut);
+            }
+        free_reading(&whole);
+        remove_temps(state);
+    }
+}
+
+/* 20,000 records read by 4 threads in pieces of 4 KB: the pieces' records
+ * come out in file order, with their own lines. */
+static void test_many_records_over_many_pieces(void **state)
+{
+    enum { N = 20000 };
+    size_t cap = (size_t)N * 64;
+    char *text = malloc(cap), *p = text;
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, ">r%d desc\n%.*s\n%s\n", i, 1 + i % 37,
+                     "ACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT", i % 3 ? "GG" : "");
+    const char *path = temp_file_n(text, (size_t)(p - text));
+    hmmrt_reader *r = hmmrt_reader_open(&path, 1);
+    hmmrt_reader_set_pieces(r, 4, 4096);
+    hmmrt_record rec;
+    char err[256], name[32];
+    long line = 1;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(hmmrt_reader_next(r, &rec, err, sizeof err), 1);
+        snprintf(name, sizeof name, "r%d", i);
+        assert_string_equal(rec.name, name);
+        assert_int_equal(rec.length, 1 + i % 37 + (i % 3 ? 2 : 0));
+        assert_int_equal(rec.line, line);
+        line += 3;
+        hmmrt_record_release(&rec);
+    }
+    assert_int_equal(hmmrt_reader_next(r, &rec, err, sizeof err), 0);
+    hmmrt_reader_close(r);
     free(text);
 }
 
@@ -369,6 +456,8 @@ int main(void)
         cmocka_unit_test_teardown(test_header_without_name_at_end_of_file, remove_temps),
         cmocka_unit_test_teardown(test_error_is_sticky, remove_temps),
         cmocka_unit_test_teardown(test_very_long_lines, remove_temps),
+        cmocka_unit_test_teardown(test_pieces_do_not_change_the_reading, remove_temps),
+        cmocka_unit_test_teardown(test_many_records_over_many_pieces, remove_temps),
         cmocka_unit_test(test_map_valid),
         cmocka_unit_test(test_map_invalid_positions),
         cmocka_unit_test(test_map_cache_follows_contents),

@@ -132,10 +132,8 @@ static void read_back(const char *fasta, records *rs)
 
 static void free_records(records *rs)
 {
-    for (int i = 0; i < rs->n; i++) {
-        free(rs->rec[i].name);
-        free(rs->rec[i].residues);
-    }
+    for (int i = 0; i < rs->n; i++)
+        hmmrt_record_release(&rs->rec[i]);
 }
 
 /* Every line of fasta that is not a header is at most 60 long, and all but

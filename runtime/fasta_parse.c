@@ -1,0 +1,264 @@
+/* fasta_parse.c: the FASTA state machine (fasta_parse.h): records over many
+ * lines, CRLF, blank lines and white space inside sequences, the name as the
+ * first word after '>', no limit on the length of a line. It sees bytes only;
+ * files, blocks and threads are the reader's (fasta.c). */
+#include "fasta_parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char DATA_BEFORE_HEADER[] =
+    "sequence data before the first '>' header: a FASTA record starts with a line '>NAME'";
+static const char NO_NAME[] =
+    "a '>' header without a name: write the sequence's name right after '>'";
+static const char OUT_OF_MEMORY[] = "out of memory";
+
+static int is_blank(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int fail(fasta_parse *p, const char *error)
+{
+    p->failed = 1;
+    p->out_of_memory = error == OUT_OF_MEMORY;
+    p->error = error;
+    p->error_line = p->line;
+    return -1;
+}
+
+int fasta_parse_start(fasta_parse *p, long first_line, size_t piece_bytes)
+{
+    memset(p, 0, sizeof *p);
+    p->state = FASTA_AT_LINE_START;
+    p->line = first_line;
+    /* a piece's names and residues, each with its NUL, take at most its
+     * bytes and one: a record's '>' pays for its name's NUL, its header's
+     * line end for its residues' */
+    p->store_cap = piece_bytes + 64;
+    p->store = malloc(p->store_cap);
+    return p->store ? 0 : fail(p, OUT_OF_MEMORY);
+}
+
+void fasta_parse_free(fasta_parse *p)
+{
+    free(p->store);
+    free(p->records);
+    p->store = NULL;
+    p->records = NULL;
+}
+
+/* Room for more bytes in the store: 0, or -1. */
+static int reserve(fasta_parse *p, size_t more)
+{
+    if (p->store_len + more <= p->store_cap)
+        return 0;
+    size_t cap = p->store_cap ? p->store_cap : 2048;
+    while (cap < p->store_len + more)
+        cap *= 2;
+    char *bigger = realloc(p->store, cap);
+    if (!bigger)
+        return fail(p, OUT_OF_MEMORY);
+    p->store = bigger;
+    p->store_cap = cap;
+    return 0;
+}
+
+static int put_byte(fasta_parse *p, char c)
+{
+    if (reserve(p, 1) != 0)
+        return -1;
+    p->store[p->store_len++] = c;
+    return 0;
+}
+
+/* The record in progress is complete: its residues get their NUL. */
+static int take_record(fasta_parse *p)
+{
+    if (put_byte(p, '\0') != 0)
+        return -1;
+    if (p->n_records == p->records_cap) {
+        size_t cap = p->records_cap ? 2 * p->records_cap : 1024;
+        fasta_parsed *bigger = realloc(p->records, cap * sizeof *bigger);
+        if (!bigger)
+            return fail(p, OUT_OF_MEMORY);
+        p->records = bigger;
+        p->records_cap = cap;
+    }
+    p->records[p->n_records++] = (fasta_parsed){
+        .name_at = p->name_at,
+        .residues_at = p->residues_at,
+        .length = (int64_t)(p->store_len - 1 - p->residues_at),
+        .line = p->name_line,
+    };
+    p->in_record = 0;
+    return 0;
+}
+
+/* The name ended: its NUL, and the residues start after it. */
+static int end_name(fasta_parse *p)
+{
+    if (put_byte(p, '\0') != 0)
+        return -1;
+    p->residues_at = p->store_len;
+    p->state = FASTA_IN_DESCRIPTION;
+    return 0;
+}
+
+/* 1 when one of the 8 bytes of w is below '!': a blank, a line end or
+ * another control byte (bytes from 0x80 have their top bit, never flagged). */
+static int has_byte_below_bang(uint64_t w)
+{
+    return ((w - 0x2121212121212121u) & ~w & 0x8080808080808080u) != 0;
+}
+
+/* Copies bytes above ' ' from at to *out, 8 at a time while it can; returns
+ * where it stopped: at end or at a byte that is not above ' '. */
+static const char *copy_plain(char **out, const char *at, const char *end)
+{
+    char *o = *out;
+    while (end - at >= 8) {
+        uint64_t w;
+        memcpy(&w, at, 8);
+        if (has_byte_below_bang(w))
+            break;
+        memcpy(o, &w, 8);
+        o += 8;
+        at += 8;
+    }
+    while (at < end && (unsigned char)*at > ' ')
+        *o++ = *at++;
+    *out = o;
+    return at;
+}
+
+/* Copies the residues of a sequence line from at up to its end (or end),
+ * leaving out blanks; other control bytes are residues (that the alphabet
+ * then refuses). */
+static const char *sequence_line(fasta_parse *p, const char *at, const char *end)
+{
+    if (!p->in_record) {
+        for (; at < end && *at != '\n'; at++)
+            if (!is_blank((unsigned char)*at)) {
+                fail(p, DATA_BEFORE_HEADER);
+                return at;
+            }
+        return at;
+    }
+    if (reserve(p, (size_t)(end - at)) != 0)
+        return at;
+    char *out = p->store + p->store_len;
+    for (;;) {
+        at = copy_plain(&out, at, end);
+        if (at == end || *at == '\n')
+            break;
+        if (!is_blank((unsigned char)*at))
+            *out++ = *at;
+        at++;
+    }
+    p->store_len = (size_t)(out - p->store);
+    return at;
+}
+
+/* Copies the name's bytes from at up to a blank or line end (or end). */
+static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
+{
+    const char *stop = at;
+    while (stop < end && *stop != '\n' && !is_blank((unsigned char)*stop))
+        stop++;
+    size_t span = (size_t)(stop - at);
+    if (reserve(p, span) != 0)
+        return at;
+    memcpy(p->store + p->store_len, at, span);
+    p->store_len += span;
+    if (stop < end)
+        end_name(p);
+    return stop;
+}
+
+/* Takes the steps that the byte at `at` starts; returns where the next starts. */
+static const char *step(fasta_parse *p, const char *at, const char *end)
+{
+    unsigned char c = (unsigned char)*at;
+    switch (p->state) {
+    case FASTA_AT_LINE_START:
+        if (c != '>') {
+            p->state = FASTA_IN_SEQUENCE_LINE;
+            return at;
+        }
+        if (p->in_record && take_record(p) != 0)
+            return at;
+        p->in_record = 1;
+        p->name_line = p->line;
+        p->name_at = p->store_len;
+        p->state = FASTA_BEFORE_NAME;
+        return at + 1;
+    case FASTA_IN_SEQUENCE_LINE:
+        if (c == '\n') {
+            p->line++;
+            p->state = FASTA_AT_LINE_START;
+            return at + 1;
+        }
+        return sequence_line(p, at, end);
+    case FASTA_BEFORE_NAME:
+        if (c == '\n') {
+            fail(p, NO_NAME);
+            return at;
+        }
+        if (!is_blank(c))
+            p->state = FASTA_IN_NAME;
+        return is_blank(c) ? at + 1 : at;
+    case FASTA_IN_NAME:
+        return name_bytes(p, at, end);
+    case FASTA_IN_DESCRIPTION: {
+        const char *newline = memchr(at, '\n', (size_t)(end - at));
+        if (!newline)
+            return end;
+        p->state = FASTA_IN_SEQUENCE_LINE; /* ends the line as a sequence line would */
+        return newline;
+    }
+    }
+    return end;
+}
+
+int fasta_parse_bytes(fasta_parse *p, const char *bytes, size_t n)
+{
+    const char *at = bytes, *end = bytes + n;
+    while (at < end && !p->failed)
+        at = step(p, at, end);
+    return p->failed ? -1 : 0;
+}
+
+int fasta_parse_end_piece(fasta_parse *p)
+{
+    if (p->failed)
+        return -1;
+    if (p->state == FASTA_BEFORE_NAME)
+        return fail(p, NO_NAME);
+    if (p->state == FASTA_IN_NAME && end_name(p) != 0)
+        return -1;
+    p->state = FASTA_AT_LINE_START;
+    if (p->in_record && take_record(p) != 0)
+        return -1;
+    return 0;
+}
+
+int fasta_parse_keep_partial(fasta_parse *p, char **old_store)
+{
+    size_t from = p->in_record ? p->name_at : p->store_len;
+    size_t n = p->store_len - from;
+    size_t cap = n > 2048 ? 2 * n : 2048;
+    char *store = malloc(cap);
+    if (!store)
+        return fail(p, OUT_OF_MEMORY);
+    memcpy(store, p->store + from, n);
+    *old_store = p->store;
+    p->store = store;
+    p->store_len = n;
+    p->store_cap = cap;
+    /* residues_at below from belongs to an earlier record: it is set again
+     * when the name in progress ends */
+    p->name_at = p->in_record ? p->name_at - from : 0;
+    p->residues_at = p->residues_at >= from ? p->residues_at - from : 0;
+    return 0;
+}

@@ -1,0 +1,67 @@
+/* fasta_parse.h: the FASTA state machine of the reader, run over one piece
+ * of a file held in memory (runtime/fasta_parse.c). Pieces of one block are
+ * parsed on several threads at once (runtime/fasta.c): each parse keeps its
+ * records, their names and residues in a store of its own, as offsets, and
+ * counts lines from its piece's start; the reader then turns offsets into
+ * pointers and counts into line numbers of the file. */
+#ifndef HMMRT_FASTA_PARSE_H
+#define HMMRT_FASTA_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the parse is inside the current line. */
+typedef enum fasta_line_state {
+    FASTA_AT_LINE_START,
+    FASTA_IN_SEQUENCE_LINE,
+    FASTA_BEFORE_NAME,    /* after '>', skipping blanks */
+    FASTA_IN_NAME,
+    FASTA_IN_DESCRIPTION  /* the rest of a header line, ignored */
+} fasta_line_state;
+
+/* A complete record: its name and residues (each NUL-terminated) in the store. */
+typedef struct fasta_parsed {
+    size_t name_at, residues_at;
+    int64_t length;
+    long line; /* of its '>' header, counted as the parse counts lines */
+} fasta_parsed;
+
+typedef struct fasta_parse {
+    fasta_line_state state;
+    long line;          /* the line of the next byte */
+    int in_record;      /* a header was read: residues belong to it */
+    size_t name_at;     /* where the record in progress starts in store */
+    size_t residues_at; /* ... and its residues, once its name has ended */
+    long name_line;
+
+    char *store; /* names and residues, records one after the other */
+    size_t store_len, store_cap;
+    fasta_parsed *records;
+    size_t n_records, records_cap;
+
+    /* After an error nothing more is parsed; the message has no place in it:
+     * the reader adds the file and error_line. */
+    int failed, out_of_memory;
+    long error_line;
+    const char *error; /* a static message */
+} fasta_parse;
+
+/* A parse at the start of a piece that starts a file or a line with '>',
+ * with room for a piece of about piece_bytes: 0, or -1 out of memory. */
+int fasta_parse_start(fasta_parse *p, long first_line, size_t piece_bytes);
+void fasta_parse_free(fasta_parse *p);
+
+/* Parses n more bytes: 0, or -1 after an error (failed is set). */
+int fasta_parse_bytes(fasta_parse *p, const char *bytes, size_t n);
+
+/* The piece ended where a record may end (at a line that starts with '>',
+ * or at the end of the file): the record in progress is complete. 0, or -1
+ * after an error (a header without a name). */
+int fasta_parse_end_piece(fasta_parse *p);
+
+/* Keeps only the record in progress in a new store, moved to its start (the
+ * complete records' store goes to *old_store, which the caller then owns):
+ * 0, or -1 out of memory. */
+int fasta_parse_keep_partial(fasta_parse *p, char **old_store);
+
+#endif

@@ -1,0 +1,72 @@
+/* read_block.c: fills the FASTA reader's block from a file: a regular file
+ * with one pread a range, the ranges on as many threads at once (OpenMP), as
+ * copying from the page cache is a large part of reading; anything else
+ * (standard input, pipes) with read() in turn. */
+#include "internal.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+enum { MAX_RANGES = 256 };
+
+/* Reads n bytes at offset, or fewer at the end of the file: how many, or -1. */
+static ssize_t pread_fully(int fd, char *into, size_t n, off_t offset)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t got = pread(fd, into + done, n - done, offset + (off_t)done);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        done += (size_t)got;
+    }
+    return (ssize_t)done;
+}
+
+static long read_in_turn(int fd, char *block, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t got = read(fd, block + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    return (long)n;
+}
+
+long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range)
+{
+    if (!offset)
+        return read_in_turn(fd, block, (size_t)n_ranges * range);
+    if (n_ranges > MAX_RANGES)
+        n_ranges = MAX_RANGES;
+    ssize_t got[MAX_RANGES];
+    int error[MAX_RANGES];
+#pragma omp parallel for num_threads(n_ranges) schedule(static, 1) if (n_ranges > 1)
+    for (int k = 0; k < n_ranges; k++) {
+        got[k] = pread_fully(fd, block + (size_t)k * range, range, *offset + (off_t)k * (off_t)range);
+        error[k] = got[k] < 0 ? errno : 0;
+    }
+    /* the block ends at the first short range: a file that grows meanwhile
+     * is read on from there next time */
+    long n = 0;
+    for (int k = 0; k < n_ranges; k++) {
+        if (got[k] < 0) {
+            errno = error[k];
+            return -1;
+        }
+        n += (long)got[k];
+        if ((size_t)got[k] < range)
+            break;
+    }
+    *offset += n;
+    return n;
+}
