@@ -480,6 +480,20 @@ static const char *cpu_only_reason(const Program *p)
     return NULL;
 }
 
+/* Why the GPU scores the program in double only, or NULL: a forward or
+ * backward call with weights below float's range (viterbi adds logarithms). */
+static const char *double_only_reason(const Program *p)
+{
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        double least = call->alg != ALG_VITERBI ? ir_float_underflow(call->model) : 0;
+        if (least < 0)
+            return arena_printf(p->arena, "%s has weights down to e^%.0f, below float's range "
+                                "(2^-126)", call->label, least);
+    }
+    return NULL;
+}
+
 /* The calls as the GPU side runs them: launchers in the .cu file, outputs,
  * and the move tables for tracebacks followed on the host. */
 static void write_gpu_program(Emitter *e, const Program *p, const int *model_alphabet)
@@ -521,9 +535,10 @@ static void write_gpu_program(Emitter *e, const Program *p, const int *model_alp
     if (!n_calls)
         fprintf(o, "    {NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0.0, NULL, NULL},\n");
     fprintf(o, "};\n");
-    fprintf(o, "static const hmmrt_gpu_program gpu_program = {%d, gpu_calls, %s, hmmrt_gpu_open, "
+    const char *double_only = reason ? NULL : double_only_reason(p);
+    fprintf(o, "static const hmmrt_gpu_program gpu_program = {%d, gpu_calls, %s, %s, hmmrt_gpu_open, "
                "hmmrt_gpu_score, hmmrt_gpu_report, hmmrt_gpu_close};\n", n_calls,
-            reason ? emit_string(reason) : "NULL");
+            reason ? emit_string(reason) : "NULL", double_only ? emit_string(double_only) : "NULL");
 }
 
 static void write_program(Emitter *e, const Program *p, const int *model_alphabet,

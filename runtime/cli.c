@@ -2,6 +2,8 @@
  * hmmrt_options, and writes --help and --version. */
 #include "internal.h"
 
+#include "hmmrt_gpu.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -333,6 +335,9 @@ static void print_gpu_options(FILE *f, const hmmrt_program *prog)
             "  --device N       score on GPU number N (default 0)\n"
             "  --double         double precision on the GPU (default single; the CPU\n"
             "                   always computes in double)\n");
+    if (prog->gpu && prog->gpu->needs_double)
+        fprintf(f, "                   This program is scored in double on the GPU anyway:\n"
+                   "                   %s.\n", prog->gpu->needs_double);
     if (prog->gpu)
         fprintf(f, "                   Without a usable GPU it says why and scores on the CPU.\n");
     else

@@ -67,6 +67,9 @@ typedef struct hmmrt_gpu_program {
     /* NULL, or why this program runs on the CPU even with a GPU (e.g. it
      * prints whole tables, which are computed on the CPU) */
     const char *cpu_only;
+    /* NULL, or why the GPU scores this program in double only: a forward or
+     * backward call whose weights are below float's range (2^-126) */
+    const char *needs_double;
     /* The driver (libhmmrt_gpu: hmmrt_gpu_open, hmmrt_gpu_score, ...). open
      * returns NULL with a message in err when no usable GPU is there. */
     void *(*open)(const struct hmmrt_program *prog, int device, int use_double, char *err,

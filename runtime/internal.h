@@ -63,6 +63,12 @@ void hmmrt_names_free(hmmrt_names *t);
  * memory). */
 int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long line,
                     const char **first_path, long *first_line);
+/* The same with the name's hash (hmmrt_name_hash, which threads can compute
+ * beforehand), and a hint to fetch the hash's slot ahead of its add. */
+uint64_t hmmrt_name_hash(const char *name);
+void hmmrt_names_prefetch(const hmmrt_names *t, uint64_t hash);
+int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long line,
+                    const char **first_path, long *first_line);
 
 /* ---- output.c: the output table on a file descriptor ---------------------- */
 typedef struct hmmrt_out {

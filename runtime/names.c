@@ -22,7 +22,7 @@ struct hmmrt_names {
 };
 
 /* FNV-1a, 64 bits. */
-static uint64_t hash_name(const char *name)
+uint64_t hmmrt_name_hash(const char *name)
 {
     uint64_t h = 0xcbf29ce484222325u;
     for (const unsigned char *p = (const unsigned char *)name; *p; p++)
@@ -66,10 +66,21 @@ static int grow(hmmrt_names *t)
     return 0;
 }
 
+void hmmrt_names_prefetch(const hmmrt_names *t, uint64_t hash)
+{
+    if (t->n_slots)
+        __builtin_prefetch(&t->slots[(size_t)hash & (t->n_slots - 1)]);
+}
+
 int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long line,
                     const char **first_path, long *first_line)
 {
-    uint64_t hash = hash_name(name);
+    return hmmrt_names_add_hash(t, hmmrt_name_hash(name), path, line, first_path, first_line);
+}
+
+int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long line,
+                         const char **first_path, long *first_line)
+{
     if (t->n_slots) {
         name_slot *s = find_slot(t->slots, t->n_slots, hash);
         if (s->hash) {

@@ -44,9 +44,10 @@ static int alloc_work(work *w, const hmmrt_program *prog, int64_t max_records)
     w->offsets = calloc(n, sizeof *w->offsets);
     w->lengths = calloc(n, sizeof *w->lengths);
     w->skip = calloc(n, sizeof *w->skip);
+    w->name_hashes = calloc(n, sizeof *w->name_hashes);
     w->code_ptrs = calloc(n * at_least_one(prog->n_alphabets), sizeof *w->code_ptrs);
     w->codes = calloc(at_least_one(prog->n_alphabets), sizeof *w->codes);
-    return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip &&
+    return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip && w->name_hashes &&
                    w->code_ptrs && w->codes
                ? 0
                : -1;
@@ -69,6 +70,7 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
     free(w->offsets);
     free(w->lengths);
     free(w->skip);
+    free(w->name_hashes);
     free(w->code_ptrs);
     free(w->codes);
 }
@@ -281,6 +283,7 @@ static void score_and_read_ahead(run *r)
             int64_t limit;
 #pragma omp atomic read
             limit = stop_at;
+            r->w.name_hashes[i] = hmmrt_name_hash(b->records[i].name);
             results[i].status = SEQ_NOT_RUN;
             if (i > limit)
                 continue;
@@ -378,13 +381,13 @@ static int stop_out_of_memory(run *r, const hmmrt_record *rec)
 
 /* A name seen before is warned about (the first ten, then counted); both
  * sequences are printed: the name is the user's, the row order tells them apart. */
-static void check_name(run *r, const hmmrt_record *rec)
+static void check_name(run *r, const hmmrt_record *rec, uint64_t hash)
 {
     if (r->names_unchecked)
         return;
     const char *first_path;
     long first_line;
-    int seen = hmmrt_names_add(r->names, rec->name, rec->path, rec->line, &first_path,
+    int seen = hmmrt_names_add_hash(r->names, hash, rec->path, rec->line, &first_path,
                                &first_line);
     if (seen < 0) {
         r->names_unchecked = 1;
@@ -426,7 +429,9 @@ static int print_rows(run *r)
     int n_columns = r->prog->n_columns;
     for (int64_t i = 0; i < b->n; i++) {
         const hmmrt_record *rec = &b->records[i];
-        check_name(r, rec);
+        if (i + 8 < b->n) /* the table is large: its slots come from memory */
+            hmmrt_names_prefetch(r->names, w->name_hashes[i + 8]);
+        check_name(r, rec, w->name_hashes[i]);
         switch (w->results[i].status) {
         case SEQ_SCORED:
             r->timing.sequences_scored++;
@@ -548,8 +553,10 @@ static void warn_skipped_total(const run *r)
 }
 
 /* The GPU, when the program has one, --cpu does not say no and it opens;
- * NULL (after a note saying why, where it was wanted) for the CPU. */
-static void *open_gpu(const hmmrt_program *prog, const hmmrt_options *o)
+ * NULL (after a note saying why, where it was wanted) for the CPU. It scores
+ * in double when asked to, or when float cannot hold the program's weights
+ * (rather than scoring every sequence in float in vain, then again). */
+static void *open_gpu(const hmmrt_program *prog, const hmmrt_options *o, int *in_double)
 {
     const hmmrt_gpu_program *gpu = prog->gpu;
     if (!gpu || o->cpu)
@@ -559,7 +566,8 @@ static void *open_gpu(const hmmrt_program *prog, const hmmrt_options *o)
         return NULL;
     }
     char why[1024] = "this program has no GPU driver";
-    void *opened = gpu->open ? gpu->open(prog, o->device, o->use_double, why, sizeof why) : NULL;
+    *in_double = o->use_double || gpu->needs_double != NULL;
+    void *opened = gpu->open ? gpu->open(prog, o->device, *in_double, why, sizeof why) : NULL;
     if (!opened)
         hmmrt_note("no usable GPU (%s); scoring on the CPU", why[0] ? why : "no reason given");
     return opened;
@@ -579,6 +587,8 @@ static void report_timing(run *r, double started)
     hmmrt_print_timing(stderr, &r->timing);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
+    if (r->gpu && r->in_double && !r->o->use_double)
+        fprintf(stderr, "  in double precision: %s\n", r->prog->gpu->needs_double);
     if (r->rescored)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond float's range, rescored in double\n",
                 (long long)r->rescored, r->rescored == 1 ? "" : "s");
@@ -596,7 +606,8 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     }
     hmmrt_set_decimals(o->decimals);
     double started = hmmrt_seconds();
-    void *gpu = open_gpu(prog, o);
+    int in_double = 0;
+    void *gpu = open_gpu(prog, o, &in_double);
     run r;
     if (open_run(&r, prog, o, gpu) != 0) {
         close_run(&r);
@@ -605,6 +616,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    r.in_double = in_double;
     describe_scorer(&r);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);

@@ -77,6 +77,7 @@ static int64_t map_batch(run *r)
         int64_t limit;
 #pragma omp atomic read
         limit = stop_at;
+        w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
         w->results[i].status = SEQ_NOT_RUN;
         w->skip[i] = 1;
         if (i > limit)
@@ -186,7 +187,7 @@ static int score_on_gpu(run *r)
                           .values = w->values};
     char err[2048] = "";
     if (r->prog->gpu->score(r->gpu, &in, err, sizeof err) != 0 ||
-        (!r->o->use_double && rescore_impossible_in_double(r, &in, err, sizeof err) != 0))
+        (!r->in_double && rescore_impossible_in_double(r, &in, err, sizeof err) != 0))
         return stop_at_gpu_error(r, err[0] ? err : "scoring failed, no reason given", first,
                                  last);
     return 0;

@@ -37,6 +37,7 @@ typedef struct work {
     int64_t *offsets;          /* where each sequence's codes start */
     int64_t *lengths;          /* each sequence's length (the GPU's input) */
     unsigned char *skip;       /* 1: the GPU does not score it */
+    uint64_t *name_hashes;     /* hmmrt_name_hash of each name, for the duplicate check */
     const uint8_t **code_ptrs; /* n_alphabets per sequence */
     uint8_t **codes;           /* per alphabet, the codes of the whole batch */
     size_t codes_cap;
@@ -46,6 +47,7 @@ typedef struct run {
     const hmmrt_program *prog;
     const hmmrt_options *o;
     void *gpu;               /* the open GPU (prog->gpu's driver), or NULL: the CPU scores */
+    int in_double;           /* it scores in double (--double, or the program needs it) */
     void *gpu_double;        /* opened on first need: rescores in double what float gave -inf */
     int64_t rescored;        /* sequences rescored so */
     int64_t max_records;     /* a batch holds at most this many records ... */

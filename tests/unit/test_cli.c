@@ -178,6 +178,13 @@ static const hmmrt_gpu_program fake_gpu_cpu_only = {.cpu_only = "it prints whole
                                                      .report = fake_report,
                                                      .close = fake_close};
 
+static const hmmrt_gpu_program fake_gpu_needs_double = {
+    .needs_double = "sum(dna) has weights down to e^-200, below float's range (2^-126)",
+    .open = fake_open,
+    .score = fake_score,
+    .report = fake_report,
+    .close = fake_close};
+
 static hmmrt_program program_under_test; /* toy, with the gpu a test gives it */
 
 static void use_gpu(const hmmrt_gpu_program *gpu)
@@ -742,6 +749,25 @@ static void test_gpu_double(void **state)
            "a\t2.000000\t-1.000000\tgd32\t0.000000\n", "fake gpu: 1 sequences, 1 scored\n");
 }
 
+/* A program whose weights float cannot hold is scored in double from the
+ * start: one pass ("gd" everywhere, e too), and --help and --timing say why. */
+static void test_gpu_program_that_needs_double(void **state)
+{
+    const char *f = temp_file(three_records);
+    use_gpu(&fake_gpu_needs_double);
+    expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_OK,
+           "a\t4.000000\t-6.000000\tgd3210\t0.000000\n"
+           "b\t3.000000\t-3.000000\tgd321\t1.000000\n"
+           "e\t0.000000\t-inf\tgd\t2.000000\n",
+           "fake gpu: 3 sequences, 3 scored\n");
+    assert_non_null(strstr(run_toy("--help", NULL)->out,
+                           "scored in double on the GPU anyway:\n"
+                           "                   sum(dna) has weights down to e^-200"));
+    assert_non_null(strstr(run_toy("--timing", f, NULL)->err,
+                           "  in double precision: sum(dna) has weights down to e^-200, below "
+                           "float's range (2^-126)\n"));
+}
+
 static void test_no_gpu_falls_back_to_the_cpu(void **state)
 {
     const char *f = temp_file(three_records);
@@ -933,6 +959,7 @@ int main(void)
         T(test_sample_through_main),
         T(test_gpu_scores_rows_in_input_order),
         T(test_gpu_double),
+        T(test_gpu_program_that_needs_double),
         T(test_no_gpu_falls_back_to_the_cpu),
         T(test_cpu_option_and_cpu_only_programs),
         T(test_gpu_skip_invalid),
