@@ -67,6 +67,9 @@ int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long lin
  * beforehand), and a hint to fetch the hash's slot ahead of its add. */
 uint64_t hmmrt_name_hash(const char *name);
 void hmmrt_names_prefetch(const hmmrt_names *t, uint64_t hash);
+/* Makes room for `more` names at once (a batch), so that the table moves
+ * seldom; without memory for it, nothing changes. */
+void hmmrt_names_reserve(hmmrt_names *t, size_t more);
 int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long line,
                     const char **first_path, long *first_line);
 
@@ -129,6 +132,7 @@ double hmmrt_seconds(void); /* a monotonic clock, in seconds */
 typedef struct hmmrt_run_timing {
     const char *scorer;       /* "CPU, 16 threads" or "GPU" */
     int fused;                /* the CPU maps, scores and formats in one pass */
+    double opening;           /* opening the GPU (its context, buffers) */
     double reading;           /* in read_batch, on whichever thread read */
     double mapping, scoring, formatting, writing;
     double waiting;           /* the main thread waiting for the next batch */

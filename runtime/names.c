@@ -50,20 +50,33 @@ static name_slot *find_slot(name_slot *slots, size_t n_slots, uint64_t hash)
     return &slots[i];
 }
 
-/* Doubles the table (or makes its first 1024 slots): 0, or -1. */
-static int grow(hmmrt_names *t)
+/* Moves the table to n_slots slots (a power of two): 0, or -1. */
+static int grow_to(hmmrt_names *t, size_t n_slots)
 {
-    size_t n_slots = t->n_slots ? 2 * t->n_slots : 1024;
     name_slot *slots = calloc(n_slots, sizeof *slots);
     if (!slots)
         return -1;
-    for (size_t i = 0; i < t->n_slots; i++)
+    for (size_t i = 0; i < t->n_slots; i++) {
+        if (i + 16 < t->n_slots && t->slots[i + 16].hash) /* the new slots are far apart */
+            __builtin_prefetch(&slots[(size_t)t->slots[i + 16].hash & (n_slots - 1)], 1);
         if (t->slots[i].hash)
             *find_slot(slots, n_slots, t->slots[i].hash) = t->slots[i];
+    }
     free(t->slots);
     t->slots = slots;
     t->n_slots = n_slots;
     return 0;
+}
+
+void hmmrt_names_reserve(hmmrt_names *t, size_t more)
+{
+    size_t want = t->used + more < HMMRT_NAMES_MAX ? t->used + more : HMMRT_NAMES_MAX;
+    if (2 * want <= t->n_slots)
+        return;
+    size_t n_slots = t->n_slots ? 4 * t->n_slots : 1024; /* few moves of a large table */
+    while (n_slots < 2 * want)
+        n_slots *= 2;
+    grow_to(t, n_slots); /* else add grows it as before, or says it cannot */
 }
 
 void hmmrt_names_prefetch(const hmmrt_names *t, uint64_t hash)
@@ -91,7 +104,7 @@ int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long l
     }
     if (t->used >= HMMRT_NAMES_MAX)
         return -1;
-    if (2 * (t->used + 1) > t->n_slots && grow(t) != 0)
+    if (2 * (t->used + 1) > t->n_slots && grow_to(t, t->n_slots ? 2 * t->n_slots : 1024) != 0)
         return -1;
     *find_slot(t->slots, t->n_slots, hash) = (name_slot){hash, path, line};
     t->used++;

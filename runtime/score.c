@@ -427,6 +427,8 @@ static int print_rows(run *r)
     const batch *b = r->current;
     work *w = &r->w;
     int n_columns = r->prog->n_columns;
+    if (!r->names_unchecked)
+        hmmrt_names_reserve(r->names, (size_t)b->n);
     for (int64_t i = 0; i < b->n; i++) {
         const hmmrt_record *rec = &b->records[i];
         if (i + 8 < b->n) /* the table is large: its slots come from memory */
@@ -608,6 +610,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     double started = hmmrt_seconds();
     int in_double = 0;
     void *gpu = open_gpu(prog, o, &in_double);
+    double opened = hmmrt_seconds();
     run r;
     if (open_run(&r, prog, o, gpu) != 0) {
         close_run(&r);
@@ -617,6 +620,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         return HMMRT_EXIT_INTERNAL;
     }
     r.in_double = in_double;
+    r.timing.opening = opened - started;
     describe_scorer(&r);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);

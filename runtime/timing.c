@@ -26,6 +26,8 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
             hmmrt_progname(), (long long)t->sequences_read, (long long)t->symbols_read,
             (long long)t->sequences_scored, (long long)t->symbols_scored);
     fprintf(out, "  %-36s %10s %12s\n", "phase", "seconds", "symbols/s");
+    if (!t->fused)
+        print_phase(out, "opening the GPU", t->opening, 0);
     print_phase(out, "reading (overlaps the rest)", t->reading, t->symbols_read);
     char scoring[128];
     if (t->fused) {

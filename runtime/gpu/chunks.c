@@ -96,6 +96,10 @@ static int launch_call(hmmrt_gpu *g, gpu_slot *s, int c)
 
 static int copy_in(hmmrt_gpu *g, gpu_slot *s)
 {
+    if (!g->epoch_recorded &&
+        gpu_check(g, cudaEventRecord(g->epoch, s->stream), "cudaEventRecord") != 0)
+        return -1;
+    g->epoch_recorded = 1;
     if (gpu_check(g, cudaEventRecord(s->events[EVENT_START], s->stream), "cudaEventRecord") ||
         gpu_check(g,
                   cudaMemcpyAsync(s->device, s->host, s->layout.input_bytes,

@@ -31,12 +31,21 @@ typedef struct gpu_slot {
     int64_t chunk;                  /* its number in the batch */
 } gpu_slot;
 
-/* Totals since open, for the report. Device times are summed over chunks. */
+/* The time a device phase kept the device busy: the union of its intervals
+ * (in ms since the driver's first event). The two streams overlap chunks, so
+ * the sum of their intervals would count time twice. */
+typedef struct busy_time {
+    double until; /* the end of the intervals so far */
+    double ms;
+} busy_time;
+
+/* Totals since open, for the report. */
 typedef struct gpu_stats {
     int64_t batches, chunks, sequences, symbols;
     double h2d_bytes, d2h_bytes;
-    double h2d_ms, d2h_ms;
-    double *call_ms;                /* per call: its kernels */
+    busy_time h2d, d2h;
+    busy_time *calls;               /* per call: its kernels */
+    busy_time all_calls;            /* any kernel */
     double sorting, packing, collecting, waiting, wall; /* host seconds */
 } gpu_stats;
 
@@ -54,6 +63,8 @@ typedef struct hmmrt_gpu {
     int *n_states, *bp_bytes; /* per call, behind shape */
     hmmrt_chunk_shape shape;
     gpu_slot slots[N_SLOTS];
+    cudaEvent_t epoch;        /* recorded before the first chunk: device times count from it */
+    int epoch_recorded;
     /* the batch being scored */
     const hmmrt_gpu_input *in;
     int64_t *order;           /* sorted position -> input index */

@@ -34,6 +34,8 @@ static int create_slot(hmmrt_gpu *g, gpu_slot *s)
 
 int gpu_create_slots(hmmrt_gpu *g)
 {
+    if (gpu_check(g, cudaEventCreate(&g->epoch), "cudaEventCreate") != 0)
+        return -1;
     for (int s = 0; s < N_SLOTS; s++)
         if (create_slot(g, &g->slots[s]) != 0)
             return -1;
@@ -58,6 +60,8 @@ void gpu_release_slots(hmmrt_gpu *g)
 
 void gpu_destroy_slots(hmmrt_gpu *g)
 {
+    if (g->epoch)
+        cudaEventDestroy(g->epoch);
     for (int k = 0; k < N_SLOTS; k++) {
         gpu_slot *s = &g->slots[k];
         free_slot_memory(s);
