@@ -135,7 +135,7 @@ typedef struct hmmrt_run_timing {
     double opening;           /* opening the GPU (its context, buffers) */
     double reading;           /* in read_batch, on whichever thread read */
     double mapping, scoring, formatting, writing;
-    double waiting;           /* the main thread waiting for the next batch */
+    double waiting;           /* the main thread waiting for the next batch (or the printer) */
     double total;
     int64_t sequences_read, symbols_read;
     int64_t sequences_scored, symbols_scored;

@@ -75,7 +75,7 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
     free(w->codes);
 }
 
-static void free_records(batch *b)
+void hmmrt_free_records(batch *b)
 {
     for (int64_t i = 0; i < b->n; i++)
         hmmrt_record_release(&b->records[i]);
@@ -106,13 +106,16 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o, v
     r->names = hmmrt_names_new();
     r->current = &r->batches[0];
     r->next = &r->batches[1];
-    for (int k = 0; k < 2; k++)
+    int n_batches = gpu ? 3 : 2, n_works = gpu ? 2 : 1, ok = 1;
+    for (int k = 0; k < n_batches; k++) {
         r->batches[k].records = calloc((size_t)r->max_records, sizeof(hmmrt_record));
+        ok = ok && r->batches[k].records;
+    }
+    for (int k = 0; k < n_works; k++)
+        ok = ok && alloc_work(&r->works[k], prog, r->max_records) == 0;
+    r->w = &r->works[0];
     int out_ok = hmmrt_out_open(&r->out, STDOUT_FILENO, OUTPUT_BUFFER) == 0;
-    return r->scratches && r->reader && r->names && out_ok && r->batches[0].records &&
-                   r->batches[1].records && alloc_work(&r->w, prog, r->max_records) == 0
-               ? 0
-               : -1;
+    return ok && r->scratches && r->reader && r->names && out_ok ? 0 : -1;
 }
 
 static void close_run(run *r)
@@ -122,15 +125,16 @@ static void close_run(run *r)
         for (int t = 0; t < r->n_scratches; t++)
             hmmrt_scratch_free(&r->scratches[t]);
     free(r->scratches);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         if (r->batches[k].records)
-            free_records(&r->batches[k]);
+            hmmrt_free_records(&r->batches[k]);
         free(r->batches[k].records);
     }
     hmmrt_reader_close(r->reader);
     hmmrt_names_free(r->names);
     hmmrt_out_close(&r->out);
-    free_work(&r->w, r->prog, r->max_records);
+    for (int k = 0; k < 2; k++)
+        free_work(&r->works[k], r->prog, r->max_records);
 }
 
 /* ---- reading a batch ------------------------------------------------------ */
@@ -170,7 +174,7 @@ int hmmrt_is_last_batch(const batch *b)
  * a huge sequence needed is given back once batches are small again. */
 static int size_code_arrays(run *r, const batch *b)
 {
-    work *w = &r->w;
+    work *w = r->w;
     size_t need = (size_t)b->residues + 1;
     size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
     if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
@@ -190,7 +194,7 @@ static int size_code_arrays(run *r, const batch *b)
 /* Where each sequence's codes go in each alphabet's array. */
 static void place_codes(run *r, const batch *b)
 {
-    work *w = &r->w;
+    work *w = r->w;
     int n_alphabets = r->prog->n_alphabets;
     int64_t at = 0;
     for (int64_t i = 0; i < b->n; i++) {
@@ -208,9 +212,9 @@ int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i)
     const hmmrt_program *prog = r->prog;
     for (int a = 0; a < prog->n_alphabets; a++) {
         int64_t bad = hmmrt_map(prog->alphabets[a], rec->residues, rec->length,
-                                r->w.codes[a] + r->w.offsets[i]);
+                                r->w->codes[a] + r->w->offsets[i]);
         if (bad >= 0) {
-            r->w.results[i] = (seq_result){SEQ_INVALID, a, bad};
+            r->w->results[i] = (seq_result){SEQ_INVALID, a, bad};
             return -1;
         }
     }
@@ -219,7 +223,7 @@ int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i)
 
 void hmmrt_clear_values(run *r, int64_t i)
 {
-    hmmrt_value *values = r->w.values + i * r->prog->n_columns;
+    hmmrt_value *values = r->w->values + i * r->prog->n_columns;
     for (int c = 0; c < r->prog->n_columns; c++) {
         values[c].score = NAN;
         hmmrt_buf_reset(&values[c].text);
@@ -233,19 +237,19 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
     if (hmmrt_map_sequence(r, rec, i) != 0)
         return;
     hmmrt_clear_values(r, i);
-    hmmrt_value *values = r->w.values + i * prog->n_columns;
+    hmmrt_value *values = r->w->values + i * prog->n_columns;
     hmmrt_seq seq = {.name = rec->name,
-                     .codes = r->w.code_ptrs + i * prog->n_alphabets,
+                     .codes = r->w->code_ptrs + i * prog->n_alphabets,
                      .length = rec->length,
                      .index = r->first_index + i};
     hmmrt_buf_take_failure();
     int failed = prog->score_cpu(&seq, values, scratch);
     if (!failed) {
-        hmmrt_buf_reset(&r->w.rows[i]);
-        hmmrt_format_row(&r->w.rows[i], prog, rec->name, values);
+        hmmrt_buf_reset(&r->w->rows[i]);
+        hmmrt_format_row(&r->w->rows[i], prog, rec->name, values);
     }
     failed |= hmmrt_buf_take_failure();
-    r->w.results[i].status = failed ? SEQ_OUT_OF_MEMORY : SEQ_SCORED;
+    r->w->results[i].status = failed ? SEQ_OUT_OF_MEMORY : SEQ_SCORED;
     hmmrt_progress_add(1, rec->length);
 }
 
@@ -268,7 +272,7 @@ int hmmrt_omp_chunk(int64_t n_sequences)
 static void score_and_read_ahead(run *r)
 {
     const batch *b = r->current;
-    seq_result *results = r->w.results;
+    seq_result *results = r->w->results;
     int64_t stop_at = b->n; /* sequences after this one are not scored */
     int chunk = hmmrt_omp_chunk(b->n);
 #pragma omp parallel
@@ -283,7 +287,7 @@ static void score_and_read_ahead(run *r)
             int64_t limit;
 #pragma omp atomic read
             limit = stop_at;
-            r->w.name_hashes[i] = hmmrt_name_hash(b->records[i].name);
+            r->w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
             results[i].status = SEQ_NOT_RUN;
             if (i > limit)
                 continue;
@@ -420,12 +424,10 @@ static void release_large_buffers(hmmrt_value *values, int n_columns, hmmrt_buf 
         hmmrt_buf_free(row);
 }
 
-/* Prints the current batch's rows in order: 0, or the exit status of the
- * sequence that stopped the run (after its '# incomplete' line). */
-static int print_rows(run *r)
+/* Prints batch b's rows in order: 0, or the exit status of the sequence
+ * that stopped the run (after its '# incomplete' line). */
+static int print_rows(run *r, const batch *b, work *w)
 {
-    const batch *b = r->current;
-    work *w = &r->w;
     int n_columns = r->prog->n_columns;
     if (!r->names_unchecked)
         hmmrt_names_reserve(r->names, (size_t)b->n);
@@ -455,17 +457,17 @@ static int print_rows(run *r)
     return 0;
 }
 
-int hmmrt_print_batch(run *r)
+int hmmrt_print_batch(run *r, const batch *b, work *w)
 {
     double started = hmmrt_seconds();
-    int status = print_rows(r);
+    int status = print_rows(r, b, w);
     r->timing.writing += hmmrt_seconds() - started;
     return status;
 }
 
 /* ---- the run -------------------------------------------------------------- */
 
-static int stop_at_input_error(run *r, const batch *b)
+int hmmrt_stop_at_input_error(run *r, const batch *b)
 {
     const char *path;
     long line;
@@ -494,32 +496,40 @@ static int check_files(run *r)
     return 0;
 }
 
-/* Scores and prints the current batch while the next one is read. */
+int hmmrt_place_codes(run *r)
+{
+    if (size_code_arrays(r, r->current) != 0)
+        return -1;
+    place_codes(r, r->current);
+    return 0;
+}
+
+int hmmrt_stop_out_of_memory_for_batch(run *r)
+{
+    const batch *b = r->current;
+    hmmrt_error("out of memory for a batch of %lld sequences (%lld symbols)", (long long)b->n,
+                (long long)b->residues);
+    hmmrt_stop_at_sequence(r, &b->records[0]);
+    return HMMRT_EXIT_INTERNAL;
+}
+
+/* Scores and prints the current batch on the CPU while the next one is read. */
 static int process_current_batch(run *r)
 {
     batch *b = r->current;
-    if (size_code_arrays(r, b) != 0) {
-        hmmrt_error("out of memory for a batch of %lld sequences (%lld symbols)",
-                    (long long)b->n, (long long)b->residues);
-        hmmrt_stop_at_sequence(r, &b->records[0]);
-        return HMMRT_EXIT_INTERNAL;
-    }
-    place_codes(r, b);
-    int status;
-    if (r->gpu) {
-        status = hmmrt_score_batch_on_gpu(r);
-    } else {
+    int status = hmmrt_place_codes(r) != 0 ? hmmrt_stop_out_of_memory_for_batch(r) : 0;
+    if (!status) {
         double started = hmmrt_seconds();
         score_and_read_ahead(r);
         r->timing.scoring += hmmrt_seconds() - started;
-        status = hmmrt_print_batch(r);
+        status = hmmrt_print_batch(r, b, r->w);
     }
     r->first_index += b->n;
-    free_records(b);
+    hmmrt_free_records(b);
     return status;
 }
 
-static int flush_timed(run *r)
+int hmmrt_flush_output(run *r)
 {
     double started = hmmrt_seconds();
     int status = hmmrt_out_flush(&r->out);
@@ -532,14 +542,16 @@ static int score_everything(run *r)
     int status = check_files(r);
     if (status)
         return status;
+    if (r->gpu)
+        return hmmrt_score_batches_on_gpu(r);
     hmmrt_read_batch(r, r->current);
     for (;;) {
         batch *b = r->current;
         if (b->n > 0)
             status = process_current_batch(r);
         if (!status && b->failed)
-            status = stop_at_input_error(r, b);
-        if (status || b->ended || b->failed || flush_timed(r) != 0)
+            status = hmmrt_stop_at_input_error(r, b);
+        if (status || b->ended || b->failed || hmmrt_flush_output(r) != 0)
             return status;
         r->current = r->next;
         r->next = b;
@@ -630,7 +642,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     hmmrt_progress_finish();
     warn_skipped_total(&r);
     warn_duplicates_total(&r);
-    if (flush_timed(&r) != 0) {
+    if (hmmrt_flush_output(&r) != 0) {
         hmmrt_error("cannot write the output: %s", strerror(r.out.error));
         status = HMMRT_EXIT_OUTPUT;
     } else if (!status && r.skipped > 0) {

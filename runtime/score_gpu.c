@@ -1,9 +1,11 @@
-/* score_gpu.c: one batch of the scoring run on the GPU. While a reader
- * thread reads the next batch, every sequence is mapped (OpenMP), the mapped
- * ones go to the GPU driver in one call (prog->gpu->score: sorting, transfers,
- * kernels, tracebacks), the rows are formatted in parallel and printed in
- * input order. Skips, stops and exit statuses follow the CPU path's rules:
- * nothing after a sequence that stops the run is scored or printed. */
+/* score_gpu.c: the scoring run on the GPU, batch after batch. While a reader
+ * thread reads batch k + 1 and a printer thread prints batch k - 1, batch k
+ * is mapped (OpenMP), the mapped sequences go to the GPU driver in one call
+ * (prog->gpu->score: sorting, transfers, kernels, tracebacks) and the rows
+ * are formatted in parallel; then batch k goes to the printer, which prints
+ * batches in input order. Skips, stops and exit statuses follow the CPU
+ * path's rules: nothing after a sequence that stops the run is printed, and
+ * nothing is written to the output while the printer may be writing. */
 #include "score_run.h"
 
 #include <math.h>
@@ -56,7 +58,7 @@ static void finish_reading(run *r, read_ahead *ra)
 static void map_one(run *r, int64_t i)
 {
     const hmmrt_record *rec = &r->current->records[i];
-    work *w = &r->w;
+    work *w = r->w;
     w->lengths[i] = rec->length;
     if (hmmrt_map_sequence(r, rec, i) != 0)
         return;
@@ -70,7 +72,7 @@ static void map_one(run *r, int64_t i)
 static int64_t map_batch(run *r)
 {
     const batch *b = r->current;
-    work *w = &r->w;
+    work *w = r->w;
     int64_t stop_at = b->n;
 #pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
     for (int64_t i = 0; i < b->n; i++) {
@@ -106,7 +108,7 @@ static void sent_range(const run *r, int64_t *first, int64_t *last)
 {
     *first = *last = -1;
     for (int64_t i = 0; i < r->current->n; i++)
-        if (!r->w.skip[i]) {
+        if (!r->w->skip[i]) {
             if (*first < 0)
                 *first = i;
             *last = i;
@@ -117,7 +119,8 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
 {
     const hmmrt_record *a = &r->current->records[first], *z = &r->current->records[last];
     hmmrt_error("GPU: %s; in the batch of sequences %s (%s line %ld) to %s (%s line %ld)",
-                message, a->name, a->path, a->line, z->name, z->path, z->line);
+                message[0] ? message : "scoring failed, no reason given", a->name, a->path,
+                a->line, z->name, z->path, z->line);
     hmmrt_stop_at_sequence(r, &r->current->records[0]);
     return HMMRT_EXIT_INTERNAL;
 }
@@ -127,7 +130,7 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
 static int has_impossible_score(const run *r, int64_t i)
 {
     const hmmrt_program *prog = r->prog;
-    const hmmrt_value *values = r->w.values + i * prog->n_columns;
+    const hmmrt_value *values = r->w->values + i * prog->n_columns;
     for (int c = 0; c < prog->n_columns; c++)
         if (prog->columns[c].kind == HMMRT_FIELD_SCORE &&
             (values[c].score == -INFINITY || isnan(values[c].score)))
@@ -143,7 +146,7 @@ static int has_impossible_score(const run *r, int64_t i)
  * true -inf. */
 static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, size_t errlen)
 {
-    work *w = &r->w;
+    work *w = r->w;
     int64_t n = 0;
     unsigned char *skip = malloc((size_t)(in->n ? in->n : 1));
     if (!skip) {
@@ -172,31 +175,30 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
     return status;
 }
 
-static int score_on_gpu(run *r)
+/* Scores the mapped sequences of the current batch: 0 (also when none is
+ * mapped), or -1 with a message in err and the first and last sequences sent. */
+static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_t *last)
 {
-    int64_t first, last;
-    sent_range(r, &first, &last);
-    if (first < 0)
+    sent_range(r, first, last);
+    if (*first < 0)
         return 0;
-    work *w = &r->w;
+    work *w = r->w;
     hmmrt_gpu_input in = {.n = r->current->n,
                           .lengths = w->lengths,
                           .offsets = w->offsets,
                           .codes = (const uint8_t *const *)w->codes,
                           .skip = w->skip,
                           .values = w->values};
-    char err[2048] = "";
-    if (r->prog->gpu->score(r->gpu, &in, err, sizeof err) != 0 ||
-        (!r->in_double && rescore_impossible_in_double(r, &in, err, sizeof err) != 0))
-        return stop_at_gpu_error(r, err[0] ? err : "scoring failed, no reason given", first,
-                                 last);
+    if (r->prog->gpu->score(r->gpu, &in, err, errlen) != 0 ||
+        (!r->in_double && rescore_impossible_in_double(r, &in, err, errlen) != 0))
+        return -1;
     return 0;
 }
 
 static void format_batch(run *r)
 {
     const batch *b = r->current;
-    work *w = &r->w;
+    work *w = r->w;
 #pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
     for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
@@ -212,22 +214,116 @@ static void format_batch(run *r)
     hmmrt_progress_poll();
 }
 
-int hmmrt_score_batch_on_gpu(run *r)
+/* ---- printing on a thread of its own ------------------------------------------- */
+
+typedef struct printer {
+    pthread_t thread;
+    int running;
+    run *r;
+    batch *b; /* the batch it prints, or NULL */
+    work *w;
+    int status;
+} printer;
+
+/* Prints a batch and writes it out: 0, or the exit status of the sequence
+ * that stopped the run, or HMMRT_EXIT_OUTPUT when the output cannot be
+ * written (the run's last flush says why). */
+static void *print_and_write(void *arg)
+{
+    printer *p = arg;
+    p->status = hmmrt_print_batch(p->r, p->b, p->w);
+    if (!p->status && hmmrt_flush_output(p->r) != 0)
+        p->status = HMMRT_EXIT_OUTPUT;
+    return NULL;
+}
+
+/* The output and the names belong to the printer until finish_printing. */
+static void start_printing(printer *p, batch *b, work *w)
+{
+    p->b = b;
+    p->w = w;
+    p->running = pthread_create(&p->thread, NULL, print_and_write, p) == 0;
+    if (!p->running)
+        print_and_write(p); /* no thread to be had: print it now */
+}
+
+/* Waits for the batch being printed, frees its records: its status. */
+static int finish_printing(printer *p)
+{
+    if (!p->b)
+        return 0;
+    if (p->running) {
+        double started = hmmrt_seconds();
+        pthread_join(p->thread, NULL);
+        p->r->timing.waiting += hmmrt_seconds() - started;
+        p->running = 0;
+    }
+    hmmrt_free_records(p->b);
+    p->b = NULL;
+    return p->status;
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+
+/* Maps, scores and formats the current batch while the next one is read and
+ * the one before is printed; then hands it to the printer. 0, or an exit
+ * status (the printer has finished then, and the reader too). *stops: a
+ * sequence of this batch stops the run (an invalid symbol), so that no
+ * batch after it needs scoring. */
+static int process_batch(run *r, printer *p, int *stops)
 {
     read_ahead ra;
     start_reading(r, &ra);
-    double started = hmmrt_seconds();
-    map_batch(r);
-    double mapped = hmmrt_seconds();
-    int status = score_on_gpu(r);
-    double scored = hmmrt_seconds();
-    r->timing.mapping += mapped - started;
-    r->timing.scoring += scored - mapped;
-    if (!status) {
-        format_batch(r);
-        r->timing.formatting += hmmrt_seconds() - scored;
-        status = hmmrt_print_batch(r);
+    char err[2048] = "";
+    int64_t first = -1, last = -1;
+    int placed = hmmrt_place_codes(r) == 0, scored = 0;
+    if (placed) {
+        double started = hmmrt_seconds();
+        *stops = map_batch(r) < r->current->n;
+        double mapped = hmmrt_seconds();
+        scored = score_on_gpu(r, err, sizeof err, &first, &last) == 0;
+        double done = hmmrt_seconds();
+        r->timing.mapping += mapped - started;
+        r->timing.scoring += done - mapped;
+        if (scored) {
+            format_batch(r);
+            r->timing.formatting += hmmrt_seconds() - done;
+        }
     }
+    int status = finish_printing(p);
+    if (!status && !placed)
+        status = hmmrt_stop_out_of_memory_for_batch(r);
+    else if (!status && !scored)
+        status = stop_at_gpu_error(r, err, first, last);
+    if (!status)
+        start_printing(p, r->current, r->w);
     finish_reading(r, &ra);
     return status;
+}
+
+int hmmrt_score_batches_on_gpu(run *r)
+{
+    printer p = {.r = r};
+    batch *printed = &r->batches[2]; /* the slot of the batch before the current */
+    hmmrt_read_batch(r, r->current);
+    for (;;) {
+        batch *b = r->current;
+        int stops = 0;
+        int status = b->n > 0 ? process_batch(r, &p, &stops) : 0;
+        if (status)
+            return status;
+        if (stops || hmmrt_is_last_batch(b)) {
+            status = finish_printing(&p);
+            if (!status && b->failed)
+                status = hmmrt_stop_at_input_error(r, b);
+            return status;
+        }
+        /* the batch before is printed and freed: the batch after it goes there */
+        batch *free_slot = printed;
+        printed = b;
+        r->current = r->next;
+        r->next = free_slot;
+        r->w = r->w == &r->works[0] ? &r->works[1] : &r->works[0];
+        r->first_index += b->n;
+    }
 }

@@ -56,9 +56,13 @@ typedef struct run {
     hmmrt_out out;
     hmmrt_scratch *scratches; /* one per thread */
     int n_scratches;
-    batch batches[2];
+    /* The CPU path takes turns with two batches and one work; the GPU path
+     * prints a batch on a thread of its own while it scores the next and
+     * reads the one after, so it has three batches and two works. */
+    batch batches[3];
     batch *current, *next;
-    work w;
+    work works[2];
+    work *w;                 /* the current batch's */
     int64_t first_index; /* input index of the current batch's first sequence */
     long skipped;
     hmmrt_names *names;      /* every name printed or skipped so far ... */
@@ -76,14 +80,23 @@ int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i);
 void hmmrt_clear_values(run *r, int64_t i); /* NAN scores, empty texts */
 int hmmrt_stops_the_run(const run *r, const seq_result *res);
 int hmmrt_omp_chunk(int64_t n_sequences); /* for schedule(dynamic, ...) */
-/* Prints the current batch's rows; 0, or the status of the sequence that
- * stopped the run. Timed as writing. */
-int hmmrt_print_batch(run *r);
+/* Prints the rows of batch b, scored in w; 0, or the status of the sequence
+ * that stopped the run. Timed as writing. */
+int hmmrt_print_batch(run *r, const batch *b, work *w);
+/* Writes out what the output holds: 0, or -1 (r->out.error says why). Timed. */
+int hmmrt_flush_output(run *r);
+void hmmrt_free_records(batch *b);
+/* Ends the output at an input error of batch b (its message, "# incomplete"). */
+int hmmrt_stop_at_input_error(run *r, const batch *b);
+/* Room in r->w for the current batch's codes, and where each goes: 0, or -1
+ * out of memory, which hmmrt_stop_out_of_memory_for_batch then reports. */
+int hmmrt_place_codes(run *r);
+int hmmrt_stop_out_of_memory_for_batch(run *r);
 /* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
 void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);
 
-/* score_gpu.c: maps, scores on the GPU, formats and prints the current batch
- * while the next one is read; 0 or an exit status. */
-int hmmrt_score_batch_on_gpu(run *r);
+/* score_gpu.c: the scoring run on the GPU, from the first batch (read) to
+ * the last row; 0 or an exit status. */
+int hmmrt_score_batches_on_gpu(run *r);
 
 #endif

@@ -40,7 +40,7 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
         print_phase(out, "formatting", t->formatting, t->symbols_scored);
     }
     print_phase(out, "writing", t->writing, t->symbols_scored);
-    print_phase(out, "waiting for input", t->waiting, 0);
+    print_phase(out, t->fused ? "waiting for input" : "waiting (reader, printer)", t->waiting, 0);
     print_phase(out, "total, end to end", t->total, t->symbols_scored);
     fflush(out);
 }

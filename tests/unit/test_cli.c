@@ -831,6 +831,63 @@ static void test_gpu_invalid_symbol_stops_the_run(void **state)
 
 /* A device error loses its whole batch: here a, b and c (d is skipped, so
  * the batch sent ends at c); the rows before the batch stay complete. */
+/* The input of two GPU batches: 2^18 + 3 records, each "ACG" but for the
+ * record at `bad` ("AXG") and the record at `long13` (13 symbols: the fake
+ * GPU fails on it); -1 for neither. Rows expected before record `until`. */
+static void two_batches(hmmrt_buf *input, hmmrt_buf *rows, int bad, int long13, int until)
+{
+    for (int i = 0; i < (1 << 18) + 3; i++) {
+        char line[128];
+        snprintf(line, sizeof line, ">s%d\n%s\n", i,
+                 i == bad ? "AXG" : i == long13 ? "ACGTACGTACGTA" : "ACG");
+        hmmrt_buf_puts(input, line);
+        snprintf(line, sizeof line, "s%d\t3\t-3\tg321\t%d\n", i, i);
+        if (i < until)
+            hmmrt_buf_puts(rows, line);
+    }
+}
+
+/* The printer prints batch 1 while batch 2 is scored: a stop in batch 1
+ * ends the run there, and batch 2 is neither printed nor scored. */
+static void test_gpu_stop_in_the_first_of_two_batches(void **state)
+{
+    hmmrt_buf input = {0}, rows = {0};
+    two_batches(&input, &rows, 1000, -1, 1000);
+    const char *f = temp_file(input.data);
+    char incomplete[256];
+    snprintf(incomplete, sizeof incomplete, "# incomplete: stopped at sequence s1000 (%s line 2001)\n",
+             f);
+    hmmrt_buf_puts(&rows, incomplete);
+    use_gpu(&fake_gpu_program);
+    run_toy("--decimals", "0", "--no-header", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_INPUT);
+    assert_string_equal(last.out, rows.data);
+    assert_int_equal(count_lines_with(last.err, "fake gpu:"), 1);
+    assert_non_null(strstr(last.err, ":2001: sequence s1000: symbol 'X' at position 2"));
+    hmmrt_buf_free(&input);
+    hmmrt_buf_free(&rows);
+}
+
+/* A GPU error in batch 2 is reported after batch 1 is printed whole, and
+ * the output then says where it stopped. */
+static void test_gpu_error_in_the_second_batch(void **state)
+{
+    hmmrt_buf input = {0}, rows = {0};
+    two_batches(&input, &rows, -1, (1 << 18) + 1, 1 << 18);
+    const char *f = temp_file(input.data);
+    char incomplete[256];
+    snprintf(incomplete, sizeof incomplete,
+             "# incomplete: stopped at sequence s262144 (%s line 524289)\n", f);
+    hmmrt_buf_puts(&rows, incomplete);
+    use_gpu(&fake_gpu_program);
+    run_toy("--decimals", "0", "--no-header", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_INTERNAL);
+    assert_string_equal(last.out, rows.data);
+    assert_non_null(strstr(last.err, "toy: error: GPU: cudaMemcpyAsync failed"));
+    hmmrt_buf_free(&input);
+    hmmrt_buf_free(&rows);
+}
+
 static void test_gpu_error_stops_the_run(void **state)
 {
     const char *f = temp_file(">a\nA\n");
@@ -892,7 +949,8 @@ static void test_timing(void **state)
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     assert_string_equal(last.out, HEADER GPU_ROWS);
     const char *gpu_lines[] = {"\n  mapping ", "\n  scoring (GPU) ", "\n  formatting ",
-                               "\n  waiting for input ", "\nfake gpu report\n",
+                               "\n  waiting (reader, printer) ", "\n  opening the GPU ",
+                               "\nfake gpu report\n",
                                "\n  1 sequence scored -inf or beyond float's range, rescored in double\n"};
     for (size_t i = 0; i < sizeof gpu_lines / sizeof gpu_lines[0]; i++)
         if (!strstr(last.err, gpu_lines[i]))
@@ -960,6 +1018,8 @@ int main(void)
         T(test_gpu_scores_rows_in_input_order),
         T(test_gpu_double),
         T(test_gpu_program_that_needs_double),
+        T(test_gpu_stop_in_the_first_of_two_batches),
+        T(test_gpu_error_in_the_second_batch),
         T(test_no_gpu_falls_back_to_the_cpu),
         T(test_cpu_option_and_cpu_only_programs),
         T(test_gpu_skip_invalid),
