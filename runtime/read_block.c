@@ -9,12 +9,14 @@
 
 enum { MAX_RANGES = 256 };
 
-/* Reads n bytes at offset, or fewer at the end of the file: how many, or -1. */
-static ssize_t pread_fully(int fd, char *into, size_t n, off_t offset)
+/* Reads n bytes into `into`, fewer only at the end of the file: with pread
+ * at offset, or with read() where offset is -1. How many, or -1. */
+static ssize_t read_fully(int fd, char *into, size_t n, off_t offset)
 {
     size_t done = 0;
     while (done < n) {
-        ssize_t got = pread(fd, into + done, n - done, offset + (off_t)done);
+        ssize_t got = offset < 0 ? read(fd, into + done, n - done)
+                                 : pread(fd, into + done, n - done, offset + (off_t)done);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
@@ -26,33 +28,17 @@ static ssize_t pread_fully(int fd, char *into, size_t n, off_t offset)
     return (ssize_t)done;
 }
 
-static long read_in_turn(int fd, char *block, size_t cap)
-{
-    size_t n = 0;
-    while (n < cap) {
-        ssize_t got = read(fd, block + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return -1;
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    return (long)n;
-}
-
 long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range)
 {
     if (!offset)
-        return read_in_turn(fd, block, (size_t)n_ranges * range);
+        return (long)read_fully(fd, block, (size_t)n_ranges * range, -1);
     if (n_ranges > MAX_RANGES)
         n_ranges = MAX_RANGES;
     ssize_t got[MAX_RANGES];
     int error[MAX_RANGES];
 #pragma omp parallel for num_threads(n_ranges) schedule(static, 1) if (n_ranges > 1)
     for (int k = 0; k < n_ranges; k++) {
-        got[k] = pread_fully(fd, block + (size_t)k * range, range, *offset + (off_t)k * (off_t)range);
+        got[k] = read_fully(fd, block + (size_t)k * range, range, *offset + (off_t)k * (off_t)range);
         error[k] = got[k] < 0 ? errno : 0;
     }
     /* the block ends at the first short range: a file that grows meanwhile
