@@ -245,6 +245,10 @@ int fasta_parse_end_piece(fasta_parse *p)
 
 int fasta_parse_keep_partial(fasta_parse *p, char **old_store)
 {
+    if (p->n_records == 0) { /* the store holds the partial record alone, from 0 */
+        *old_store = NULL;
+        return 0;
+    }
     size_t from = p->in_record ? p->name_at : p->store_len;
     size_t n = p->store_len - from;
     size_t cap = n > 2048 ? 2 * n : 2048;

@@ -61,7 +61,8 @@ int fasta_parse_end_piece(fasta_parse *p);
 
 /* Keeps only the record in progress in a new store, moved to its start (the
  * complete records' store goes to *old_store, which the caller then owns):
- * 0, or -1 out of memory. */
+ * 0, or -1 out of memory. Without complete records the store stays, and
+ * *old_store is NULL: a sequence over many blocks grows in place. */
 int fasta_parse_keep_partial(fasta_parse *p, char **old_store);
 
 #endif

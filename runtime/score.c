@@ -21,7 +21,8 @@ enum {
     SKIP_WARNINGS_SHOWN = 10,
     DUPLICATE_WARNINGS_SHOWN = 10,
     KEPT_TEXT_BYTES = 1 << 20, /* larger text buffers are freed after their row */
-    READ_PIECE_BYTES = 4 << 20 /* the FASTA a thread parses at once */
+    READ_PIECE_BYTES = 4 << 20, /* the FASTA a thread parses at once */
+    READ_BLOCK_MAX = 256 << 20  /* ... and all threads together */
 };
 #define CPU_BATCH_RESIDUES ((int64_t)64 << 20)
 /* small enough that reading the next batch overlaps the GPU's work on this
@@ -101,8 +102,11 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o, v
     r->n_scratches = omp_get_max_threads();
     r->scratches = calloc((size_t)r->n_scratches, sizeof *r->scratches);
     r->reader = hmmrt_reader_open(o->files, o->n_files);
-    if (r->reader)
-        hmmrt_reader_set_pieces(r->reader, r->n_scratches, READ_PIECE_BYTES);
+    if (r->reader) /* a block of 4 MB a thread, at most 256 MB */
+        hmmrt_reader_set_pieces(r->reader, r->n_scratches,
+                                r->n_scratches * (size_t)READ_PIECE_BYTES > READ_BLOCK_MAX
+                                    ? READ_BLOCK_MAX / (size_t)r->n_scratches
+                                    : READ_PIECE_BYTES);
     r->names = hmmrt_names_new();
     r->current = &r->batches[0];
     r->next = &r->batches[1];
