@@ -47,6 +47,7 @@ typedef struct gpu_stats {
     busy_time *calls;               /* per call: its kernels */
     busy_time all_calls;            /* any kernel */
     double sorting, packing, collecting, waiting, wall; /* host seconds */
+    double buffers;                 /* of sorting: allocating the slots' memory */
 } gpu_stats;
 
 typedef struct hmmrt_gpu {

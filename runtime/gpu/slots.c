@@ -121,14 +121,24 @@ static int allocate(hmmrt_gpu *g, gpu_slot *s, size_t bytes)
     return gpu_fail(g, e, what);
 }
 
-int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need)
+/* Gives slot s at least `need` bytes, from scratch, in steps of GROWTH_STEP
+ * up to the slot limit (a single sequence may need more). */
+static int reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need)
 {
-    if (need <= s->bytes)
-        return 0;
     free_slot_memory(s);
     size_t bytes = (need + GROWTH_STEP - 1) / GROWTH_STEP * GROWTH_STEP;
     size_t ceiling = need > g->slot_limit ? need : g->slot_limit;
     if (bytes > ceiling)
         bytes = ceiling;
     return allocate(g, s, bytes);
+}
+
+int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need)
+{
+    if (need <= s->bytes)
+        return 0;
+    double started = hmmrt_seconds();
+    int got = reserve_slot(g, s, need);
+    g->stats.buffers += hmmrt_seconds() - started;
+    return got;
 }

@@ -131,6 +131,7 @@ void hmmrt_gpu_report(void *gpu, FILE *out)
     fprintf(out, "  %-36s %9s %11s %9s  %s\n", "phase", "seconds", "symbols/s", "GCUPS", "other");
     double symbols = (double)st->symbols, cells = 0;
     line(out, "sorting, planning, buffers (host)", st->sorting, 0, 0, NULL);
+    line(out, "  of which allocating buffers", st->buffers, 0, 0, NULL);
     line(out, "packing (host)", st->packing, symbols, 0, NULL);
     transfer_line(out, "copies to the device", st->h2d.ms, st->h2d_bytes);
     print_calls(g, out, &cells);
