@@ -480,16 +480,15 @@ static const char *cpu_only_reason(const Program *p)
     return NULL;
 }
 
-/* Why the GPU scores the program in double only, or NULL: a forward or
- * backward call with weights below float's range (viterbi adds logarithms). */
+/* Why the GPU scores the program in double only, or NULL: a call with
+ * weights below float's range (IrPlan.float_underflow). */
 static const char *double_only_reason(const Program *p)
 {
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
-        double least = call->alg != ALG_VITERBI ? ir_float_underflow(call->model) : 0;
-        if (least < 0)
+        if (call->plan.float_underflow < 0)
             return arena_printf(p->arena, "%s has weights down to e^%.0f, below float's range "
-                                "(2^-126)", call->label, least);
+                                "(2^-126)", call->label, call->plan.float_underflow);
     }
     return NULL;
 }

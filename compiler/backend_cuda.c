@@ -225,7 +225,7 @@ static void write_sum_kernel(KernelWriter *w, int backward)
     else
         dp_forward_silent(&w->dp);
     write_copy_back(w);
-    cuda_write_float_guard(w->e, m, "true");
+    cuda_write_float_guard(w->e, w->call, "true");
     emit_line(w->e, "int scale = 0;");
     emit_line(w->e, "bool dead = false, risky = false;");
     write_position_loop(w, backward ? write_backward_body : write_forward_body, backward);
@@ -292,9 +292,9 @@ void cuda_write_real_table(Emitter *e, int index, const char *name, const double
                 d ? "double" : "float", index, name, d ? "d" : "f");
 }
 
-void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who)
+void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who)
 {
-    double least = ir_float_underflow(m);
+    double least = call->plan.float_underflow;
     if (least == 0)
         return;
     emit_open(e, "if (sizeof(real) == sizeof(float))");

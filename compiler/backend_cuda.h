@@ -24,11 +24,11 @@ void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v,
  * accessor template c<index>_NAME<real>() that picks one. */
 void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
 
-/* The guard that forward and backward kernels begin with when a weight or
- * emission value is below float's range (ir_float_underflow): in float,
- * every sequence is marked (NaN) for scoring in double. who: the C
- * condition of the thread that writes. */
-void cuda_write_float_guard(Emitter *e, const IrModel *m, const char *who);
+/* The guard that a call's kernel begins with when a weight or emission
+ * value is below float's range (IrPlan.float_underflow; nothing otherwise):
+ * in float, every sequence is marked (NaN) for scoring in double. who: the
+ * C condition of the thread that writes. */
+void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who);
 
 /* Writes c<index>_launch (the kernel in the batch's precision, its block size
  * from the occupancy rules, chosen once per precision) and c<index>_describe. */

@@ -268,8 +268,7 @@ static void write_kernel(BlockWriter *w)
     emit_line(w->e, "const int64_t L = b.lengths[j];");
     if (bp)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(bp), dp_bp_type(bp));
-    if (!viterbi)
-        cuda_write_float_guard(w->e, m, "threadIdx.x == 0");
+    cuda_write_float_guard(w->e, w->call, "threadIdx.x == 0");
     emit_line(w->e, "int64_t pos = %s;", w->backward ? "L" : "0");
     emit_open(w->e, "for (int s = threadIdx.x; s < %d; s += blockDim.x)", n);
     emit_line(w->e, "cur[s] = s == %d ? (real)%s : %s; /* %s */", first, viterbi ? "0" : "1", zero,

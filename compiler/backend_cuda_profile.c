@@ -526,8 +526,7 @@ static void write_kernel(ProfileWriter *w)
                     "(threadIdx.x %% 32 / c%d_G * c%d_G);", c, c, c, c);
     emit_line(w->e, "if (j >= b.n)");
     emit_line(w->e, "    return; /* the whole group */");
-    if (!w->viterbi)
-        cuda_write_float_guard(w->e, m, "lane == 0");
+    cuda_write_float_guard(w->e, w->call, "lane == 0");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
     if (w->bp)

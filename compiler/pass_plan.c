@@ -67,6 +67,11 @@ int pass_plan(Program *p, Diag *d)
         const char *not_dense = NULL;
         if (call->storage == STORE_WHOLE_TABLE)
             not_dense = "whole tables are asked for";
+        plan->float_underflow = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
+        if (p->verbose && plan->float_underflow < 0)
+            fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
+                    "(2^-126): on the GPU this call is scored in double\n", call->label,
+                    plan->float_underflow);
         if (!not_dense && dense_fits(p->arena, m, &not_dense)) {
             plan->dense = 1;
             plan->gpu_shape = GPU_DENSE;
@@ -82,10 +87,6 @@ int pass_plan(Program *p, Diag *d)
                         plan->bp_bytes);
             continue;
         }
-        double least = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
-        if (p->verbose && least < 0)
-            fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
-                    "(2^-126): on the GPU this call is scored in double\n", call->label, least);
         if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
             fprintf(p->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
         if (plan->gpu_shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&
