@@ -41,26 +41,32 @@ void hmmrt_buf_free(hmmrt_buf *b)
     b->len = b->cap = 0;
 }
 
+void *hmmrt_grow(void *data, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap && data)
+        return data;
+    if (need > SIZE_MAX / 2 / size)
+        return NULL;
+    size_t n = *cap ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *bigger = realloc(data, n * size);
+    if (bigger)
+        *cap = n;
+    return bigger;
+}
+
 /* Room for `more` bytes and the NUL; 0, or -1 (and the failure noted). */
 static int buf_reserve(hmmrt_buf *b, size_t more)
 {
-    if (more >= SIZE_MAX / 2 - b->len) {
-        buf_failed = 1;
-        return -1;
-    }
-    size_t need = b->len + more + 1;
-    if (need <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < need)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
+    char *data = more < SIZE_MAX / 2 - b->len
+                     ? hmmrt_grow(b->data, &b->cap, b->len + more + 1, 1, 64)
+                     : NULL;
     if (!data) {
         buf_failed = 1;
         return -1;
     }
     b->data = data;
-    b->cap = cap;
     return 0;
 }
 

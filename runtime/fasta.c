@@ -255,16 +255,11 @@ static int cut_pieces(const char *block, size_t n, int pieces, size_t starts[])
 /* Room for n more pending records: 0, or -1. */
 static int reserve_pending(hmmrt_reader *r, size_t n)
 {
-    if (r->n_pending + n <= r->pending_cap)
-        return 0;
-    size_t cap = r->pending_cap ? r->pending_cap : 1024;
-    while (cap < r->n_pending + n)
-        cap *= 2;
-    hmmrt_record *bigger = realloc(r->pending, cap * sizeof *bigger);
-    if (!bigger)
+    hmmrt_record *pending = hmmrt_grow(r->pending, &r->pending_cap, r->n_pending + n,
+                                       sizeof *pending, 1024);
+    if (!pending)
         return -1;
-    r->pending = bigger;
-    r->pending_cap = cap;
+    r->pending = pending;
     return 0;
 }
 

@@ -4,6 +4,8 @@
  * files, blocks and threads are the reader's (fasta.c). */
 #include "fasta_parse.h"
 
+#include "internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,16 +53,10 @@ void fasta_parse_free(fasta_parse *p)
 /* Room for more bytes in the store: 0, or -1. */
 static int reserve(fasta_parse *p, size_t more)
 {
-    if (p->store_len + more <= p->store_cap)
-        return 0;
-    size_t cap = p->store_cap ? p->store_cap : 2048;
-    while (cap < p->store_len + more)
-        cap *= 2;
-    char *bigger = realloc(p->store, cap);
-    if (!bigger)
+    char *store = hmmrt_grow(p->store, &p->store_cap, p->store_len + more, 1, 2048);
+    if (!store)
         return fail(p, OUT_OF_MEMORY);
-    p->store = bigger;
-    p->store_cap = cap;
+    p->store = store;
     return 0;
 }
 
@@ -77,14 +73,11 @@ static int take_record(fasta_parse *p)
 {
     if (put_byte(p, '\0') != 0)
         return -1;
-    if (p->n_records == p->records_cap) {
-        size_t cap = p->records_cap ? 2 * p->records_cap : 1024;
-        fasta_parsed *bigger = realloc(p->records, cap * sizeof *bigger);
-        if (!bigger)
-            return fail(p, OUT_OF_MEMORY);
-        p->records = bigger;
-        p->records_cap = cap;
-    }
+    fasta_parsed *records = hmmrt_grow(p->records, &p->records_cap, p->n_records + 1,
+                                       sizeof *records, 1024);
+    if (!records)
+        return fail(p, OUT_OF_MEMORY);
+    p->records = records;
     p->records[p->n_records++] = (fasta_parsed){
         .name_at = p->name_at,
         .residues_at = p->residues_at,

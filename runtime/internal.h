@@ -19,6 +19,11 @@ size_t hmmrt_format_score(char out[HMMRT_SCORE_MAX], double score);
 void hmmrt_buf_append(hmmrt_buf *b, const char *s, size_t n);
 /* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it. */
 int hmmrt_buf_take_failure(void);
+/* An array of *cap elements of `size` bytes (data, or NULL with *cap 0) with
+ * room for `need` of them: data itself when it has, else a realloc to
+ * `first` or double *cap until it does (*cap updated). NULL when memory
+ * runs out; data and *cap are then unchanged. */
+void *hmmrt_grow(void *data, size_t *cap, size_t need, size_t size, size_t first);
 
 /* ---- report.c: messages on standard error ---------------------------------- */
 /* The name messages start with: the base name of argv0, else fallback. */

@@ -1,7 +1,7 @@
 /* traceback.c: follows back pointers into a path of state names, and writes
  * whole tables (values and back pointers) in the output table's layout. The
  * same for every model: the generated code passes its moves as tables. */
-#include "hmmrt.h"
+#include "internal.h"
 
 #include <stdlib.h>
 
@@ -49,14 +49,10 @@ typedef struct IntStack {
 
 static int push(IntStack *s, int x)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        int *v = realloc(s->v, cap * sizeof(int));
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    int *v = hmmrt_grow(s->v, &s->cap, s->n + 1, sizeof(int), 64);
+    if (!v)
+        return -1;
+    s->v = v;
     s->v[s->n++] = x;
     return 0;
 }
