@@ -71,12 +71,12 @@ int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long lin
 /* The same with the name's hash (hmmrt_name_hash, which threads can compute
  * beforehand), and a hint to fetch the hash's slot ahead of its add. */
 uint64_t hmmrt_name_hash(const char *name);
+int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long line,
+                         const char **first_path, long *first_line);
 void hmmrt_names_prefetch(const hmmrt_names *t, uint64_t hash);
 /* Makes room for `more` names at once (a batch), so that the table moves
  * seldom; without memory for it, nothing changes. */
 void hmmrt_names_reserve(hmmrt_names *t, size_t more);
-int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long line,
-                    const char **first_path, long *first_line);
 
 /* ---- output.c: the output table on a file descriptor ---------------------- */
 typedef struct hmmrt_out {

@@ -48,8 +48,8 @@ static int alloc_work(work *w, const hmmrt_program *prog, int64_t max_records)
     w->name_hashes = calloc(n, sizeof *w->name_hashes);
     w->code_ptrs = calloc(n * at_least_one(prog->n_alphabets), sizeof *w->code_ptrs);
     w->codes = calloc(at_least_one(prog->n_alphabets), sizeof *w->codes);
-    return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip && w->name_hashes &&
-                   w->code_ptrs && w->codes
+    return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip &&
+                   w->name_hashes && w->code_ptrs && w->codes
                ? 0
                : -1;
 }
@@ -396,7 +396,7 @@ static void check_name(run *r, const hmmrt_record *rec, uint64_t hash)
     const char *first_path;
     long first_line;
     int seen = hmmrt_names_add_hash(r->names, hash, rec->path, rec->line, &first_path,
-                               &first_line);
+                                    &first_line);
     if (seen < 0) {
         r->names_unchecked = 1;
         hmmrt_note("%s:%ld: sequence names from here on are not checked for duplicates "
