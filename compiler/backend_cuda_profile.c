@@ -60,6 +60,13 @@ static double weight_of(const ProfileWriter *w, int move)
  * (K or more: a lane's padding). */
 static int node_of_slot(const ProfileWriter *w, int i) { return (i % w->G) * w->S + i / w->G; }
 
+/* The model's state in role r of the node of slot i, or -1 (none, or padding). */
+static int slot_state(const ProfileWriter *w, int i, int r)
+{
+    int k = node_of_slot(w, i);
+    return k < w->v->K ? w->v->state[k * PROFILE_ROLES + r] : -1;
+}
+
 /* Symbols that every node's emitting state scores alike share a class. */
 static void find_classes(ProfileWriter *w)
 {
@@ -122,16 +129,14 @@ static void write_tables(ProfileWriter *w)
     for (int q = 0; q < w->n_classes; q++)
         for (int r = 0; r < 2; r++)
             for (int i = 0; i < slots; i++) {
-                int k = node_of_slot(w, i), s = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
+                int s = slot_state(w, i, r);
                 double lp = s >= 0 ? w->m->emissions[w->m->states[s].emission].logp[rep[q]] : -INFINITY;
                 emit[(q * 2 + r) * slots + i] = w->viterbi ? lp : exp(lp);
             }
     int *states = ARENA_ARRAY(a, int, PROFILE_ROLES * slots);
     for (int r = 0; r < PROFILE_ROLES; r++)
-        for (int i = 0; i < slots; i++) {
-            int k = node_of_slot(w, i);
-            states[r * slots + i] = k < v->K ? v->state[k * PROFILE_ROLES + r] : -1;
-        }
+        for (int i = 0; i < slots; i++)
+            states[r * slots + i] = slot_state(w, i, r);
     emit_line(w->e, "enum { c%d_G = %d, c%d_S = %d, c%d_R = %d }; /* lanes a sequence; nodes a lane; slots "
                     "for the left lane's nodes */", w->index, w->G, w->index, w->S, w->index, w->R);
     cuda_write_int_table(w->e, w->index, "class", w->class_of, w->m->K);
