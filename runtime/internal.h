@@ -137,10 +137,10 @@ double hmmrt_seconds(void); /* a monotonic clock, in seconds */
 typedef struct hmmrt_run_timing {
     const char *scorer;       /* "CPU, 16 threads" or "GPU" */
     int fused;                /* the CPU maps, scores and formats in one pass */
-    double opening;           /* opening the GPU (its context, buffers) */
+    double opening;           /* opening the GPU (its context; overlaps the first read) */
     double reading;           /* in read_batch, on whichever thread read */
     double mapping, scoring, formatting, writing;
-    double waiting;           /* the main thread waiting for the next batch (or the printer) */
+    double waiting;           /* the main thread waiting: the GPU to open, a batch, the printer */
     double total;
     int64_t sequences_read, symbols_read;
     int64_t sequences_scored, symbols_scored;

@@ -84,19 +84,23 @@ void hmmrt_free_records(batch *b)
 }
 
 /* The batch limits of the scorer: the GPU's are larger. */
-static void set_batch_limits(run *r)
+static void set_batch_limits(run *r, int for_gpu)
 {
-    r->max_records = r->gpu ? GPU_BATCH_RECORDS : CPU_BATCH_RECORDS;
-    r->max_residues = r->gpu ? GPU_BATCH_RESIDUES : CPU_BATCH_RESIDUES;
+    r->max_records = for_gpu ? GPU_BATCH_RECORDS : CPU_BATCH_RECORDS;
+    r->max_residues = for_gpu ? GPU_BATCH_RESIDUES : CPU_BATCH_RESIDUES;
 }
 
-static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o, void *gpu)
+/* Sets up the run for the GPU (the larger batches, a third batch and a
+ * second work) when one is being opened, for the CPU otherwise. */
+static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
+                    gpu_opening *opening)
 {
     memset(r, 0, sizeof *r);
     r->prog = prog;
     r->o = o;
-    r->gpu = gpu;
-    set_batch_limits(r);
+    r->opening = opening;
+    int gpu = opening->wanted;
+    set_batch_limits(r, gpu);
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
     r->n_scratches = omp_get_max_threads();
@@ -487,17 +491,21 @@ int hmmrt_stop_at_input_error(run *r, const batch *b)
 }
 
 /* Every file must open before anything is scored: a typo in the last name
- * should not cost a long run. */
-static int check_files(run *r)
+ * should not cost a long run. The first file that does not open (err says
+ * why), or -1. */
+static int first_unreadable(const run *r, char *err, size_t errlen)
 {
-    char err[1024];
     for (int i = 0; i < r->o->n_files; i++)
-        if (hmmrt_check_readable(r->o->files[i], err, sizeof err) != 0) {
-            hmmrt_error("%s", err);
-            hmmrt_out_incomplete(&r->out, r->o->files[i]);
-            return HMMRT_EXIT_INPUT;
-        }
-    return 0;
+        if (hmmrt_check_readable(r->o->files[i], err, errlen) != 0)
+            return i;
+    return -1;
+}
+
+static int stop_at_unreadable(run *r, int file, const char *err)
+{
+    hmmrt_error("%s", err);
+    hmmrt_out_incomplete(&r->out, r->o->files[file]);
+    return HMMRT_EXIT_INPUT;
 }
 
 int hmmrt_place_codes(run *r)
@@ -541,14 +549,40 @@ int hmmrt_flush_output(run *r)
     return status;
 }
 
+static void describe_scorer(run *r)
+{
+    static char cpu[64];
+    snprintf(cpu, sizeof cpu, "CPU, %d thread%s", r->n_scratches, r->n_scratches == 1 ? "" : "s");
+    r->timing.scorer = r->gpu ? "GPU" : cpu;
+    r->timing.fused = !r->gpu;
+}
+
+/* Waits for the GPU's opening; without a GPU, the batches after the first
+ * are the CPU's size. */
+static void settle_scorer(run *r)
+{
+    r->gpu = hmmrt_finish_opening_gpu(r->opening);
+    r->in_double = r->opening->in_double;
+    r->timing.opening = r->opening->seconds;
+    r->timing.waiting += r->opening->waited;
+    if (!r->gpu)
+        set_batch_limits(r, 0);
+    describe_scorer(r);
+}
+
+/* The first batch is read while the GPU opens. */
 static int score_everything(run *r)
 {
-    int status = check_files(r);
-    if (status)
-        return status;
+    char err[1024];
+    int unreadable = first_unreadable(r, err, sizeof err);
+    if (unreadable < 0)
+        hmmrt_read_batch(r, r->current);
+    settle_scorer(r);
+    if (unreadable >= 0)
+        return stop_at_unreadable(r, unreadable, err);
+    int status = 0;
     if (r->gpu)
         return hmmrt_score_batches_on_gpu(r);
-    hmmrt_read_batch(r, r->current);
     for (;;) {
         batch *b = r->current;
         if (b->n > 0)
@@ -568,35 +602,6 @@ static void warn_skipped_total(const run *r)
         hmmrt_warning("1 sequence was skipped");
     else if (r->skipped > 1)
         hmmrt_warning("%ld sequences were skipped", r->skipped);
-}
-
-/* The GPU, when the program has one, --cpu does not say no and it opens;
- * NULL (after a note saying why, where it was wanted) for the CPU. It scores
- * in double when asked to, or when float cannot hold the program's weights
- * (rather than scoring every sequence in float in vain, then again). */
-static void *open_gpu(const hmmrt_program *prog, const hmmrt_options *o, int *in_double)
-{
-    const hmmrt_gpu_program *gpu = prog->gpu;
-    if (!gpu || o->cpu)
-        return NULL;
-    if (gpu->cpu_only) {
-        hmmrt_note("scoring on the CPU: %s", gpu->cpu_only);
-        return NULL;
-    }
-    char why[1024] = "this program has no GPU driver";
-    *in_double = o->use_double || gpu->needs_double != NULL;
-    void *opened = gpu->open ? gpu->open(prog, o->device, *in_double, why, sizeof why) : NULL;
-    if (!opened)
-        hmmrt_note("no usable GPU (%s); scoring on the CPU", why[0] ? why : "no reason given");
-    return opened;
-}
-
-static void describe_scorer(run *r)
-{
-    static char cpu[64];
-    snprintf(cpu, sizeof cpu, "CPU, %d thread%s", r->n_scratches, r->n_scratches == 1 ? "" : "s");
-    r->timing.scorer = r->gpu ? "GPU" : cpu;
-    r->timing.fused = !r->gpu;
 }
 
 static void report_timing(run *r, double started)
@@ -624,20 +629,17 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     }
     hmmrt_set_decimals(o->decimals);
     double started = hmmrt_seconds();
-    int in_double = 0;
-    void *gpu = open_gpu(prog, o, &in_double);
-    double opened = hmmrt_seconds();
+    gpu_opening opening;
+    hmmrt_start_opening_gpu(&opening, prog, o);
     run r;
-    if (open_run(&r, prog, o, gpu) != 0) {
+    if (open_run(&r, prog, o, &opening) != 0) {
         close_run(&r);
+        void *gpu = hmmrt_finish_opening_gpu(&opening);
         if (gpu)
             prog->gpu->close(gpu);
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
-    r.in_double = in_double;
-    r.timing.opening = opened - started;
-    describe_scorer(&r);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);
     if (o->header)
@@ -657,7 +659,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     if (r.gpu_double)
         prog->gpu->close(r.gpu_double);
     close_run(&r);
-    if (gpu)
-        prog->gpu->close(gpu);
+    if (r.gpu)
+        prog->gpu->close(r.gpu);
     return status;
 }

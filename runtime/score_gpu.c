@@ -305,7 +305,6 @@ int hmmrt_score_batches_on_gpu(run *r)
 {
     printer p = {.r = r};
     batch *printed = &r->batches[2]; /* the slot of the batch before the current */
-    hmmrt_read_batch(r, r->current);
     for (;;) {
         batch *b = r->current;
         int stops = 0;

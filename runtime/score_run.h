@@ -6,6 +6,8 @@
 
 #include "internal.h"
 
+#include <pthread.h>
+
 /* Records read together; two of them take turns: one is scored while the
  * other is read. */
 typedef struct batch {
@@ -46,6 +48,7 @@ typedef struct work {
 typedef struct run {
     const hmmrt_program *prog;
     const hmmrt_options *o;
+    struct gpu_opening *opening; /* the GPU's, while the first batch is read */
     void *gpu;               /* the open GPU (prog->gpu's driver), or NULL: the CPU scores */
     int in_double;           /* it scores in double (--double, or the program needs it) */
     void *gpu_double;        /* opened on first need: rescores in double what float gave -inf */
@@ -71,6 +74,27 @@ typedef struct run {
     hmmrt_run_timing timing;
 } run;
 
+/* Opening the GPU while the run reads its first batch (gpu_opening.c). */
+typedef struct gpu_opening {
+    const hmmrt_program *prog;
+    const hmmrt_options *o;
+    int wanted;      /* the program has a GPU driver and the options allow it */
+    int in_double;   /* ... in double: --double, or the weights need it */
+    int running;     /* a thread is opening it */
+    int finished;    /* hmmrt_finish_opening_gpu was called */
+    pthread_t thread;
+    void *gpu;       /* the open GPU, or NULL ... */
+    char why[1024];  /* ... and why */
+    double seconds;  /* the opening's own time */
+    double waited;   /* the time the run waited for it */
+} gpu_opening;
+/* Starts opening the GPU when the program and options want one; a program
+ * that must score on the CPU gets its note now. */
+void hmmrt_start_opening_gpu(gpu_opening *op, const hmmrt_program *prog, const hmmrt_options *o);
+/* Waits for the opening: the open GPU, or NULL after a note saying why
+ * (where one was wanted). Called again, returns the same. */
+void *hmmrt_finish_opening_gpu(gpu_opening *op);
+
 /* score.c, for score_gpu.c */
 void hmmrt_read_batch(run *r, batch *b); /* fills b from the reader; timed */
 int hmmrt_is_last_batch(const batch *b);
@@ -95,8 +119,8 @@ int hmmrt_stop_out_of_memory_for_batch(run *r);
 /* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
 void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);
 
-/* score_gpu.c: the scoring run on the GPU, from the first batch (read) to
- * the last row; 0 or an exit status. */
+/* score_gpu.c: the scoring run on the GPU, from the first batch (already
+ * read) to the last row; 0 or an exit status. */
 int hmmrt_score_batches_on_gpu(run *r);
 
 #endif

@@ -27,7 +27,7 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
             (long long)t->sequences_scored, (long long)t->symbols_scored);
     fprintf(out, "  %-36s %10s %12s\n", "phase", "seconds", "symbols/s");
     if (!t->fused)
-        print_phase(out, "opening the GPU", t->opening, 0);
+        print_phase(out, "opening the GPU (overlaps reading)", t->opening, 0);
     print_phase(out, "reading (overlaps the rest)", t->reading, t->symbols_read);
     char scoring[128];
     if (t->fused) {
@@ -40,7 +40,7 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
         print_phase(out, "formatting", t->formatting, t->symbols_scored);
     }
     print_phase(out, "writing", t->writing, t->symbols_scored);
-    print_phase(out, t->fused ? "waiting for input" : "waiting (reader, printer)", t->waiting, 0);
+    print_phase(out, t->fused ? "waiting for input" : "waiting (GPU, reader, printer)", t->waiting, 0);
     print_phase(out, "total, end to end", t->total, t->symbols_scored);
     fflush(out);
 }

@@ -949,7 +949,8 @@ static void test_timing(void **state)
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     assert_string_equal(last.out, HEADER GPU_ROWS);
     const char *gpu_lines[] = {"\n  mapping ", "\n  scoring (GPU) ", "\n  formatting ",
-                               "\n  waiting (reader, printer) ", "\n  opening the GPU ",
+                               "\n  waiting (GPU, reader, printer) ",
+                               "\n  opening the GPU (overlaps reading) ",
                                "\nfake gpu report\n",
                                "\n  1 sequence scored -inf or beyond float's range, rescored in double\n"};
     for (size_t i = 0; i < sizeof gpu_lines / sizeof gpu_lines[0]; i++)
