@@ -1,9 +1,10 @@
 /* score_gpu.c: the scoring run on the GPU, batch after batch. While a reader
- * thread reads batch k + 1 and a printer thread prints batch k - 1, batch k
- * is mapped (OpenMP), the mapped sequences go to the GPU driver in one call
- * (prog->gpu->score: sorting, transfers, kernels, tracebacks) and the rows
- * are formatted in parallel; then batch k goes to the printer, which prints
- * batches in input order. Skips, stops and exit statuses follow the CPU
+ * thread reads batch k + 1 and a printer thread formats and prints batch
+ * k - 1, batch k is mapped (OpenMP) and the mapped sequences go to the GPU
+ * driver in one call (prog->gpu->score: sorting, transfers, kernels,
+ * tracebacks); then batch k goes to the printer, which formats its rows in
+ * parallel and prints batches in input order. The main thread, which feeds
+ * the GPU, does no more between two batches than it must. Skips, stops and exit statuses follow the CPU
  * path's rules: nothing after a sequence that stops the run is printed, and
  * nothing is written to the output while the printer may be writing. */
 #include "score_run.h"
@@ -195,10 +196,10 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
     return 0;
 }
 
-static void format_batch(run *r)
+/* Formats the rows of batch b, scored in w (on the printer's thread). */
+static void format_batch(run *r, const batch *b, work *w)
 {
-    const batch *b = r->current;
-    work *w = r->w;
+    double started = hmmrt_seconds();
 #pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
     for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
@@ -212,6 +213,7 @@ static void format_batch(run *r)
         hmmrt_progress_add(1, rec->length);
     }
     hmmrt_progress_poll();
+    r->timing.formatting += hmmrt_seconds() - started;
 }
 
 /* ---- printing on a thread of its own ------------------------------------------- */
@@ -225,12 +227,13 @@ typedef struct printer {
     int status;
 } printer;
 
-/* Prints a batch and writes it out: 0, or the exit status of the sequence
- * that stopped the run, or HMMRT_EXIT_OUTPUT when the output cannot be
- * written (the run's last flush says why). */
+/* Formats and prints a batch and writes it out: 0, or the exit status of
+ * the sequence that stopped the run, or HMMRT_EXIT_OUTPUT when the output
+ * cannot be written (the run's last flush says why). */
 static void *print_and_write(void *arg)
 {
     printer *p = arg;
+    format_batch(p->r, p->b, p->w);
     p->status = hmmrt_print_batch(p->r, p->b, p->w);
     if (!p->status && hmmrt_flush_output(p->r) != 0)
         p->status = HMMRT_EXIT_OUTPUT;
@@ -265,8 +268,8 @@ static int finish_printing(printer *p)
 
 /* ---- the run ------------------------------------------------------------------------ */
 
-/* Maps, scores and formats the current batch while the next one is read and
- * the one before is printed; then hands it to the printer. 0, or an exit
+/* Maps and scores the current batch while the next one is read and the one
+ * before is printed; then hands it to the printer. 0, or an exit
  * status (the printer has finished then, and the reader too). *stops: a
  * sequence of this batch stops the run (an invalid symbol), so that no
  * batch after it needs scoring. */
@@ -282,13 +285,8 @@ static int process_batch(run *r, printer *p, int *stops)
         *stops = map_batch(r) < r->current->n;
         double mapped = hmmrt_seconds();
         scored = score_on_gpu(r, err, sizeof err, &first, &last) == 0;
-        double done = hmmrt_seconds();
         r->timing.mapping += mapped - started;
-        r->timing.scoring += done - mapped;
-        if (scored) {
-            format_batch(r);
-            r->timing.formatting += hmmrt_seconds() - done;
-        }
+        r->timing.scoring += hmmrt_seconds() - mapped;
     }
     int status = finish_printing(p);
     if (!status && !placed)
