@@ -601,7 +601,7 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
     ProfileWriter w = {.e = e, .p = p, .call = call, .m = call->model, .index = index,
                        .viterbi = call->alg == ALG_VITERBI, .bp = call->plan.bp_bytes,
                        .v = call->plan.profile};
-    w.G = profile_lanes(w.v->K);
+    w.G = call->plan.profile_lanes;
     w.S = (w.v->K + w.G - 1) / w.G;
     for (int x = 0; x < w.v->n_entries; x++)
         if (w.v->entries[x].reach > w.R)

@@ -20,7 +20,7 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
         *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
                                call->plan.n_live, 0, 0};
     } else if (call->plan.gpu_shape == GPU_PROFILE) {
-        int lanes = profile_lanes(call->plan.profile->K);
+        int lanes = call->plan.profile_lanes;
         *shape = (LaunchShape){arena_printf(p->arena, "profile, %d lanes a sequence", lanes), 0, 32, 0,
                                lanes};
     } else if (call->plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE) {

@@ -130,6 +130,7 @@ typedef struct IrPlan {
     CShape c_shape;    /* C backend: straight-line or table */
     const struct ProfileView *profile; /* GPU_PROFILE: the node view (profile.h), made once
                                           by pass_plan for the backends */
+    int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (profile_lanes) */
     double float_underflow; /* forward, backward: ir_float_underflow of the model (0 when
                                every value fits, and for viterbi, which adds logs): the
                                GPU scores the call, and so its program, in double */

@@ -96,7 +96,8 @@ int pass_plan(Program *p, Diag *d)
             if (view) {
                 plan->gpu_shape = GPU_PROFILE;
                 plan->profile = view;
-                int lanes = profile_lanes(view->K), per_lane = (view->K + lanes - 1) / lanes;
+                plan->profile_lanes = profile_lanes(view->K, call->alg == ALG_VITERBI);
+                int lanes = plan->profile_lanes, per_lane = (view->K + lanes - 1) / lanes;
                 if (p->verbose)
                     fprintf(p->verbose, "hmmc: plan %s: profile of %d nodes, %d special "
                             "states, %d kinds of moves into nodes, %d out of them: on the GPU %d "

@@ -300,10 +300,10 @@ static int order_specials(Recogniser *r, const int *moves, int n_moves)
     return 1;
 }
 
-int profile_lanes(int K)
+int profile_lanes(int K, int viterbi)
 {
-    int lanes = 8;
-    while (lanes < 32 && (K + lanes - 1) / lanes > PROFILE_LANE_NODES)
+    int lanes = 8, most = viterbi ? PROFILE_LANE_NODES_VITERBI : PROFILE_LANE_NODES_FORWARD;
+    while (lanes < 32 && (K + lanes - 1) / lanes > most)
         lanes *= 2;
     return lanes;
 }

@@ -69,13 +69,21 @@ ProfileView *profile_view(Arena *a, const IrModel *m, const char **why);
 
 /* Most nodes a lane keeps before a sequence takes more lanes of a warp (8,
  * 16, 32) in the CUDA profile shape: fewer lanes a sequence share each
- * shuffle between more sequences. Measured on an H100 (viterbi, float):
- * at most 10 nodes a lane, globin (16 lanes) 317 G cells/s; at most 5
- * (32 lanes), 244. */
-enum { PROFILE_LANE_NODES = 10 };
+ * shuffle between more sequences, but each lane holds more values. Measured
+ * on an H100 (2026-11-23, 200,000 proteins, kernel rates in --timing's
+ * unit; benchmarks/README.md):
+ * - viterbi holds a node in fewer registers: at most 18 nodes a lane,
+ *   p100 (8 lanes) 1058 G cells/s against 821 at most 10 (16 lanes), globin
+ *   (8 lanes) 1094 against 1008; p200 the same at 16 lanes as at 32
+ *   (1026, 1015); in double p100 523 against 393, globin 560 against 486;
+ * - forward holds more per node, in double for HMMER's profiles: at most
+ *   10, as at 16 or 24 nodes it spills (globin, 8 lanes: 413 against 700;
+ *   p200, 16 lanes: 694 against 743). */
+enum { PROFILE_LANE_NODES_VITERBI = 18, PROFILE_LANE_NODES_FORWARD = 10 };
 
-/* Lanes a sequence for a profile of K nodes: 8, 16 or 32. */
-int profile_lanes(int K);
+/* Lanes a sequence for a profile of K nodes scored by viterbi (or, when
+ * viterbi is 0, forward): 8, 16 or 32. */
+int profile_lanes(int K, int viterbi);
 
 /* The special index of state s in v (-1 when s is in a node). */
 int profile_special_index(const ProfileView *v, int s);
