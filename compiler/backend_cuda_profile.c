@@ -1,7 +1,8 @@
 /* backend_cuda_profile.c: the CUDA kernel shape "profile" (profile.h), for
  * forward and viterbi on profile HMMs. A group of G lanes of a warp (8, 16
- * or 32: the fewest that keep at most PROFILE_LANE_NODES nodes a lane)
- * scores one sequence; lane l of a group
+ * or 32: the fewest that keep at most PROFILE_LANE_NODES_VITERBI, or
+ * _FORWARD, nodes a lane; IrPlan.profile_lanes) scores one sequence; lane l
+ * of a group
  * keeps nodes l*S .. l*S+S-1 (S = ceil(K / G)) of the match, insert and
  * delete roles in registers, with R more slots in front for the last R nodes
  * of the lane to its left (R: the longest reach of a move between nodes).
