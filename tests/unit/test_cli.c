@@ -780,6 +780,37 @@ static void test_no_gpu_falls_back_to_the_cpu(void **state)
            "number 0); scoring on the CPU\n");
 }
 
+/* The GPU opens while the first batch is read: its note still comes before
+ * any error, and the first batch, read at the GPU's size, is scored whole on
+ * the CPU when the GPU does not open. */
+static void test_gpu_that_does_not_open_while_reading(void **state)
+{
+    const char *f = temp_file(three_records);
+    use_gpu(&fake_gpu_no_device);
+    expect(run_toy(f, "/nonexistent/seqs.fa", NULL), HMMRT_EXIT_INPUT,
+           HEADER "# incomplete: stopped at /nonexistent/seqs.fa\n",
+           "toy: note: no usable GPU (no CUDA device found); scoring on the CPU\n"
+           "toy: error: /nonexistent/seqs.fa: cannot open: No such file or directory\n");
+    enum { N = 3 * (1 << 16) + 5 }; /* more than one CPU batch, less than a GPU batch */
+    hmmrt_buf input = {0};
+    for (int i = 0; i < N; i++) {
+        char line[64];
+        snprintf(line, sizeof line, ">s%d\n%.*s\n", i, 1 + i % 3, "ACG");
+        hmmrt_buf_puts(&input, line);
+    }
+    const char *g = temp_file(input.data);
+    hmmrt_buf_free(&input);
+    program_under_test = toy; /* the C target: the CPU path's own batches */
+    run_toy("--no-header", g, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    char *cpu_rows = strdup(last.out);
+    assert_int_equal(count_lines_with(cpu_rows, "\t"), N);
+    use_gpu(&fake_gpu_no_device);
+    expect(run_toy("--no-header", g, NULL), HMMRT_EXIT_OK, cpu_rows,
+           "toy: note: no usable GPU (no CUDA device found); scoring on the CPU\n");
+    free(cpu_rows);
+}
+
 static void test_cpu_option_and_cpu_only_programs(void **state)
 {
     const char *f = temp_file(three_records);
@@ -1007,6 +1038,7 @@ int main(void)
         T(test_duplicate_names),
         T(test_malformed_fasta),
         T(test_missing_file_stops_before_scoring),
+        T(test_gpu_that_does_not_open_while_reading),
         T(test_out_of_memory_in_scoring),
         T(test_usage_errors),
         T(test_double_dash_ends_options),
