@@ -4,9 +4,10 @@
  * driver in one call (prog->gpu->score: sorting, transfers, kernels,
  * tracebacks); then batch k goes to the printer, which formats its rows in
  * parallel and prints batches in input order. The main thread, which feeds
- * the GPU, does no more between two batches than it must. Skips, stops and exit statuses follow the CPU
- * path's rules: nothing after a sequence that stops the run is printed, and
- * nothing is written to the output while the printer may be writing. */
+ * the GPU, does no more between two batches than it must. Skips, stops and
+ * exit statuses follow the CPU path's rules: nothing after a sequence that
+ * stops the run is printed, and nothing is written to the output while the
+ * printer may be writing. */
 #include "score_run.h"
 
 #include <math.h>
@@ -196,11 +197,13 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
     return 0;
 }
 
-/* Formats the rows of batch b, scored in w (on the printer's thread). */
+/* Formats the rows of batch b, scored in w. It runs on the printer's thread,
+ * which omp_set_num_threads (--threads) does not reach: the team's size is
+ * given here. */
 static void format_batch(run *r, const batch *b, work *w)
 {
     double started = hmmrt_seconds();
-#pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
+#pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, hmmrt_omp_chunk(b->n))
     for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
             continue;
