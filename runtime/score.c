@@ -114,7 +114,8 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
     r->names = hmmrt_names_new();
     r->current = &r->batches[0];
     r->next = &r->batches[1];
-    int n_batches = gpu ? 3 : 2, n_works = gpu ? 2 : 1, ok = 1;
+    int n_batches = gpu ? 3 : 2, n_works = gpu ? 3 : 1, ok = 1;
+    r->work_records = r->max_records;
     for (int k = 0; k < n_batches; k++) {
         r->batches[k].records = calloc((size_t)r->max_records, sizeof(hmmrt_record));
         ok = ok && r->batches[k].records;
@@ -141,8 +142,8 @@ static void close_run(run *r)
     hmmrt_reader_close(r->reader);
     hmmrt_names_free(r->names);
     hmmrt_out_close(&r->out);
-    for (int k = 0; k < 2; k++)
-        free_work(&r->works[k], r->prog, r->max_records);
+    for (int k = 0; k < 3; k++)
+        free_work(&r->works[k], r->prog, r->work_records);
 }
 
 /* ---- reading a batch ------------------------------------------------------ */
@@ -178,11 +179,10 @@ int hmmrt_is_last_batch(const batch *b)
     return b->ended || b->failed;
 }
 
-/* Room for the codes of the batch in every alphabet; 0, or -1. Memory that
- * a huge sequence needed is given back once batches are small again. */
-static int size_code_arrays(run *r, const batch *b)
+/* Room in w for the codes of batch b in every alphabet; 0, or -1. Memory
+ * that a huge sequence needed is given back once batches are small again. */
+static int size_code_arrays(const run *r, const batch *b, work *w)
 {
-    work *w = r->w;
     size_t need = (size_t)b->residues + 1;
     size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
     if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
@@ -200,9 +200,8 @@ static int size_code_arrays(run *r, const batch *b)
 }
 
 /* Where each sequence's codes go in each alphabet's array. */
-static void place_codes(run *r, const batch *b)
+static void place_codes(const run *r, const batch *b, work *w)
 {
-    work *w = r->w;
     int n_alphabets = r->prog->n_alphabets;
     int64_t at = 0;
     for (int64_t i = 0; i < b->n; i++) {
@@ -215,23 +214,23 @@ static void place_codes(run *r, const batch *b)
 
 /* ---- scoring a batch ------------------------------------------------------ */
 
-int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i)
+int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i)
 {
     const hmmrt_program *prog = r->prog;
     for (int a = 0; a < prog->n_alphabets; a++) {
         int64_t bad = hmmrt_map(prog->alphabets[a], rec->residues, rec->length,
-                                r->w->codes[a] + r->w->offsets[i]);
+                                w->codes[a] + w->offsets[i]);
         if (bad >= 0) {
-            r->w->results[i] = (seq_result){SEQ_INVALID, a, bad};
+            w->results[i] = (seq_result){SEQ_INVALID, a, bad};
             return -1;
         }
     }
     return 0;
 }
 
-void hmmrt_clear_values(run *r, int64_t i)
+void hmmrt_clear_values(run *r, work *w, int64_t i)
 {
-    hmmrt_value *values = r->w->values + i * r->prog->n_columns;
+    hmmrt_value *values = w->values + i * r->prog->n_columns;
     for (int c = 0; c < r->prog->n_columns; c++) {
         values[c].score = NAN;
         hmmrt_buf_reset(&values[c].text);
@@ -242,9 +241,9 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
 {
     const hmmrt_program *prog = r->prog;
     const hmmrt_record *rec = &b->records[i];
-    if (hmmrt_map_sequence(r, rec, i) != 0)
+    if (hmmrt_map_sequence(r, r->w, rec, i) != 0)
         return;
-    hmmrt_clear_values(r, i);
+    hmmrt_clear_values(r, r->w, i);
     hmmrt_value *values = r->w->values + i * prog->n_columns;
     hmmrt_seq seq = {.name = rec->name,
                      .codes = r->w->code_ptrs + i * prog->n_alphabets,
@@ -508,11 +507,11 @@ static int stop_at_unreadable(run *r, int file, const char *err)
     return HMMRT_EXIT_INPUT;
 }
 
-int hmmrt_place_codes(run *r)
+int hmmrt_place_codes(run *r, const batch *b, work *w)
 {
-    if (size_code_arrays(r, r->current) != 0)
+    if (size_code_arrays(r, b, w) != 0)
         return -1;
-    place_codes(r, r->current);
+    place_codes(r, b, w);
     return 0;
 }
 
@@ -529,7 +528,7 @@ int hmmrt_stop_out_of_memory_for_batch(run *r)
 static int process_current_batch(run *r)
 {
     batch *b = r->current;
-    int status = hmmrt_place_codes(r) != 0 ? hmmrt_stop_out_of_memory_for_batch(r) : 0;
+    int status = hmmrt_place_codes(r, b, r->w) != 0 ? hmmrt_stop_out_of_memory_for_batch(r) : 0;
     if (!status) {
         double started = hmmrt_seconds();
         score_and_read_ahead(r);

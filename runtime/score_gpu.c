@@ -1,6 +1,6 @@
 /* score_gpu.c: the scoring run on the GPU, batch after batch. While a reader
- * thread reads batch k + 1 and a printer thread formats and prints batch
- * k - 1, batch k is mapped (OpenMP) and the mapped sequences go to the GPU
+ * thread reads and maps (OpenMP) batch k + 1 and a printer thread formats
+ * and prints batch k - 1, the mapped sequences of batch k go to the GPU
  * driver in one call (prog->gpu->score: sorting, transfers, kernels,
  * tracebacks); then batch k goes to the printer, which formats its rows in
  * parallel and prints batches in input order. The main thread, which feeds
@@ -18,7 +18,73 @@
 #include <omp.h>
 #include <pthread.h>
 
-/* ---- reading the next batch on a thread of its own --------------------------- */
+/* ---- mapping ------------------------------------------------------------------ */
+
+/* Batch b's work: the batches and works are paired. */
+static work *work_of(run *r, const batch *b)
+{
+    return &r->works[b - r->batches];
+}
+
+/* Maps sequence i of batch b into w; marks it for the GPU when it maps. */
+static void map_one(run *r, const batch *b, work *w, int64_t i)
+{
+    const hmmrt_record *rec = &b->records[i];
+    w->lengths[i] = rec->length;
+    if (hmmrt_map_sequence(r, w, rec, i) != 0)
+        return;
+    hmmrt_clear_values(r, w, i);
+    w->results[i].status = SEQ_SCORED;
+    w->skip[i] = 0;
+}
+
+/* Maps batch b into w in parallel (a team of --threads, whichever thread
+ * runs it); returns the index of the sequence that stops the run, or n.
+ * Sequences after it are neither scored nor printed. */
+static int64_t map_batch(run *r, const batch *b, work *w)
+{
+    int64_t stop_at = b->n;
+#pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, hmmrt_omp_chunk(b->n))
+    for (int64_t i = 0; i < b->n; i++) {
+        int64_t limit;
+#pragma omp atomic read
+        limit = stop_at;
+        w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
+        w->results[i].status = SEQ_NOT_RUN;
+        w->skip[i] = 1;
+        if (i > limit)
+            continue;
+        map_one(r, b, w, i);
+        if (hmmrt_stops_the_run(r, &w->results[i])) {
+#pragma omp critical(hmmrt_gpu_stop_at)
+            if (i < stop_at) {
+#pragma omp atomic write
+                stop_at = i;
+            }
+        }
+    }
+    for (int64_t i = stop_at + 1; i < b->n; i++) { /* mapped before the stop was known */
+        w->skip[i] = 1;
+        if (w->results[i].status == SEQ_SCORED)
+            w->results[i].status = SEQ_NOT_RUN;
+    }
+    return stop_at;
+}
+
+/* Places and maps batch b's codes in its work, once. */
+static void map_batch_once(run *r, batch *b)
+{
+    if (b->mapped)
+        return;
+    double started = hmmrt_seconds();
+    work *w = work_of(r, b);
+    b->placed = hmmrt_place_codes(r, b, w) == 0;
+    b->stop_at = b->placed ? map_batch(r, b, w) : b->n;
+    b->mapping = hmmrt_seconds() - started;
+    b->mapped = 1;
+}
+
+/* ---- reading and mapping the next batch on a thread of its own ---------------- */
 
 typedef struct read_ahead {
     pthread_t thread;
@@ -28,11 +94,16 @@ typedef struct read_ahead {
 static void *read_next_batch(void *arg)
 {
     run *r = arg;
-    hmmrt_read_batch(r, r->next);
+    batch *b = r->next;
+    b->mapped = 0;
+    hmmrt_read_batch(r, b);
+    if (b->n > 0)
+        map_batch_once(r, b);
     return NULL;
 }
 
-/* The reader and r->next belong to the reader thread until finish_reading. */
+/* The reader, r->next and its work belong to the reader thread until
+ * finish_reading. */
 static void start_reading(run *r, read_ahead *ra)
 {
     ra->running = 0;
@@ -52,55 +123,6 @@ static void finish_reading(run *r, read_ahead *ra)
     pthread_join(ra->thread, NULL);
     r->timing.waiting += hmmrt_seconds() - started;
     ra->running = 0;
-}
-
-/* ---- mapping ------------------------------------------------------------------ */
-
-/* Maps one sequence; marks it for the GPU when it maps. */
-static void map_one(run *r, int64_t i)
-{
-    const hmmrt_record *rec = &r->current->records[i];
-    work *w = r->w;
-    w->lengths[i] = rec->length;
-    if (hmmrt_map_sequence(r, rec, i) != 0)
-        return;
-    hmmrt_clear_values(r, i);
-    w->results[i].status = SEQ_SCORED;
-    w->skip[i] = 0;
-}
-
-/* Maps the batch in parallel; returns the index of the sequence that stops
- * the run, or n. Sequences after it are neither scored nor printed. */
-static int64_t map_batch(run *r)
-{
-    const batch *b = r->current;
-    work *w = r->w;
-    int64_t stop_at = b->n;
-#pragma omp parallel for schedule(dynamic, hmmrt_omp_chunk(b->n))
-    for (int64_t i = 0; i < b->n; i++) {
-        int64_t limit;
-#pragma omp atomic read
-        limit = stop_at;
-        w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
-        w->results[i].status = SEQ_NOT_RUN;
-        w->skip[i] = 1;
-        if (i > limit)
-            continue;
-        map_one(r, i);
-        if (hmmrt_stops_the_run(r, &w->results[i])) {
-#pragma omp critical(hmmrt_gpu_stop_at)
-            if (i < stop_at) {
-#pragma omp atomic write
-                stop_at = i;
-            }
-        }
-    }
-    for (int64_t i = stop_at + 1; i < b->n; i++) { /* mapped before the stop was known */
-        w->skip[i] = 1;
-        if (w->results[i].status == SEQ_SCORED)
-            w->results[i].status = SEQ_NOT_RUN;
-    }
-    return stop_at;
 }
 
 /* ---- scoring and formatting ------------------------------------------------------ */
@@ -160,7 +182,7 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
         if (skip[i])
             continue;
         n++;
-        hmmrt_clear_values(r, i); /* handed over cleared, as the first time */
+        hmmrt_clear_values(r, w, i); /* handed over cleared, as the first time */
     }
     int status = 0;
     if (n > 0 && !r->gpu_double)
@@ -271,25 +293,27 @@ static int finish_printing(printer *p)
 
 /* ---- the run ------------------------------------------------------------------------ */
 
-/* Maps and scores the current batch while the next one is read and the one
- * before is printed; then hands it to the printer. 0, or an exit
+/* Scores the current batch (mapped by the reader, but the first) while the
+ * next one is read and mapped and the one before is printed; then hands it
+ * to the printer. 0, or an exit
  * status (the printer has finished then, and the reader too). *stops: a
  * sequence of this batch stops the run (an invalid symbol), so that no
  * batch after it needs scoring. */
 static int process_batch(run *r, printer *p, int *stops)
 {
+    batch *b = r->current;
     read_ahead ra;
     start_reading(r, &ra);
+    map_batch_once(r, b); /* the first batch; the reader maps the others */
+    r->timing.mapping += b->mapping;
     char err[2048] = "";
     int64_t first = -1, last = -1;
-    int placed = hmmrt_place_codes(r) == 0, scored = 0;
+    int placed = b->placed, scored = 0;
     if (placed) {
+        *stops = b->stop_at < b->n;
         double started = hmmrt_seconds();
-        *stops = map_batch(r) < r->current->n;
-        double mapped = hmmrt_seconds();
         scored = score_on_gpu(r, err, sizeof err, &first, &last) == 0;
-        r->timing.mapping += mapped - started;
-        r->timing.scoring += hmmrt_seconds() - mapped;
+        r->timing.scoring += hmmrt_seconds() - started;
     }
     int status = finish_printing(p);
     if (!status && !placed)
@@ -323,7 +347,7 @@ int hmmrt_score_batches_on_gpu(run *r)
         printed = b;
         r->current = r->next;
         r->next = free_slot;
-        r->w = r->w == &r->works[0] ? &r->works[1] : &r->works[0];
+        r->w = work_of(r, r->current);
         r->first_index += b->n;
     }
 }

@@ -16,6 +16,12 @@ typedef struct batch {
     int ended;             /* the read stopped at the end of the input */
     int failed;            /* ... or at an error, described in error */
     char error[1024];
+    /* The GPU path maps a batch as soon as it is read (on the reader's
+     * thread, but for the first): */
+    int mapped;            /* its codes are placed and mapped ... */
+    int placed;            /* ... (0: no memory for its codes) ... */
+    int64_t stop_at;       /* ... up to the sequence that stops the run, or n */
+    double mapping;        /* ... in this many seconds */
 } batch;
 
 typedef enum seq_status {
@@ -55,16 +61,18 @@ typedef struct run {
     int64_t rescored;        /* sequences rescored so */
     int64_t max_records;     /* a batch holds at most this many records ... */
     int64_t max_residues;    /* ... and stops growing past this many residues */
+    int64_t work_records;    /* the records the works were made for (max_records then) */
     hmmrt_reader *reader;
     hmmrt_out out;
     hmmrt_scratch *scratches; /* one per thread */
     int n_scratches;
     /* The CPU path takes turns with two batches and one work; the GPU path
      * prints a batch on a thread of its own while it scores the next and
-     * reads the one after, so it has three batches and two works. */
+     * reads and maps the one after, so it has three batches, each with its
+     * own work (works[k] is batches[k]'s). */
     batch batches[3];
     batch *current, *next;
-    work works[2];
+    work works[3];
     work *w;                 /* the current batch's */
     int64_t first_index; /* input index of the current batch's first sequence */
     long skipped;
@@ -100,8 +108,8 @@ void hmmrt_read_batch(run *r, batch *b); /* fills b from the reader; timed */
 int hmmrt_is_last_batch(const batch *b);
 /* Maps sequence i of the current batch to every alphabet: 0, or -1 with the
  * first bad symbol noted in its result. */
-int hmmrt_map_sequence(run *r, const hmmrt_record *rec, int64_t i);
-void hmmrt_clear_values(run *r, int64_t i); /* NAN scores, empty texts */
+int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i);
+void hmmrt_clear_values(run *r, work *w, int64_t i); /* NAN scores, empty texts */
 int hmmrt_stops_the_run(const run *r, const seq_result *res);
 int hmmrt_omp_chunk(int64_t n_sequences); /* for schedule(dynamic, ...) */
 /* Prints the rows of batch b, scored in w; 0, or the status of the sequence
@@ -112,9 +120,9 @@ int hmmrt_flush_output(run *r);
 void hmmrt_free_records(batch *b);
 /* Ends the output at an input error of batch b (its message, "# incomplete"). */
 int hmmrt_stop_at_input_error(run *r, const batch *b);
-/* Room in r->w for the current batch's codes, and where each goes: 0, or -1
- * out of memory, which hmmrt_stop_out_of_memory_for_batch then reports. */
-int hmmrt_place_codes(run *r);
+/* Room in w for batch b's codes, and where each goes: 0, or -1 out of
+ * memory, which hmmrt_stop_out_of_memory_for_batch then reports. */
+int hmmrt_place_codes(run *r, const batch *b, work *w);
 int hmmrt_stop_out_of_memory_for_batch(run *r);
 /* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
 void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);
