@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { DEFAULT_PIECE_BYTES = 4 << 20, MAX_PIECES = 256 };
+enum { DEFAULT_PIECE_BYTES = 4 << 20, MAX_PIECES = HMMRT_READ_MAX_RANGES };
 
 #define STDIN_NAME "<stdin>" /* as gcc names it in messages */
 

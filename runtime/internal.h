@@ -50,10 +50,12 @@ int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
 int hmmrt_check_readable(const char *path, char *err, size_t errlen);
 
 /* ---- read_block.c: the FASTA reader's block from a file ---------------------- */
-/* Reads n_ranges x range bytes into block, fewer only at the end of the file:
- * with offset (a regular file), one pread a range at *offset, on as many
- * threads, then moves *offset on; with offset NULL, read() in turn. Returns
- * how many bytes, or -1 with errno set. */
+/* The most ranges (the reader's pieces) a block is read and parsed in. */
+enum { HMMRT_READ_MAX_RANGES = 256 };
+/* Reads n_ranges (at most HMMRT_READ_MAX_RANGES) x range bytes into block,
+ * fewer only at the end of the file: with offset (a regular file), one
+ * pread a range at *offset, on as many threads, then moves *offset on; with
+ * offset NULL, read() in turn. Returns how many bytes, or -1 with errno set. */
 long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range);
 
 /* ---- names.c: sequence names used twice --------------------------------------- */

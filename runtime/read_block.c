@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <unistd.h>
 
-enum { MAX_RANGES = 256 };
-
 /* Reads n bytes into `into`, fewer only at the end of the file: with pread
  * at offset, or with read() where offset is -1. How many, or -1. */
 static ssize_t read_fully(int fd, char *into, size_t n, off_t offset)
@@ -32,10 +30,10 @@ long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t r
 {
     if (!offset)
         return (long)read_fully(fd, block, (size_t)n_ranges * range, -1);
-    if (n_ranges > MAX_RANGES)
-        n_ranges = MAX_RANGES;
-    ssize_t got[MAX_RANGES];
-    int error[MAX_RANGES];
+    if (n_ranges > HMMRT_READ_MAX_RANGES)
+        n_ranges = HMMRT_READ_MAX_RANGES;
+    ssize_t got[HMMRT_READ_MAX_RANGES];
+    int error[HMMRT_READ_MAX_RANGES];
 #pragma omp parallel for num_threads(n_ranges) schedule(static, 1) if (n_ranges > 1)
     for (int k = 0; k < n_ranges; k++) {
         got[k] = read_fully(fd, block + (size_t)k * range, range, *offset + (off_t)k * (off_t)range);
