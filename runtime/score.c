@@ -90,8 +90,8 @@ static void set_batch_limits(run *r, int for_gpu)
     r->max_residues = for_gpu ? GPU_BATCH_RESIDUES : CPU_BATCH_RESIDUES;
 }
 
-/* Sets up the run for the GPU (the larger batches, a third batch and a
- * second work) when one is being opened, for the CPU otherwise. */
+/* Sets up the run for the GPU (the larger batches, a third batch, and a
+ * work for each batch) when one is being opened, for the CPU otherwise. */
 static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
                     gpu_opening *opening)
 {

@@ -295,10 +295,9 @@ static int finish_printing(printer *p)
 
 /* Scores the current batch (mapped by the reader, but the first) while the
  * next one is read and mapped and the one before is printed; then hands it
- * to the printer. 0, or an exit
- * status (the printer has finished then, and the reader too). *stops: a
- * sequence of this batch stops the run (an invalid symbol), so that no
- * batch after it needs scoring. */
+ * to the printer. 0, or an exit status (the printer has finished then, and
+ * the reader too). *stops: a sequence of this batch stops the run (an
+ * invalid symbol), so that no batch after it needs scoring. */
 static int process_batch(run *r, printer *p, int *stops)
 {
     batch *b = r->current;
@@ -321,7 +320,7 @@ static int process_batch(run *r, printer *p, int *stops)
     else if (!status && !scored)
         status = stop_at_gpu_error(r, err, first, last);
     if (!status)
-        start_printing(p, r->current, r->w);
+        start_printing(p, b, r->w);
     finish_reading(r, &ra);
     return status;
 }

@@ -8,8 +8,8 @@
 
 #include <pthread.h>
 
-/* Records read together; two of them take turns: one is scored while the
- * other is read. */
+/* Records read together; batches take turns: one is scored while the next
+ * is read (and, on the GPU path, the one before is printed). */
 typedef struct batch {
     hmmrt_record *records; /* run.max_records */
     int64_t n, residues;
@@ -106,8 +106,8 @@ void *hmmrt_finish_opening_gpu(gpu_opening *op);
 /* score.c, for score_gpu.c */
 void hmmrt_read_batch(run *r, batch *b); /* fills b from the reader; timed */
 int hmmrt_is_last_batch(const batch *b);
-/* Maps sequence i of the current batch to every alphabet: 0, or -1 with the
- * first bad symbol noted in its result. */
+/* Maps record rec, sequence i of w's batch, to every alphabet: 0, or -1
+ * with the first bad symbol noted in its result. */
 int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i);
 void hmmrt_clear_values(run *r, work *w, int64_t i); /* NAN scores, empty texts */
 int hmmrt_stops_the_run(const run *r, const seq_result *res);
