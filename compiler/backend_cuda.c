@@ -311,6 +311,7 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     int c = index;
     char shared[32];
     snprintf(shared, sizeof shared, "(size_t)%d", shape->shared_values);
+    emit_line(e, "#ifndef HMMC_HOST_EMULATION /* tests/emulate launches the kernels itself */");
     emit_open(e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", c);
     emit_line(e, "static int block[2];");
     emit_line(e, "const int d = b->use_double;");
@@ -360,6 +361,7 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, %s * (use_double ? sizeof(double) : "
                  "sizeof(float)), buf, len);", emit_string(shape->name), shape->states, shared);
     emit_close(e, "");
+    emit_line(e, "#endif");
 }
 
 void cuda_write_call_launcher(Emitter *e, const Program *p, int index)
@@ -393,6 +395,36 @@ static void write_call(Emitter *e, const Program *p, int index)
     cuda_write_call_launcher(e, p, index);
 }
 
+/* For tests/emulate, which compiles the kernels for the CPU: each call's
+ * kernels and how they are launched (the dense shape's are libhmmrt's and
+ * are not emulated). */
+static void write_emulation_table(Emitter *e, const Program *p)
+{
+    emit_blank(e);
+    emit_line(e, "#ifdef HMMC_HOST_EMULATION");
+    emit_comment(e, "the kernels of the calls, for tests/emulate: label, alphabet, kernels, then "
+                    "threads a sequence (a thread, lanes of a warp, or a block of a sequence), "
+                    "states, back-pointer bytes");
+    emit_open(e, "static const hmmc_emulated_call hmmc_emulated_calls[] =");
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        if (call->storage == STORE_WHOLE_TABLE || call->plan.gpu_shape == GPU_DENSE)
+            continue;
+        LaunchShape shape;
+        cuda_launch_shape(p, c, &shape);
+        char *label = arena_strdup(p->arena, emit_string(call->label));
+        emit_line(e, "{%s, %s, c%d_kernel<float>, c%d_kernel<double>, %s, %d, %d, %d},",
+                  label, emit_string(call->model->symbols), c, c,
+                  shape.block_per_sequence ? "HMMC_EMULATE_BLOCK"
+                  : shape.lanes_per_sequence ? "HMMC_EMULATE_LANES" : "HMMC_EMULATE_THREAD",
+                  shape.block_per_sequence ? shape.states : shape.lanes_per_sequence,
+                  call->model->n_states, call->plan.bp_bytes);
+    }
+    emit_line(e, "{0, 0, 0, 0, HMMC_EMULATE_THREAD, 0, 0, 0}");
+    emit_close(e, ";");
+    emit_line(e, "#endif");
+}
+
 int backend_cuda_write(const Program *p, FILE *out, const char *name)
 {
     Emitter e = {out, 0};
@@ -400,15 +432,21 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
                      "change the model and run hmmc again. One kernel per call of main, "
                      "specialised to its model; %s.c holds the CPU path and the program, and "
                      "libhmmrt_gpu moves the data.", name, HMMC_VERSION, p->path, name);
-    emit_line(&e, "#include <cuda_runtime.h>");
-    emit_line(&e, "#include <stdint.h>");
-    emit_line(&e, "#include \"hmmrt_gpu.h\"");
-    emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
     int dense = 0;
     for (int c = 0; c < p->n_calls; c++)
         dense |= p->calls[c].plan.gpu_shape == GPU_DENSE;
-    if (dense)
+    emit_line(&e, "#ifndef HMMC_HOST_EMULATION /* tests/emulate runs the kernels on the CPU, with stand-ins "
+                  "for CUDA's */");
+    emit_line(&e, "#include <cuda_runtime.h>");
+    emit_line(&e, "#endif");
+    emit_line(&e, "#include <stdint.h>");
+    emit_line(&e, "#include \"hmmrt_gpu.h\"");
+    emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
+    if (dense) {
+        emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
+        emit_line(&e, "#endif");
+    }
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             continue;
@@ -421,5 +459,6 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
         else
             write_call(&e, p, c);
     }
+    write_emulation_table(&e, p);
     return ferror(out) ? -1 : 0;
 }

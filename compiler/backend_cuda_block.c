@@ -258,7 +258,11 @@ static void write_kernel(BlockWriter *w)
     const char *zero = viterbi ? "(real)-INFINITY" : "(real)0";
     emit_line(w->e, "template <typename real>");
     emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
+    emit_line(w->e, "#ifdef HMMC_HOST_EMULATION /* tests/emulate: a block's threads take turns on one CPU thread */");
+    emit_line(w->e, "static unsigned char c%d_shared[HMMC_EMULATED_SHARED_BYTES] __attribute__((aligned(16)));", c);
+    emit_line(w->e, "#else");
     emit_line(w->e, "extern __shared__ __align__(16) unsigned char c%d_shared[];", c);
+    emit_line(w->e, "#endif");
     emit_line(w->e, "real *prev = (real *)c%d_shared, *cur = prev + %d, *partial = cur + %d;", c, n, n);
     emit_line(w->e, "const real *weight_em = c%d_em_w<real>(), *weight_sl = c%d_sl_w<real>();", c, c);
     emit_line(w->e, "const real *emission = c%d_emission<real>();", c);

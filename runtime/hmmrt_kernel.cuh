@@ -56,7 +56,11 @@ __device__ __forceinline__ real hmmc_block_max(real mine, real *partial)
 template <typename T>
 __device__ __forceinline__ const T *hmmc_opaque(const T *p)
 {
+#ifdef HMMC_HOST_EMULATION
+    asm volatile("" : "+r"(p));
+#else
     asm volatile("" : "+l"(p));
+#endif
     return p;
 }
 
