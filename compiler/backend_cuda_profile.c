@@ -43,6 +43,9 @@ typedef struct ProfileWriter {
     int n_classes;
     int *class_of;       /* symbol -> class */
     int *in_index;       /* move -> its number among its destination's incoming moves */
+    int *entry_exp, *exit_exp; /* forward: per row and lane, the exponent c of a row held
+                                  times 2^c (profile_lane_exponent; [row * G + lane]) */
+    int *entry_scaled, *exit_scaled; /* per row: some lane's c is not 0 */
 } ProfileWriter;
 
 static const char *role_array[PROFILE_ROLES] = {"match", "insert", "del"};
@@ -97,14 +100,43 @@ static void find_classes(ProfileWriter *w)
 }
 
 /* One lane-major row of a per-node move list (an entry's or an exit's):
- * each slot's weight and back-pointer number, none in a lane's padding. */
-static void write_node_row(const ProfileWriter *w, const int *move, double *weight, int *bp)
+ * each slot's weight (times 2^exp[lane] where exp is not NULL) and
+ * back-pointer number, none in a lane's padding. */
+static void write_node_row(const ProfileWriter *w, const int *move, const int *exp, double *weight,
+                           int *bp)
 {
     for (int i = 0; i < w->S * w->G; i++) {
         int k = node_of_slot(w, i), mv = k < w->v->K ? move[k] : -1;
-        weight[i] = weight_of(w, mv);
+        weight[i] = exp ? ldexp(weight_of(w, mv), exp[i % w->G]) : weight_of(w, mv);
         bp[i] = mv >= 0 ? w->in_index[mv] : -1;
     }
+}
+
+/* Forward: the per-lane exponents of the rows between specials and nodes
+ * (profile.h), and whether each row needs them. */
+static void find_exponents(ProfileWriter *w)
+{
+    Arena *a = w->p->arena;
+    const ProfileView *v = w->v;
+    int G = w->G;
+    w->entry_exp = ARENA_ARRAY(a, int, (size_t)(v->n_entries ? v->n_entries : 1) * G);
+    w->exit_exp = ARENA_ARRAY(a, int, (size_t)(v->n_exits ? v->n_exits : 1) * G);
+    w->entry_scaled = ARENA_ARRAY(a, int, v->n_entries ? v->n_entries : 1);
+    w->exit_scaled = ARENA_ARRAY(a, int, v->n_exits ? v->n_exits : 1);
+    if (w->viterbi)
+        return;
+    for (int e = 0; e < v->n_entries; e++)
+        for (int lane = 0; profile_entry_is_scaled(v, e) && lane < G; lane++) {
+            int c = profile_lane_exponent(w->m, v->entries[e].move, v->K, G, lane);
+            w->entry_exp[e * G + lane] = c;
+            w->entry_scaled[e] |= c != 0;
+        }
+    for (int x = 0; x < v->n_exits; x++)
+        for (int lane = 0; lane < G; lane++) {
+            int c = profile_lane_exponent(w->m, v->exits[x].move, v->K, G, lane);
+            w->exit_exp[x * G + lane] = c;
+            w->exit_scaled[x] |= c != 0;
+        }
 }
 
 /* Tables: weights of the entries and exits, emission values, state numbers
@@ -118,10 +150,17 @@ static void write_tables(ProfileWriter *w)
     double *exits = ARENA_ARRAY(a, double, (size_t)(nx ? nx : 1) * slots);
     int *entry_bp = ARENA_ARRAY(a, int, (size_t)(ne ? ne : 1) * slots);
     int *exit_bp = ARENA_ARRAY(a, int, (size_t)(nx ? nx : 1) * slots);
-    for (int e = 0; e < ne; e++)
-        write_node_row(w, v->entries[e].move, weights + (size_t)e * slots, entry_bp + (size_t)e * slots);
-    for (int x = 0; x < nx; x++)
-        write_node_row(w, v->exits[x].move, exits + (size_t)x * slots, exit_bp + (size_t)x * slots);
+    int any_scaled = 0;
+    for (int e = 0; e < ne; e++) {
+        write_node_row(w, v->entries[e].move, w->entry_scaled[e] ? w->entry_exp + e * w->G : NULL,
+                       weights + (size_t)e * slots, entry_bp + (size_t)e * slots);
+        any_scaled |= w->entry_scaled[e];
+    }
+    for (int x = 0; x < nx; x++) {
+        write_node_row(w, v->exits[x].move, w->exit_scaled[x] ? w->exit_exp + x * w->G : NULL,
+                       exits + (size_t)x * slots, exit_bp + (size_t)x * slots);
+        any_scaled |= w->exit_scaled[x];
+    }
     /* emission values: class q, emitting role r (match 0, insert 1) */
     double *emit = ARENA_ARRAY(a, double, (size_t)w->n_classes * 2 * slots);
     int *rep = ARENA_ARRAY(a, int, w->n_classes);
@@ -144,6 +183,12 @@ static void write_tables(ProfileWriter *w)
     cuda_write_real_table(w->e, w->index, "weights", weights, ne * slots);
     cuda_write_real_table(w->e, w->index, "exits", exits, nx * slots);
     cuda_write_real_table(w->e, w->index, "emit", emit, w->n_classes * 2 * slots);
+    if (any_scaled) {
+        emit_comment(w->e, "weights of the rows between specials and nodes that float could not "
+                           "hold: each lane's are held times 2^c, c at [row * G + lane]");
+        cuda_write_int_table(w->e, w->index, "entry_exp", w->entry_exp, ne * w->G);
+        cuda_write_int_table(w->e, w->index, "exit_exp", w->exit_exp, nx * w->G);
+    }
     if (w->bp) {
         cuda_write_int_table(w->e, w->index, "state", states, PROFILE_ROLES * slots);
         cuda_write_int_table(w->e, w->index, "entry_bp", entry_bp, ne * slots);
@@ -151,9 +196,12 @@ static void write_tables(ProfileWriter *w)
     }
 }
 
-/* The value an entry reads for run slot `jj` (a C expression). */
-static const char *source(const ProfileWriter *w, const ProfileEntry *x)
+/* The value entry e reads for run slot `jj` (a C expression). */
+static const char *source(const ProfileWriter *w, int e)
 {
+    const ProfileEntry *x = &w->v->entries[e];
+    if (x->from_role < 0 && w->entry_scaled[e])
+        return arena_printf(w->p->arena, "sp%d_e%d", x->from_special, e);
     if (x->from_role < 0)
         return arena_printf(w->p->arena, "sp%d", x->from_special);
     return arena_printf(w->p->arena, "%s[c%d_R + jj - %d]", role_array[x->from_role], w->index, x->reach);
@@ -178,17 +226,18 @@ static void write_combine(ProfileWriter *w, const char *acc, const char *weight,
     }
 }
 
-/* Entries that only a few nodes have (the moves that folding a delete state
- * makes, at the ends of a profile) are written as their own statements, so
- * that the other nodes spend nothing on them. */
-enum { PROFILE_SPARSE_MOVES = 4 };
-
-static int entry_moves(const ProfileWriter *w, const ProfileEntry *x)
+/* Before a loop over the run: the special value that a scaled entry's lane
+ * reads, times 2^-c (for the entries of the emitting phase, or the silent). */
+static void write_scaled_sources(ProfileWriter *w, int emitting)
 {
-    int n = 0;
-    for (int k = 0; k < w->v->K; k++)
-        n += x->move[k] >= 0;
-    return n;
+    for (int e = 0; e < w->v->n_entries; e++) {
+        const ProfileEntry *x = &w->v->entries[e];
+        if (x->emitting == emitting && w->entry_scaled[e])
+            emit_line(w->e, "const real sp%d_e%d = ldexp(sp%d, -c%d_entry_exp[%d * c%d_G + lane]); "
+                            "/* %s; this lane's weights of entry %d are held times 2^c */",
+                      x->from_special, e, x->from_special, w->index, e, w->index,
+                      w->m->states[w->v->specials[x->from_special]].name, e);
+    }
 }
 
 /* Entry e combined into acc for run slot jj of every lane. */
@@ -196,8 +245,8 @@ static void write_entry(ProfileWriter *w, int e, const char *acc)
 {
     const ProfileEntry *x = &w->v->entries[e];
     int c = w->index;
-    if (entry_moves(w, x) > PROFILE_SPARSE_MOVES) {
-        write_combine(w, acc, entry_weight(w, e), source(w, x),
+    if (!profile_entry_is_sparse(w->v, e)) {
+        write_combine(w, acc, entry_weight(w, e), source(w, e),
                       arena_printf(w->p->arena, "c%d_entry_bp[(%d * c%d_S + jj) * c%d_G + lane]", c, e, c, c));
         return;
     }
@@ -209,7 +258,7 @@ static void write_entry(ProfileWriter *w, int e, const char *acc)
         emit_open(w->e, "if (jj == %d && lane == %d) /* %s -> %s */", k % w->S, k / w->S,
                   w->m->states[w->m->moves[mv].from].name, w->m->states[w->m->moves[mv].to].name);
         write_combine(w, acc, arena_printf(w->p->arena, "(real)%s", emit_double(num, weight_of(w, mv))),
-                      source(w, x), arena_printf(w->p->arena, "%d", w->in_index[mv]));
+                      source(w, e), arena_printf(w->p->arena, "%d", w->in_index[mv]));
         emit_close(w->e, "");
     }
 }
@@ -277,6 +326,7 @@ static void write_emitting_phase(ProfileWriter *w)
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (v->has_role[r])
             write_left_slots(w, r);
+    write_scaled_sources(w, 1);
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = c%d_S - 1; jj >= 0; jj--)", c);
     emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
@@ -342,6 +392,10 @@ static void write_special_silent(ProfileWriter *w)
                 emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
             } else if (w->viterbi) {
                 emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
+            } else if (w->exit_scaled[x]) {
+                emit_line(w->e, "sp%d += hmmc_group_all(ldexp(part, -c%d_exit_exp[%d * c%d_G + lane]), "
+                                "hmmc_add(), mask, c%d_G); /* this lane's weights are held times 2^c */",
+                          t, c, x, c, c);
             } else {
                 emit_line(w->e, "sp%d += hmmc_group_all(part, hmmc_add(), mask, c%d_G);", t, c);
             }
@@ -371,6 +425,7 @@ static void write_delete_chain(ProfileWriter *w)
             write_left_slots(w, r);
     if (w->bp)
         emit_line(w->e, "int best_as[c%d_S];", c);
+    write_scaled_sources(w, 0);
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
@@ -452,6 +507,9 @@ static void write_apply_all(ProfileWriter *w, const char *op)
         emit_line(w->e, "sp%d %s;", s, op);
 }
 
+/* Forward keeps a column's sum within 2^(SUM_EXP +- SUM_BAND). */
+enum { SUM_EXP = 96, SUM_BAND = 8 };
+
 /* Step 3, forward: the column sum and exact rescaling. */
 static void write_rescale(ProfileWriter *w)
 {
@@ -469,12 +527,13 @@ static void write_rescale(ProfileWriter *w)
     emit_line(w->e, "    ;");
     emit_line(w->e, "if (!(sum > (real)0))");
     emit_line(w->e, "    break; /* no path emits this prefix; the sum is the same in every lane */");
-    emit_comment(w->e, "the sum is kept within [2^88, 2^104], near the top of float's range: no "
-                       "value exceeds the sum, so values down to 2^-214 of it stay normal floats "
+    emit_comment(w->e, "the sum is kept within [2^%d, 2^%d], near the top of float's range: no "
+                       "value exceeds the sum, so values down to 2^-%d of it stay normal floats "
                        "(a profile's entries put states 2^-100 and more below the sum, and those "
                        "may still carry the best alignment later). In float, a value below the "
                        "normal range (losing digits) or a sum beyond it marks the sequence for "
-                       "scoring again in double.");
+                       "scoring again in double.", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND,
+                 126 + SUM_EXP - SUM_BAND);
     emit_open(w->e, "if (sizeof(real) == sizeof(float))");
     emit_line(w->e, "risky |= !(sum < (real)0x1p126);");
     emit_line(w->e, "#pragma unroll");
@@ -487,12 +546,12 @@ static void write_rescale(ProfileWriter *w)
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "risky |= sp%d > (real)0 && sp%d < (real)0x1p-126;", s, s);
     emit_close(w->e, "");
-    emit_open(w->e, "if (sum < (real)0x1p88 || sum > (real)0x1p104)");
+    emit_open(w->e, "if (sum < (real)0x1p%d || sum > (real)0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const real factor = ldexp((real)1, 96 - exponent);");
+    emit_line(w->e, "const real factor = ldexp((real)1, %d - exponent);", SUM_EXP);
     write_apply_all(w, "*= factor");
-    emit_line(w->e, "scale += exponent - 96;");
+    emit_line(w->e, "scale += exponent - %d;", SUM_EXP);
     emit_close(w->e, "");
 }
 
@@ -546,12 +605,16 @@ static void write_kernel(ProfileWriter *w)
     emit_line(w->e, "for (int jj = 0; jj < c%d_R + c%d_S; jj++)", c, c);
     emit_line(w->e, "    match[jj] = insert[jj] = del[jj] = %s;", zero(w));
     for (int s = 0; s < v->n_specials; s++) {
-        emit_line(w->e, "real sp%d = %s; /* %s */", s, s == start ? (w->viterbi ? "(real)0" : "(real)0x1p96")
+        emit_line(w->e, "real sp%d = %s; /* %s */", s,
+                  s == start ? (w->viterbi ? "(real)0" : arena_printf(w->p->arena, "(real)0x1p%d", SUM_EXP))
                                                                   : zero(w), m->states[v->specials[s]].name);
         if (w->bp)
             emit_line(w->e, "int best_sp%d = -1;", s);
     }
-    emit_line(w->e, "int scale = %s;", w->viterbi ? "0" : "-96 /* forward: the start holds 2^96 (step 3) */");
+    if (w->viterbi)
+        emit_line(w->e, "int scale = 0;");
+    else
+        emit_line(w->e, "int scale = -%d; /* forward: the start holds 2^%d (step 3) */", SUM_EXP, SUM_EXP);
     emit_line(w->e, "double offset = 0;");
     emit_line(w->e, "bool risky = false;");
     emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
@@ -614,6 +677,7 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
         for (int k = in_start[s]; k < in_start[s + 1]; k++)
             w.in_index[in_order[k]] = k - in_start[s];
     find_classes(&w);
+    find_exponents(&w);
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; profile of %d nodes, %d lanes a sequence, %d nodes a lane, %d "
                     "special states ====", index, call->label, w.v->K, w.G, w.S, w.v->n_specials);

@@ -197,15 +197,18 @@ void ir_dump(const Program *p, FILE *out)
                 attr_name(p->prints[i].attr));
 }
 
-double ir_float_underflow(const IrModel *m)
+double ir_float_underflow(const IrModel *m) { return ir_float_underflow_except(m, NULL); }
+
+double ir_float_underflow_except(const IrModel *m, const char *held_apart)
 {
-    const double floor = -87.33654475055310898; /* ln 2^-126, float's least normal number */
+    const double floor = IR_LN_FLOAT_MIN;
     double least = 0;
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
         if (m->states[mv->from].folded || m->states[mv->to].folded)
             continue;
-        if (mv->lw_sum > -INFINITY && mv->lw_sum < floor && mv->lw_sum < least)
+        if ((!held_apart || !held_apart[i]) && mv->lw_sum > -INFINITY && mv->lw_sum < floor &&
+            mv->lw_sum < least)
             least = mv->lw_sum;
         if (mv->emission >= 0)
             for (int c = 0; c < m->K; c++) {

@@ -189,6 +189,10 @@ void ir_outgoing(Arena *a, const IrModel *m, int **start, int **order);
  * as a natural log, that float cannot hold (below 2^-126: a float table
  * would read 0 and lose its paths), or 0 when every one fits. */
 double ir_float_underflow(const IrModel *m);
+/* The same, leaving out the weights of the moves i with held_apart[i] (a
+ * backend holds those in a form of its own; their emission values count). */
+double ir_float_underflow_except(const IrModel *m, const char *held_apart);
+#define IR_LN_FLOAT_MIN (-87.33654475055310898) /* ln 2^-126, float's least normal number */
 
 /* The stable text form of the program IR (--dump-after and golden tests). */
 void ir_dump(const Program *p, FILE *out);

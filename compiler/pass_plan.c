@@ -39,6 +39,15 @@ static CShape choose_c_shape(const Program *p, const IrModel *m, const char **wh
     return C_SHAPE_STRAIGHT;
 }
 
+/* -v: why a forward or backward call is scored in double on the GPU. */
+static void say_precision(const Program *p, const IrCall *call)
+{
+    if (p->verbose && call->plan.float_underflow < 0)
+        fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
+                "(2^-126): on the GPU this call is scored in double\n", call->label,
+                call->plan.float_underflow);
+}
+
 int pass_plan(Program *p, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++) {
@@ -68,10 +77,6 @@ int pass_plan(Program *p, Diag *d)
         if (call->storage == STORE_WHOLE_TABLE)
             not_dense = "whole tables are asked for";
         plan->float_underflow = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
-        if (p->verbose && plan->float_underflow < 0)
-            fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
-                    "(2^-126): on the GPU this call is scored in double\n", call->label,
-                    plan->float_underflow);
         if (!not_dense && dense_fits(p->arena, m, &not_dense)) {
             plan->dense = 1;
             plan->gpu_shape = GPU_DENSE;
@@ -85,6 +90,7 @@ int pass_plan(Program *p, Diag *d)
                         "tiled matrix product per position over a batch on the GPU, back "
                         "pointers %d bytes\n", call->label, plan->n_live, m->n_moves,
                         plan->bp_bytes);
+            say_precision(p, call);
             continue;
         }
         if (p->verbose && plan->n_live >= DENSE_MIN_STATES)
@@ -98,6 +104,15 @@ int pass_plan(Program *p, Diag *d)
                 plan->profile = view;
                 plan->profile_lanes = profile_lanes(view->K, call->alg == ALG_VITERBI);
                 int lanes = plan->profile_lanes, per_lane = (view->K + lanes - 1) / lanes;
+                if (call->alg == ALG_FORWARD) {
+                    double whole = plan->float_underflow;
+                    plan->float_underflow = profile_float_underflow(p->arena, m, view, lanes);
+                    if (p->verbose && whole < 0 && plan->float_underflow == 0)
+                        fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f, below "
+                                "float's range, enter or leave the nodes: the GPU holds them "
+                                "per lane times a power of two, and scores in float\n",
+                                call->label, whole);
+                }
                 if (p->verbose)
                     fprintf(p->verbose, "hmmc: plan %s: profile of %d nodes, %d special "
                             "states, %d kinds of moves into nodes, %d out of them: on the GPU %d "
@@ -108,6 +123,7 @@ int pass_plan(Program *p, Diag *d)
                 fprintf(p->verbose, "hmmc: plan %s: not a profile: %s\n", call->label, not_profile);
             }
         }
+        say_precision(p, call);
         if (p->verbose)
             fprintf(p->verbose, "hmmc: plan %s: %d live states, %d moves, C: %s (%s), "
                     "back pointers %d byte%s; GPU: %s\n", call->label, plan->n_live, m->n_moves,

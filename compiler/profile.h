@@ -88,4 +88,41 @@ int profile_lanes(int K, int viterbi);
 /* The special index of state s in v (-1 when s is in a node). */
 int profile_special_index(const ProfileView *v, int s);
 
+/* Entries that only a few nodes have (the moves that folding a delete state
+ * makes, at the ends of a profile) are written as their own statements, so
+ * that the other nodes spend nothing on them. */
+enum { PROFILE_SPARSE_MOVES = 4 };
+
+/* Whether entry e is written as statements of its own (PROFILE_SPARSE_MOVES
+ * nodes or fewer) rather than read from a table. */
+int profile_entry_is_sparse(const ProfileView *v, int e);
+
+/* Forward in float (profile_scale.c). HMMER's glocal profiles enter node k
+ * from B, and leave it for E, with weights that shrink geometrically along
+ * the profile (down to e^-138 for the globin): a float table would read 0
+ * for those below 2^-126. The values they lead to are not that small (B
+ * holds about 2^88), only the weights are. So the rows of weights between a
+ * special state and the nodes (a table entry from a special, an exit into
+ * one) are held per lane times 2^c, c chosen for the lane's own nodes: the
+ * kernel multiplies the special's value by 2^-c before the lane's entries
+ * read it, and the lane's part of an exit by 2^-c before the group sums it.
+ * Every product is then what it would be with exact weights. */
+
+/* The exponent c of lane `lane` (of `lanes`) for a row of per-node moves
+ * (move[k], -1 for none): 0 when every weight of the lane's nodes is a
+ * normal float, else the one that puts the lane's largest weight in
+ * [1/2, 1). */
+int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, int lane);
+
+/* Whether the kernel reads row `move` through per-lane exponents: a table
+ * entry from a special state (not sparse) or an exit (0 for viterbi, whose
+ * logs need none). */
+int profile_entry_is_scaled(const ProfileView *v, int e);
+
+/* What ir_float_underflow says of a forward call's model in the profile
+ * shape with `lanes` lanes a sequence: the least weight (as a natural log)
+ * that float cannot hold even with the per-lane exponents (a lane whose
+ * weights span more than float's range), or 0 when every one fits. */
+double profile_float_underflow(Arena *a, const IrModel *m, const ProfileView *v, int lanes);
+
 #endif

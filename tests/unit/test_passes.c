@@ -815,8 +815,12 @@ static void test_plan_dense_shape(void **state)
 }
 
 /* A Plan7-like profile of k nodes over {x, y} (S N B M1..Mk I1..Ik-1
- * D2..Dk-1 E C T), N and C emitting on their loops; `extra`: more moves. */
-static const char *profile_source(Arena *a, int k, const char *extra, const char *main_block)
+ * D2..Dk-1 E C T), N and C emitting on their loops; `extra`: more moves.
+ * B -> Mi weighs 0.01 * shrink^(i-1) and Mi -> E 0.01 * shrink^(k-i) (but
+ * not below 1e-300), as HMMER's glocal entries and exits shrink along the
+ * profile. */
+static const char *shrinking_profile_source(Arena *a, int k, double shrink, const char *extra,
+                                            const char *main_block)
 {
     char *text = NULL;
     size_t size = 0;
@@ -827,7 +831,8 @@ static const char *profile_source(Arena *a, int k, const char *extra, const char
                " S -> N 1;\n N -> N 0.9 emits null;\n N -> B 0.1;\n E -> C 1;\n"
                " C -> C 0.9 emits null;\n C -> T 0.1;\n");
     for (int i = 1; i <= k; i++) {
-        fprintf(f, " state M%d emits m;\n B -> M%d 0.01;\n M%d -> E 0.01;\n", i, i, i);
+        fprintf(f, " state M%d emits m;\n B -> M%d %.17g;\n M%d -> E %.17g;\n", i, i,
+                fmax(0.01 * pow(shrink, i - 1), 1e-300), i, fmax(0.01 * pow(shrink, k - i), 1e-300));
         if (i < k)
             fprintf(f, " state I%d emits null;\n M%d -> I%d 0.05;\n I%d -> I%d 0.5;\n"
                        " I%d -> M%d 0.5;\n M%d -> M%d 0.85;\n", i, i, i, i, i, i, i + 1, i, i + 1);
@@ -843,6 +848,11 @@ static const char *profile_source(Arena *a, int k, const char *extra, const char
     const char *src = arena_strdup(a, text);
     free(text);
     return src;
+}
+
+static const char *profile_source(Arena *a, int k, const char *extra, const char *main_block)
+{
+    return shrinking_profile_source(a, k, 1, extra, main_block);
 }
 
 /* The plan of the first call of a profile of k nodes, and its view. */
@@ -951,6 +961,72 @@ static void assert_reverse_topological(const Graph *g, const int *comp)
             if (comp[u] != comp[v])
                 assert_true(comp[u] > comp[v]);
         }
+}
+
+/* Checks that each lane's weights of row `move` (an entry from a special or
+ * an exit) fit float times 2^c, the largest in [1/2, 1); returns how many
+ * lanes need a c. */
+static int check_lane_exponents(const IrModel *m, const int *move, int K, int G)
+{
+    int S = (K + G - 1) / G, scaled = 0;
+    for (int lane = 0; lane < G; lane++) {
+        int c = profile_lane_exponent(m, move, K, G, lane);
+        double most = 0;
+        for (int k = lane * S; k < K && k < (lane + 1) * S; k++) {
+            if (move[k] < 0)
+                continue;
+            double w = exp(m->moves[move[k]].lw_sum);
+            assert_true(ldexp(w, c) >= 0x1p-126);
+            most = fmax(most, ldexp(w, c));
+        }
+        if (c != 0) {
+            assert_true(most >= 0.5 && most < 1);
+            scaled++;
+        }
+    }
+    return scaled;
+}
+
+/* Forward on a profile whose entries and exits shrink below float's range
+ * (as HMMER's glocal ones do) still runs in float on the GPU: each lane holds
+ * its weights of those rows times a power of two of its own. */
+static void test_plan_holds_shrinking_weights_per_lane(void **state)
+{
+    (void)state;
+    const char *calls = "main { print forward(new p()).score; print viterbi(new p()).score; }\n";
+    Arena scratch;
+    arena_init(&scratch);
+    Compiled c;
+    Program *p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-4, "", calls), "plan",
+                                 FOLD_ON);
+    const IrCall *forward = &p->calls[0];
+    assert_int_equal(forward->plan.gpu_shape, GPU_PROFILE);
+    /* the weights go down to 0.01 * 1e-156 (N -> B and B fold into N's entries) */
+    assert_true(ir_float_underflow(forward->model) < -350);
+    assert_true(forward->plan.float_underflow == 0);
+    const ProfileView *v = forward->plan.profile;
+    int G = forward->plan.profile_lanes, scaled_rows = 0;
+    for (int e = 0; e < v->n_entries; e++)
+        if (profile_entry_is_scaled(v, e))
+            scaled_rows += check_lane_exponents(forward->model, v->entries[e].move, v->K, G) > 0;
+    for (int x = 0; x < v->n_exits; x++)
+        scaled_rows += check_lane_exponents(forward->model, v->exits[x].move, v->K, G) > 0;
+    assert_int_equal(scaled_rows, 2); /* N's entries into the matches, the exits to C */
+    assert_true(p->calls[1].plan.float_underflow == 0); /* viterbi adds logs */
+    compiled_free(&c);
+    /* a lane whose own weights span more than float's range: double */
+    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-40, "", calls), "plan", FOLD_ON);
+    assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
+    assert_true(p->calls[0].plan.float_underflow < 0);
+    compiled_free(&c);
+    /* no tiny weights: no lane needs an exponent */
+    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1, "", calls), "plan", FOLD_ON);
+    v = p->calls[0].plan.profile;
+    for (int x = 0; x < v->n_exits; x++)
+        assert_int_equal(check_lane_exponents(p->calls[0].model, v->exits[x].move, v->K,
+                                              p->calls[0].plan.profile_lanes), 0);
+    compiled_free(&c);
+    arena_free(&scratch);
 }
 
 static void test_scc_of_a_small_graph(void **state)
@@ -1336,6 +1412,7 @@ int main(void)
         cmocka_unit_test(test_plan_counts_live_states),
         cmocka_unit_test(test_plan_dense_shape),
         cmocka_unit_test(test_plan_profile_shape),
+        cmocka_unit_test(test_plan_holds_shrinking_weights_per_lane),
         cmocka_unit_test(test_scc_of_a_small_graph),
         cmocka_unit_test(test_scc_of_a_graph_without_edges_and_a_dag),
         cmocka_unit_test(test_scc_of_long_chains_does_not_recurse),
