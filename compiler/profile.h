@@ -119,10 +119,22 @@ int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, i
  * logs need none). */
 int profile_entry_is_scaled(const ProfileView *v, int e);
 
+/* The values that entries from a special put in the nodes must stay normal
+ * floats too: below them the kernel marks the sequence for double (such a
+ * path may carry the alignment later). B holds about 2^80 (the column sum
+ * is kept near 2^96), so an entry below 2^-200 puts values near the bottom
+ * of float's range in every column, and every sequence would be scored
+ * twice. Run through tests/emulate (2026-11-23): the globin (entries down to
+ * 2^-194) marked none of 300 random proteins and 200 globins; M = 400
+ * (down to 2^-555) and M = 2000 marked every one of 25. */
+enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
+
 /* What ir_float_underflow says of a forward call's model in the profile
  * shape with `lanes` lanes a sequence: the least weight (as a natural log)
  * that float cannot hold even with the per-lane exponents (a lane whose
- * weights span more than float's range), or 0 when every one fits. */
+ * weights span more than float's range), or that puts values below float's
+ * range (an entry from a special below 2^PROFILE_FLOAT_LEAST_ENTRY); 0 when
+ * every one fits. */
 double profile_float_underflow(Arena *a, const IrModel *m, const ProfileView *v, int lanes);
 
 #endif

@@ -57,9 +57,17 @@ double profile_float_underflow(Arena *a, const IrModel *m, const ProfileView *v,
 {
     char *held = ARENA_ARRAY(a, char, m->n_moves ? m->n_moves : 1);
     double least = 0;
-    for (int e = 0; e < v->n_entries; e++)
-        if (profile_entry_is_scaled(v, e))
-            least = fmin(least, hold_row(m, v->entries[e].move, v->K, lanes, held));
+    for (int e = 0; e < v->n_entries; e++) {
+        if (!profile_entry_is_scaled(v, e))
+            continue;
+        least = fmin(least, hold_row(m, v->entries[e].move, v->K, lanes, held));
+        for (int k = 0; k < v->K; k++) {
+            int mv = v->entries[e].move[k];
+            double lw = mv >= 0 ? m->moves[mv].lw_sum : 0;
+            if (lw > -INFINITY && lw < PROFILE_FLOAT_LEAST_ENTRY * M_LN2)
+                least = fmin(least, lw);
+        }
+    }
     for (int x = 0; x < v->n_exits; x++)
         least = fmin(least, hold_row(m, v->exits[x].move, v->K, lanes, held));
     return fmin(least, ir_float_underflow_except(m, held));

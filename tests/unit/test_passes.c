@@ -817,10 +817,10 @@ static void test_plan_dense_shape(void **state)
 /* A Plan7-like profile of k nodes over {x, y} (S N B M1..Mk I1..Ik-1
  * D2..Dk-1 E C T), N and C emitting on their loops; `extra`: more moves.
  * B -> Mi weighs 0.01 * shrink^(i-1) and Mi -> E 0.01 * shrink^(k-i) (but
- * not below 1e-300), as HMMER's glocal entries and exits shrink along the
+ * not below `floor`), as HMMER's glocal entries and exits shrink along the
  * profile. */
-static const char *shrinking_profile_source(Arena *a, int k, double shrink, const char *extra,
-                                            const char *main_block)
+static const char *shrinking_profile_source(Arena *a, int k, double shrink, double floor,
+                                            const char *extra, const char *main_block)
 {
     char *text = NULL;
     size_t size = 0;
@@ -832,7 +832,7 @@ static const char *shrinking_profile_source(Arena *a, int k, double shrink, cons
                " C -> C 0.9 emits null;\n C -> T 0.1;\n");
     for (int i = 1; i <= k; i++) {
         fprintf(f, " state M%d emits m;\n B -> M%d %.17g;\n M%d -> E %.17g;\n", i, i,
-                fmax(0.01 * pow(shrink, i - 1), 1e-300), i, fmax(0.01 * pow(shrink, k - i), 1e-300));
+                fmax(0.01 * pow(shrink, i - 1), floor), i, fmax(0.01 * pow(shrink, k - i), floor));
         if (i < k)
             fprintf(f, " state I%d emits null;\n M%d -> I%d 0.05;\n I%d -> I%d 0.5;\n"
                        " I%d -> M%d 0.5;\n M%d -> M%d 0.85;\n", i, i, i, i, i, i, i + 1, i, i + 1);
@@ -852,7 +852,7 @@ static const char *shrinking_profile_source(Arena *a, int k, double shrink, cons
 
 static const char *profile_source(Arena *a, int k, const char *extra, const char *main_block)
 {
-    return shrinking_profile_source(a, k, 1, extra, main_block);
+    return shrinking_profile_source(a, k, 1, 0, extra, main_block);
 }
 
 /* The plan of the first call of a profile of k nodes, and its view. */
@@ -997,12 +997,13 @@ static void test_plan_holds_shrinking_weights_per_lane(void **state)
     Arena scratch;
     arena_init(&scratch);
     Compiled c;
-    Program *p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-4, "", calls), "plan",
+    Program *p = compile_through(&c, shrinking_profile_source(&scratch, 40, 0.04, 0, "", calls), "plan",
                                  FOLD_ON);
     const IrCall *forward = &p->calls[0];
     assert_int_equal(forward->plan.gpu_shape, GPU_PROFILE);
-    /* the weights go down to 0.01 * 1e-156 (N -> B and B fold into N's entries) */
-    assert_true(ir_float_underflow(forward->model) < -350);
+    /* the weights go down to 0.001 * 0.04^39, 2^-191 (N -> B and B fold into
+     * N's entries) */
+    assert_true(ir_float_underflow(forward->model) < -130);
     assert_true(forward->plan.float_underflow == 0);
     const ProfileView *v = forward->plan.profile;
     int G = forward->plan.profile_lanes, scaled_rows = 0;
@@ -1014,13 +1015,21 @@ static void test_plan_holds_shrinking_weights_per_lane(void **state)
     assert_int_equal(scaled_rows, 2); /* N's entries into the matches, the exits to C */
     assert_true(p->calls[1].plan.float_underflow == 0); /* viterbi adds logs */
     compiled_free(&c);
-    /* a lane whose own weights span more than float's range: double */
-    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-40, "", calls), "plan", FOLD_ON);
+    /* entries below 2^-200 (0.001 * 1e-4^39) would put values below float's
+     * range in every column: double */
+    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-4, 1e-300, "", calls), "plan", FOLD_ON);
+    assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
+    assert_true(p->calls[0].plan.float_underflow < -350);
+    compiled_free(&c);
+    /* a lane whose own weights span more than float's range (1e-3 to 1e-56,
+     * 2^-176, in lane 0; none below 2^-200): double */
+    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-20, 1e-56, "", calls), "plan",
+                        FOLD_ON);
     assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
     assert_true(p->calls[0].plan.float_underflow < 0);
     compiled_free(&c);
     /* no tiny weights: no lane needs an exponent */
-    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1, "", calls), "plan", FOLD_ON);
+    p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1, 0, "", calls), "plan", FOLD_ON);
     v = p->calls[0].plan.profile;
     for (int x = 0; x < v->n_exits; x++)
         assert_int_equal(check_lane_exponents(p->calls[0].model, v->exits[x].move, v->K,
