@@ -22,7 +22,11 @@
  *      viterbi keeps its best value at 0, the rest in a double offset.
  * The weights are tables the lanes read at consecutive addresses (entry e,
  * run slot jj, lane: [(e * S + jj) * G + lane]); the emission values of
- * the nodes per class of symbols that every node scores alike. */
+ * the nodes per class of symbols that every node scores alike. In forward,
+ * a row between a special and the nodes whose weights float cannot hold is
+ * held per lane times 2^c (profile.h, profile_scale.c): the special's value
+ * is multiplied by 2^-c before the lane's entries read it, and the lane's
+ * part of an exit by 2^-c before the group sums it. */
 #include "backend_cuda.h"
 
 #include <math.h>

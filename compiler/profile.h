@@ -76,9 +76,11 @@ ProfileView *profile_view(Arena *a, const IrModel *m, const char **why);
  *   p100 (8 lanes) 1058 G cells/s against 821 at most 10 (16 lanes), globin
  *   (8 lanes) 1094 against 1008; p200 the same at 16 lanes as at 32
  *   (1026, 1015); in double p100 523 against 393, globin 560 against 486;
- * - forward holds more per node, in double for HMMER's profiles: at most
- *   10, as at 16 or 24 nodes it spills (globin, 8 lanes: 413 against 700;
- *   p200, 16 lanes: 694 against 743). */
+ * - forward holds more per node: at most 10, as at 16 or 24 nodes it
+ *   spills in double (globin, 8 lanes: 413 against 700; p200, 16 lanes:
+ *   694 against 743). These were measured when forward on HMMER profiles
+ *   ran in double; in float (profile_scale.c) it may take more nodes a lane,
+ *   not yet measured. */
 enum { PROFILE_LANE_NODES_VITERBI = 18, PROFILE_LANE_NODES_FORWARD = 10 };
 
 /* Lanes a sequence for a profile of K nodes scored by viterbi (or, when
@@ -114,19 +116,20 @@ int profile_entry_is_sparse(const ProfileView *v, int e);
  * [1/2, 1). */
 int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, int lane);
 
-/* Whether the kernel reads row `move` through per-lane exponents: a table
- * entry from a special state (not sparse) or an exit (0 for viterbi, whose
- * logs need none). */
+/* Whether entry e is a row that forward may hold through per-lane
+ * exponents: a table entry from a special state (not sparse). Every exit
+ * is such a row too; viterbi, which adds logs, holds none so. */
 int profile_entry_is_scaled(const ProfileView *v, int e);
 
 /* The values that entries from a special put in the nodes must stay normal
  * floats too: below them the kernel marks the sequence for double (such a
- * path may carry the alignment later). B holds about 2^80 (the column sum
- * is kept near 2^96), so an entry below 2^-200 puts values near the bottom
- * of float's range in every column, and every sequence would be scored
- * twice. Run through tests/emulate (2026-11-23): the globin (entries down to
- * 2^-194) marked none of 300 random proteins and 200 globins; M = 400
- * (down to 2^-555) and M = 2000 marked every one of 25. */
+ * path may carry the alignment later). B holds its feeder N's value times
+ * N -> B (2^-8.5 for HMMER2's models), and N is near the column sum, which
+ * is kept in [2^88, 2^104]: an entry below 2^-200 puts values near the
+ * bottom of float's range in every column, and every sequence would be
+ * scored twice. Run through tests/emulate (2026-11-23): the globin (entries
+ * down to 2^-194) marked none of 300 random proteins and 200 globins; M =
+ * 400 (down to 2^-555) and M = 2000 marked every one of 25. */
 enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
 
 /* What ir_float_underflow says of a forward call's model in the profile
