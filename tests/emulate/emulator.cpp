@@ -13,7 +13,7 @@ hmmc_dim threadIdx, blockIdx, blockDim, gridDim;
 
 namespace {
 
-const size_t STACK_BYTES = 512 * 1024;
+const size_t STACK_BYTES = 256 * 1024; // a thread's locals: a profile lane holds a few KB
 
 struct Thread {
     ucontext_t context;

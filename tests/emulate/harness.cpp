@@ -8,6 +8,7 @@
 // a multiple of 16, readable in 16-byte pieces to the end rounded up.
 #include "emulator.h"
 
+#include <algorithm>
 #include <string>
 
 #include "hmmrt_gpu.h"
@@ -85,7 +86,9 @@ std::vector<double> run(const hmmc_emulated_call &call, hmmc_emulated_kernel ker
     b.use_double = sizeof(real) == sizeof(double);
     unsigned block, grid;
     if (call.shape == HMMC_EMULATE_BLOCK) {
-        block = (unsigned)(call.threads + 31) / 32 * 32;
+        // the states rounded up to a warp, as the launcher gives at most; the
+        // kernel loops when a block has fewer threads than states
+        block = std::min((unsigned)(call.threads + 31) / 32 * 32, 256u);
         grid = (unsigned)n;
     } else if (call.shape == HMMC_EMULATE_LANES) {
         block = 32; // several sequences a warp when a sequence takes fewer lanes
