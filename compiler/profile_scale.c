@@ -35,20 +35,23 @@ int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, i
     return -(int)floor(most / M_LN2) - 1;
 }
 
-/* Marks the moves of row `move` and returns the least weight of a lane that
- * its exponent does not bring into float's range (0 when none). */
-static double hold_row(const IrModel *m, const int *move, int K, int lanes, char *held)
+/* Marks the moves of row `move` and returns the least weight that float
+ * cannot hold even times its lane's exponent, or that is below `floor` (a
+ * natural log; -INFINITY for none); 0 when there is none. */
+static double hold_row(const IrModel *m, const int *move, int K, int lanes, double floor, char *held)
 {
     double least = 0;
     int S = (K + lanes - 1) / lanes;
-    for (int k = 0; k < K; k++) {
-        if (move[k] < 0)
-            continue;
-        held[move[k]] = 1;
-        double lw = m->moves[move[k]].lw_sum;
-        int c = profile_lane_exponent(m, move, K, lanes, k / S);
-        if (lw > -INFINITY && lw + c * M_LN2 < IR_LN_FLOAT_MIN && lw < least)
-            least = lw;
+    for (int lane = 0; lane < lanes; lane++) {
+        int c = profile_lane_exponent(m, move, K, lanes, lane);
+        for (int k = lane * S; k < K && k < (lane + 1) * S; k++) {
+            if (move[k] < 0)
+                continue;
+            held[move[k]] = 1;
+            double lw = m->moves[move[k]].lw_sum;
+            if (lw > -INFINITY && (lw + c * M_LN2 < IR_LN_FLOAT_MIN || lw < floor) && lw < least)
+                least = lw;
+        }
     }
     return least;
 }
@@ -57,18 +60,11 @@ double profile_float_underflow(Arena *a, const IrModel *m, const ProfileView *v,
 {
     char *held = ARENA_ARRAY(a, char, m->n_moves ? m->n_moves : 1);
     double least = 0;
-    for (int e = 0; e < v->n_entries; e++) {
-        if (!profile_entry_is_scaled(v, e))
-            continue;
-        least = fmin(least, hold_row(m, v->entries[e].move, v->K, lanes, held));
-        for (int k = 0; k < v->K; k++) {
-            int mv = v->entries[e].move[k];
-            double lw = mv >= 0 ? m->moves[mv].lw_sum : 0;
-            if (lw > -INFINITY && lw < PROFILE_FLOAT_LEAST_ENTRY * M_LN2)
-                least = fmin(least, lw);
-        }
-    }
+    for (int e = 0; e < v->n_entries; e++)
+        if (profile_entry_is_scaled(v, e))
+            least = fmin(least, hold_row(m, v->entries[e].move, v->K, lanes,
+                                         PROFILE_FLOAT_LEAST_ENTRY * M_LN2, held));
     for (int x = 0; x < v->n_exits; x++)
-        least = fmin(least, hold_row(m, v->exits[x].move, v->K, lanes, held));
+        least = fmin(least, hold_row(m, v->exits[x].move, v->K, lanes, -INFINITY, held));
     return fmin(least, ir_float_underflow_except(m, held));
 }
