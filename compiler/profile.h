@@ -78,9 +78,9 @@ ProfileView *profile_view(Arena *a, const IrModel *m, const char **why);
  *   (1026, 1015); in double p100 523 against 393, globin 560 against 486;
  * - forward holds more per node: at most 10, as at 16 or 24 nodes it
  *   spills in double (globin, 8 lanes: 413 against 700; p200, 16 lanes:
- *   694 against 743). These were measured when forward on HMMER profiles
- *   ran in double; in float (profile_scale.c) it may take more nodes a lane,
- *   not yet measured. */
+ *   694 against 743), measured in double; in float (profile_scale.c) 18
+ *   gained nothing (2026-11-23, benchmarks/ab-programs: globin 1170 at 8
+ *   lanes against 1157 at 16, p100 969 against 1051). */
 enum { PROFILE_LANE_NODES_VITERBI = 18, PROFILE_LANE_NODES_FORWARD = 10 };
 
 /* Lanes a sequence for a profile of K nodes scored by viterbi (or, when
