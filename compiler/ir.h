@@ -194,6 +194,12 @@ double ir_float_underflow(const IrModel *m);
 double ir_float_underflow_except(const IrModel *m, const char *held_apart);
 #define IR_LN_FLOAT_MIN (-87.33654475055310898) /* ln 2^-126, float's least normal number */
 
+/* A length from which the model surely gives every sequence a path (a
+ * sufficient test: every_sequence.c), so that a forward or backward score of
+ * -inf for such a sequence can only mean a probability below double's range;
+ * -1 when the test finds none. Scratch memory from the arena. */
+int ir_every_sequence_from(Arena *a, const IrModel *m);
+
 /* The stable text form of the program IR (--dump-after and golden tests). */
 void ir_dump(const Program *p, FILE *out);
 

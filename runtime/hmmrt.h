@@ -57,6 +57,10 @@ typedef struct hmmrt_column {
     hmmrt_field_kind kind;
     const char *note;  /* NULL, or a line explaining the column's layout, printed
                           as "# LABEL: NOTE" before the header (whole tables) */
+    long possible_from; /* 0, or (forward and backward scores) a length from which
+                          the model gives every sequence a path: -inf for such a
+                          sequence is a probability below double's range, and the
+                          run says so */
 } hmmrt_column;
 
 typedef struct hmmrt_value {

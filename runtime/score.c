@@ -112,6 +112,7 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
                                     ? READ_BLOCK_MAX / (size_t)r->n_scratches
                                     : READ_PIECE_BYTES);
     r->names = hmmrt_names_new();
+    r->below_range = calloc((size_t)(prog->n_columns > 0 ? prog->n_columns : 1), sizeof *r->below_range);
     r->current = &r->batches[0];
     r->next = &r->batches[1];
     int n_batches = gpu ? 3 : 2, n_works = gpu ? 3 : 1, ok = 1;
@@ -124,7 +125,7 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
         ok = ok && alloc_work(&r->works[k], prog, r->max_records) == 0;
     r->w = &r->works[0];
     int out_ok = hmmrt_out_open(&r->out, STDOUT_FILENO, OUTPUT_BUFFER) == 0;
-    return ok && r->scratches && r->reader && r->names && out_ok ? 0 : -1;
+    return ok && r->scratches && r->reader && r->names && r->below_range && out_ok ? 0 : -1;
 }
 
 static void close_run(run *r)
@@ -141,6 +142,7 @@ static void close_run(run *r)
     }
     hmmrt_reader_close(r->reader);
     hmmrt_names_free(r->names);
+    free(r->below_range);
     hmmrt_out_close(&r->out);
     for (int k = 0; k < 3; k++)
         free_work(&r->works[k], r->prog, r->work_records);
@@ -237,6 +239,16 @@ void hmmrt_clear_values(run *r, work *w, int64_t i)
     }
 }
 
+void hmmrt_count_below_range(run *r, const hmmrt_record *rec, const hmmrt_value *values)
+{
+    for (int c = 0; c < r->prog->n_columns; c++)
+        if (r->prog->columns[c].possible_from > 0 && rec->length >= r->prog->columns[c].possible_from &&
+            values[c].score == -INFINITY) {
+#pragma omp atomic
+            r->below_range[c]++;
+        }
+}
+
 static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
 {
     const hmmrt_program *prog = r->prog;
@@ -254,6 +266,7 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
     if (!failed) {
         hmmrt_buf_reset(&r->w->rows[i]);
         hmmrt_format_row(&r->w->rows[i], prog, rec->name, values);
+        hmmrt_count_below_range(r, rec, values);
     }
     failed |= hmmrt_buf_take_failure();
     r->w->results[i].status = failed ? SEQ_OUT_OF_MEMORY : SEQ_SCORED;
@@ -603,6 +616,24 @@ static void warn_skipped_total(const run *r)
         hmmrt_warning("%ld sequences were skipped", r->skipped);
 }
 
+/* A forward or backward score of -inf for a sequence that its model surely
+ * gives a path (possible_from) is a probability below double's range: said
+ * once a column. */
+static void warn_below_range(const run *r)
+{
+    for (int c = 0; c < r->prog->n_columns; c++) {
+        long long n = r->below_range ? r->below_range[c] : 0;
+        if (n > 0)
+            hmmrt_warning("%lld sequence%s scored -inf in %s, but its model gives every sequence "
+                          "of %ld or more symbols a path: %s probabilit%s below what a double "
+                          "holds in one scale per position (about e^-745 under the likeliest "
+                          "state), not 0; read such a -inf as far below any threshold",
+                          n, n == 1 ? "" : "s", r->prog->columns[c].label,
+                          r->prog->columns[c].possible_from, n == 1 ? "its" : "their",
+                          n == 1 ? "y is" : "ies are");
+    }
+}
+
 static void report_timing(run *r, double started)
 {
     r->timing.total = hmmrt_seconds() - started;
@@ -647,6 +678,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     hmmrt_progress_finish();
     warn_skipped_total(&r);
     warn_duplicates_total(&r);
+    warn_below_range(&r);
     if (hmmrt_flush_output(&r) != 0) {
         hmmrt_error("cannot write the output: %s", strerror(r.out.error));
         status = HMMRT_EXIT_OUTPUT;

@@ -233,6 +233,7 @@ static void format_batch(run *r, const batch *b, work *w)
         hmmrt_buf_take_failure();
         hmmrt_buf_reset(&w->rows[i]);
         hmmrt_format_row(&w->rows[i], r->prog, rec->name, w->values + i * r->prog->n_columns);
+        hmmrt_count_below_range(r, rec, w->values + i * r->prog->n_columns);
         if (hmmrt_buf_take_failure())
             w->results[i].status = SEQ_OUT_OF_MEMORY;
         hmmrt_progress_add(1, rec->length);

@@ -59,6 +59,8 @@ typedef struct run {
     int in_double;           /* it scores in double (--double, or the program needs it) */
     void *gpu_double;        /* opened on first need: rescores in double what float gave -inf */
     int64_t rescored;        /* sequences rescored so */
+    int64_t *below_range;    /* per column: its -inf scores that can only be a
+                                probability below double's range (possible_from) */
     int64_t max_records;     /* a batch holds at most this many records ... */
     int64_t max_residues;    /* ... and stops growing past this many residues */
     int64_t work_records;    /* the records the works were made for (max_records then) */
@@ -111,6 +113,9 @@ int hmmrt_is_last_batch(const batch *b);
 int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i);
 void hmmrt_clear_values(run *r, work *w, int64_t i); /* NAN scores, empty texts */
 int hmmrt_stops_the_run(const run *r, const seq_result *res);
+/* Counts the scores of sequence rec that are -inf where its length is at least
+ * the column's possible_from (run.below_range); from many threads at once. */
+void hmmrt_count_below_range(run *r, const hmmrt_record *rec, const hmmrt_value *values);
 int hmmrt_omp_chunk(int64_t n_sequences); /* for schedule(dynamic, ...) */
 /* Prints the rows of batch b, scored in w; 0, or the status of the sequence
  * that stopped the run. Timed as writing. */

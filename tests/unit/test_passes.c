@@ -1398,6 +1398,60 @@ static void test_passes_keep_the_numbers_of_other_models(void **state)
     arena_free(&scratch);
 }
 
+/* ---- every_sequence.c ---- */
+
+/* The length from which ir_every_sequence_from says every sequence has a
+ * path, for a model source with one forward call, through every pass. */
+static int every_sequence_from(const char *model)
+{
+    Compiled c;
+    Arena scratch;
+    arena_init(&scratch);
+    Program *p = compile_through(&c, with_main(&scratch, model, "main { print forward(new m()).score; }\n"),
+                                 "plan", FOLD_ON);
+    int from = ir_every_sequence_from(&c.arena, first_call_model(p));
+    compiled_free(&c);
+    arena_free(&scratch);
+    return from;
+}
+
+static void test_every_sequence_from_the_loop_and_its_ways_in_and_out(void **state)
+{
+    (void)state;
+    /* the casino: start -> fair emits, fair -> loaded -> end: 2 symbols at least */
+    assert_int_equal(every_sequence_from(
+        "hmm m { alphabet [1, 2]; startstate s; state f emits e; state l emits g; endstate t;\n"
+        "  emission e = [0.5, 0.5]; emission g = [0.9, 0.1];\n"
+        "  s -> f 1; f -> f 0.9; f -> l 0.1; l -> l 0.9; l -> f 0.05; l -> t 0.05; }\n"), 2);
+    /* out through three more emitting states: 1 + 3 */
+    assert_int_equal(every_sequence_from(
+        "hmm m { alphabet [a, b]; startstate s; state x emits e; state y1 emits e;\n"
+        "  state y2 emits e; state y3 emits e; endstate t; emission e = [0.5, 0.5];\n"
+        "  s -> x 1; x -> x 0.5; x -> y1 1e-200; y1 -> y2 1e-200; y2 -> y3 1e-200; y3 -> t 1; }\n"), 4);
+    /* a silent way in and out of an emitting loop (a profile's N): 0 */
+    assert_int_equal(every_sequence_from(
+        "hmm m { alphabet [a, b]; startstate s; state n; state x emits e; endstate t;\n"
+        "  emission e = [0.5, 0.5]; s -> n 1; n -> x 0.5; n -> t 0.5; x -> x 0.5; x -> t 0.5; }\n"), 1);
+}
+
+static void test_every_sequence_from_is_unknown_where_a_symbol_is_missing(void **state)
+{
+    (void)state;
+    /* the loop cannot emit b: "abba" has no path, so no length is claimed */
+    assert_int_equal(every_sequence_from(
+        "hmm m { alphabet [a, b]; startstate s; state x emits e; endstate t;\n"
+        "  emission e = [1, 0]; s -> x 1; x -> x 0.5; x -> t 0.5; }\n"), -1);
+    /* no loop: only sequences of one length have paths */
+    assert_int_equal(every_sequence_from(
+        "hmm m { alphabet [a, b]; startstate s; state x emits e; state y emits e; endstate t;\n"
+        "  emission e = [0.5, 0.5]; s -> x 1; x -> y 1; y -> t 1; }\n"), -1);
+    /* the loop's way out needs a symbol of a table that lacks one */
+    assert_int_equal(every_sequence_from(
+        "hmm m { alphabet [a, b]; startstate s; state x emits e; state y emits g; endstate t;\n"
+        "  emission e = [0.5, 0.5]; emission g = [1, 0]; s -> x 1; x -> x 0.5; x -> y 0.5;\n"
+        "  y -> t 1; }\n"), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1430,6 +1484,8 @@ int main(void)
         cmocka_unit_test(test_passes_keep_the_numbers_of_a_mixed_model),
         cmocka_unit_test(test_passes_fold_the_mixed_model),
         cmocka_unit_test(test_passes_keep_the_numbers_of_other_models),
+        cmocka_unit_test(test_every_sequence_from_the_loop_and_its_ways_in_and_out),
+        cmocka_unit_test(test_every_sequence_from_is_unknown_where_a_symbol_is_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
