@@ -450,6 +450,16 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             continue;
+        /* A call with weights below float's range is scored in double; its
+         * float kernel only marks each sequence for double (the guard of
+         * cuda_write_float_guard), so nvcc's warning that those weights do
+         * not fit a float (#221) says nothing to the user. */
+        int quiet = p->calls[c].plan.gpu_shape != GPU_DENSE && p->calls[c].plan.float_underflow != 0;
+        if (quiet) {
+            emit_line(&e, "#ifdef __CUDACC__ /* weights below float's range: scored in double */");
+            emit_line(&e, "#pragma nv_diag_suppress 221");
+            emit_line(&e, "#endif");
+        }
         if (p->calls[c].plan.gpu_shape == GPU_DENSE)
             cuda_write_dense_call(&e, p, c);
         else if (p->calls[c].plan.gpu_shape == GPU_PROFILE)
@@ -458,6 +468,11 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
             cuda_write_block_call(&e, p, c);
         else
             write_call(&e, p, c);
+        if (quiet) {
+            emit_line(&e, "#ifdef __CUDACC__");
+            emit_line(&e, "#pragma nv_diag_default 221");
+            emit_line(&e, "#endif");
+        }
     }
     write_emulation_table(&e, p);
     return ferror(out) ? -1 : 0;
