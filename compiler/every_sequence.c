@@ -18,54 +18,18 @@
 
 #include <limits.h>
 #include <math.h>
-#include <string.h>
+
+#include "graph.h"
 
 #define MOST_MOVES 4000000 /* beyond this (dense models) the question is left open */
 
-typedef struct Adjacency {
-    int *start; /* moves out of (or, reversed, into) state v: move[start[v] .. start[v+1]-1] */
-    int *move;
-} Adjacency;
-
-static int live(const IrModel *m, const IrMove *mv)
-{
-    return !m->states[mv->from].folded && !m->states[mv->to].folded && mv->lw_sum > -INFINITY;
-}
-
-/* The live moves that are silent or emit from a table of universal[e] set. */
-static int usable(const IrModel *m, const IrMove *mv, const unsigned char *universal)
-{
-    return live(m, mv) && (mv->emission < 0 || universal[mv->emission]);
-}
-
-static Adjacency adjacency(Arena *a, const IrModel *m, const unsigned char *universal, int reversed)
-{
-    Adjacency g;
-    g.start = ARENA_ARRAY(a, int, m->n_states + 1);
-    memset(g.start, 0, sizeof *g.start * (size_t)(m->n_states + 1));
-    int used = 0;
-    for (int i = 0; i < m->n_moves; i++)
-        if (usable(m, &m->moves[i], universal)) {
-            g.start[(reversed ? m->moves[i].to : m->moves[i].from) + 1]++;
-            used++;
-        }
-    for (int v = 0; v < m->n_states; v++)
-        g.start[v + 1] += g.start[v];
-    g.move = ARENA_ARRAY(a, int, used ? used : 1);
-    int *fill = ARENA_ARRAY(a, int, m->n_states);
-    memcpy(fill, g.start, sizeof *fill * (size_t)m->n_states);
-    for (int i = 0; i < m->n_moves; i++)
-        if (usable(m, &m->moves[i], universal))
-            g.move[fill[reversed ? m->moves[i].to : m->moves[i].from]++] = i;
-    return g;
-}
-
-/* emissions[v]: the fewest emitting moves on a path of usable moves from
- * root to v (reversed: from v to root), INT_MAX where there is none. A
+/* emissions[v]: the fewest emitting moves on a path from root to v, along
+ * the silent moves of `silent` and the emitting ones of `emitting` (both
+ * reversed to count from v to root); INT_MAX where there is none. A
  * breadth-first search by emissions, silent moves inside a level. */
-static int *fewest_emissions(Arena *a, const IrModel *m, const Adjacency *g, int root, int reversed)
+static int *fewest_emissions(Arena *a, const Graph *silent, const Graph *emitting, int root)
 {
-    int n = m->n_states;
+    int n = silent->n;
     int *emissions = ARENA_ARRAY(a, int, n);
     int *level = ARENA_ARRAY(a, int, n), *next = ARENA_ARRAY(a, int, n);
     for (int v = 0; v < n; v++)
@@ -77,17 +41,16 @@ static int *fewest_emissions(Arena *a, const IrModel *m, const Adjacency *g, int
         int n_next = 0;
         for (int k = 0; k < n_level; k++) { /* the level grows as silent moves reach further */
             int v = level[k];
-            for (int e = g->start[v]; e < g->start[v + 1]; e++) {
-                const IrMove *mv = &m->moves[g->move[e]];
-                int w = reversed ? mv->from : mv->to;
-                if (mv->emission < 0 && emissions[w] > d) {
-                    emissions[w] = d;
-                    level[n_level++] = w;
-                } else if (mv->emission >= 0 && emissions[w] > d + 1) {
-                    emissions[w] = d + 1;
-                    next[n_next++] = w;
+            for (int e = silent->start[v]; e < silent->start[v + 1]; e++)
+                if (emissions[silent->adj[e]] > d) {
+                    emissions[silent->adj[e]] = d;
+                    level[n_level++] = silent->adj[e];
                 }
-            }
+            for (int e = emitting->start[v]; e < emitting->start[v + 1]; e++)
+                if (emissions[emitting->adj[e]] > d + 1) {
+                    emissions[emitting->adj[e]] = d + 1;
+                    next[n_next++] = emitting->adj[e];
+                }
         }
         /* next holds each state once (its count was lowered to d + 1 on the
          * first visit); drop those a silent move of this level reached after */
@@ -111,15 +74,25 @@ int ir_every_sequence_from(Arena *a, const IrModel *m)
             if (!(m->emissions[e].logp[s] > -INFINITY))
                 universal[e] = 0;
     }
-    Adjacency out = adjacency(a, m, universal, 0), in = adjacency(a, m, universal, 1);
-    int *from_start = fewest_emissions(a, m, &out, m->start, 0);
-    int *to_end = fewest_emissions(a, m, &in, m->end, 1);
+    /* the moves a path may take: silent, or emitting from a universal table */
+    char *silent = ARENA_ARRAY(a, char, m->n_moves ? m->n_moves : 1);
+    char *emitting = ARENA_ARRAY(a, char, m->n_moves ? m->n_moves : 1);
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        int possible = mv->lw_sum > -INFINITY;
+        silent[i] = possible && mv->emission < 0;
+        emitting[i] = possible && mv->emission >= 0 && universal[mv->emission];
+    }
+    Graph s_out = graph_of_kept_moves(a, m, silent), e_out = graph_of_kept_moves(a, m, emitting);
+    Graph s_in = graph_reversed(a, &s_out), e_in = graph_reversed(a, &e_out);
+    int *from_start = fewest_emissions(a, &s_out, &e_out, m->start);
+    int *to_end = fewest_emissions(a, &s_in, &e_in, m->end);
     long best = -1;
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
         int u = mv->from;
-        if (mv->to != u || mv->emission < 0 || !usable(m, mv, universal) ||
-            from_start[u] == INT_MAX || to_end[u] == INT_MAX)
+        if (mv->to != u || !emitting[i] || m->states[u].folded || from_start[u] == INT_MAX ||
+            to_end[u] == INT_MAX)
             continue;
         long length = (long)from_start[u] + to_end[u];
         if (best < 0 || length < best)

@@ -5,7 +5,9 @@
 
 #include <string.h>
 
-Graph graph_of_moves(Arena *a, const IrModel *m, int silent_only)
+/* The moves between live states, silent ones alone when silent_only is set,
+ * and of those only the moves i with keep[i] when keep is not NULL. */
+static Graph moves_graph(Arena *a, const IrModel *m, int silent_only, const char *keep)
 {
     Graph g = {.n = m->n_states};
     g.start = ARENA_ARRAY(a, int, m->n_states + 1);
@@ -14,8 +16,8 @@ Graph graph_of_moves(Arena *a, const IrModel *m, int silent_only)
         int *fill = ARENA_ARRAY(a, int, m->n_states);
         for (int i = 0; i < m->n_moves; i++) {
             const IrMove *mv = &m->moves[i];
-            if ((silent_only && mv->emission >= 0) || m->states[mv->from].folded ||
-                m->states[mv->to].folded)
+            if ((silent_only && mv->emission >= 0) || (keep && !keep[i]) ||
+                m->states[mv->from].folded || m->states[mv->to].folded)
                 continue;
             if (pass == 0)
                 g.start[mv->from + 1]++;
@@ -27,6 +29,16 @@ Graph graph_of_moves(Arena *a, const IrModel *m, int silent_only)
                 g.start[v + 1] += g.start[v];
     }
     return g;
+}
+
+Graph graph_of_moves(Arena *a, const IrModel *m, int silent_only)
+{
+    return moves_graph(a, m, silent_only, NULL);
+}
+
+Graph graph_of_kept_moves(Arena *a, const IrModel *m, const char *keep)
+{
+    return moves_graph(a, m, 0, keep);
 }
 
 Graph graph_reversed(Arena *a, const Graph *g)

@@ -16,6 +16,8 @@ typedef struct Graph {
 /* The graph of the model's moves between live (not folded) states; only
  * silent moves when silent_only is set. */
 Graph graph_of_moves(Arena *a, const IrModel *m, int silent_only);
+/* The graph of the moves i with keep[i] (m->n_moves flags) between live states. */
+Graph graph_of_kept_moves(Arena *a, const IrModel *m, const char *keep);
 /* The same graph with every edge reversed. */
 Graph graph_reversed(Arena *a, const Graph *g);
 /* Strongly connected components: comp[v] for every vertex; components are
