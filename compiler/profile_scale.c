@@ -36,9 +36,10 @@ int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, i
 }
 
 /* Marks the moves of row `move` and returns the least weight that float
- * cannot hold even times its lane's exponent, or that is below `floor` (a
- * natural log; -INFINITY for none); 0 when there is none. */
-static double hold_row(const IrModel *m, const int *move, int K, int lanes, double floor, char *held)
+ * cannot hold even times its lane's exponent, or that is below
+ * least_allowed (a natural log; -INFINITY for none); 0 when there is none. */
+static double hold_row(const IrModel *m, const int *move, int K, int lanes, double least_allowed,
+                       char *held)
 {
     double least = 0;
     int S = (K + lanes - 1) / lanes;
@@ -49,7 +50,8 @@ static double hold_row(const IrModel *m, const int *move, int K, int lanes, doub
                 continue;
             held[move[k]] = 1;
             double lw = m->moves[move[k]].lw_sum;
-            if (lw > -INFINITY && (lw + c * M_LN2 < IR_LN_FLOAT_MIN || lw < floor) && lw < least)
+            if (lw > -INFINITY && lw < least &&
+                (lw + c * M_LN2 < IR_LN_FLOAT_MIN || lw < least_allowed))
                 least = lw;
         }
     }

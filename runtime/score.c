@@ -112,7 +112,8 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
                                     ? READ_BLOCK_MAX / (size_t)r->n_scratches
                                     : READ_PIECE_BYTES);
     r->names = hmmrt_names_new();
-    r->below_range = calloc((size_t)(prog->n_columns > 0 ? prog->n_columns : 1), sizeof *r->below_range);
+    r->below_range = calloc((size_t)(prog->n_columns > 0 ? prog->n_columns : 1),
+                            sizeof *r->below_range);
     r->current = &r->batches[0];
     r->next = &r->batches[1];
     int n_batches = gpu ? 3 : 2, n_works = gpu ? 3 : 1, ok = 1;
@@ -241,12 +242,13 @@ void hmmrt_clear_values(run *r, work *w, int64_t i)
 
 void hmmrt_count_below_range(run *r, const hmmrt_record *rec, const hmmrt_value *values)
 {
-    for (int c = 0; c < r->prog->n_columns; c++)
-        if (r->prog->columns[c].possible_from > 0 && rec->length >= r->prog->columns[c].possible_from &&
-            values[c].score == -INFINITY) {
+    for (int c = 0; c < r->prog->n_columns; c++) {
+        long from = r->prog->columns[c].possible_from;
+        if (from > 0 && rec->length >= from && values[c].score == -INFINITY) {
 #pragma omp atomic
             r->below_range[c]++;
         }
+    }
 }
 
 static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
