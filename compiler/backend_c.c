@@ -5,8 +5,11 @@
  * walks: backend_c_table.c) and to what the call prints (two columns, back
  * pointers, or whole tables), in double precision:
  *   forward, backward: probabilities, each column rescaled by a power of two
- *                      when it leaves [2^-256, 2^256] (exact: a power of two
- *                      changes no digit), the exponents summed;
+ *                      when it leaves [2^928, 2^992] (exact: a power of two
+ *                      changes no digit), the exponents summed; a sequence
+ *                      on which a value left double's normal range (the
+ *                      FE_UNDERFLOW and FE_OVERFLOW flags) is summed again in
+ *                      long double;
  *   viterbi:           natural logs, max and add.
  * The rest of the program (input, threads, output) is libhmmrt's. */
 #include "backend.h"
@@ -80,41 +83,64 @@ static void write_emission_tables(CallWriter *w)
 
 /* ---- forward -------------------------------------------------------------- */
 
+/* The precision a sum over paths is written in. Double is the one that runs;
+ * long double (on x86-64 an 80-bit number whose exponent reaches 2^-16382)
+ * is its twin for the sequences on which a double value fell below the
+ * normal range: there a state far below its column's largest may carry the
+ * paths that end, as on long profiles, where double would print -inf or a
+ * score that lost paths. */
+typedef struct SumPrecision {
+    const char *suffix; /* of the function's name */
+    const char *type;
+    const char *frexp, *ldexp, *log; /* the math functions of that type */
+    const char *one;                 /* 1 in that type */
+} SumPrecision;
+
+static const SumPrecision in_double = {"", "double", "frexp", "ldexp", "log", "1.0"};
+static const SumPrecision in_long_double = {"_wide", "long double", "frexpl", "ldexpl", "logl",
+                                            "1.0L"};
+
+/* A column's sum is kept within 2^(SUM_EXP +- SUM_BAND), near the top of
+ * double's range, so that a state may fall 2^-1950 below it before it
+ * leaves the normal range; a column that grows past 2^1023 (by 2^31 in one
+ * position) overflows, which the caller sees as it sees an underflow. */
+enum { SUM_EXP = 960, SUM_BAND = 32 };
+
 /* The column sum, an early exit when no path is left, and exact rescaling. */
-static void write_rescale(CallWriter *w)
+static void write_rescale(CallWriter *w, const SumPrecision *p)
 {
     const IrModel *m = w->m;
-    w->position->column_sum(&w->dp, "double sum");
+    w->position->column_sum(&w->dp, arena_printf(w->p->arena, "%s sum", p->type));
     emit_line(w->e, "if (!(sum > 0.0) && !table)");
     emit_line(w->e, "    return -INFINITY; /* no path emits the sequence so far */");
-    emit_open(w->e, "if (sum < 0x1p-256 || sum > 0x1p256)");
+    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
     emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const double factor = ldexp(1.0, -exponent);");
+    emit_line(w->e, "%s(sum, &exponent);", p->frexp);
+    emit_line(w->e, "const %s factor = %s(%s, %d - exponent);", p->type, p->ldexp, p->one, SUM_EXP);
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    cur[s] *= factor;");
-    emit_line(w->e, "*scale += exponent;");
+    emit_line(w->e, "*scale += exponent - %d;", SUM_EXP);
     emit_close(w->e, "");
 }
 
-static void write_store_table_column(CallWriter *w, const char *pos)
+static void write_store_table_column(CallWriter *w, const SumPrecision *p, const char *pos)
 {
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    for (int s = 0; s < %d; s++)", w->m->n_states);
-    emit_line(w->e, "        table[(size_t)(%s) * %d + s] = log(cur[s]) + *scale * LN2;", pos,
-              w->m->n_states);
+    emit_line(w->e, "        table[(size_t)(%s) * %d + s] = %s(cur[s]) + *scale * LN2;", pos,
+              w->m->n_states, p->log);
 }
 
 /* The columns: local arrays for small models, scratch memory otherwise. */
-static void write_columns(CallWriter *w)
+static void write_columns(CallWriter *w, const char *type)
 {
     int n = w->m->n_states;
     if (w->local_arrays) {
-        emit_line(w->e, "double column0[%d], column1[%d];", n, n);
+        emit_line(w->e, "%s column0[%d], column1[%d];", type, n, n);
     } else {
-        emit_line(w->e, "double *column0 = columns, *column1 = columns + %d;", n);
+        emit_line(w->e, "%s *column0 = columns, *column1 = columns + %d;", type, n);
     }
-    emit_line(w->e, "double *prev = column0, *cur = column1;");
+    emit_line(w->e, "%s *prev = column0, *cur = column1;", type);
 }
 
 /* What a position reads of its symbol: the straight-line code the row of
@@ -127,54 +153,62 @@ static void write_position_symbol(CallWriter *w, const char *rows)
         emit_line(w->e, "const double *row = %s[x[i]]; /* the emissions at x[i] */", rows);
 }
 
-static void write_swap(CallWriter *w)
+static void write_swap(CallWriter *w, const char *type)
 {
-    emit_line(w->e, "double *swap = prev;");
+    emit_line(w->e, "%s *swap = prev;", type);
     emit_line(w->e, "prev = cur;");
     emit_line(w->e, "cur = swap;");
 }
 
 /* Forward, or backward read from the end: both sum over paths, from one
- * silent state to the other, column by column. */
-static void write_sum(CallWriter *w, int backward)
+ * silent state to the other, column by column, in precision p. */
+static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
 {
     const IrModel *m = w->m;
     int first = backward ? m->end : m->start, last = backward ? m->start : m->end;
     if (backward)
-        emit_comment(w->e, "ln of the backward score, computed from the end of the sequence back; "
-                           "table, when not NULL, receives every column in logs.");
+        emit_comment(w->e, "ln of the backward score in %s, computed from the end of the sequence "
+                           "back; table, when not NULL, receives every column in logs.", p->type);
     else
-        emit_comment(w->e, "ln of the forward score; column values are probabilities times "
-                           "2^-*scale. table, when not NULL, receives every column in logs.");
-    emit_open(w->e, "static double c%d_%s(const uint8_t *x, int64_t L, double *columns, "
-                    "double *table, int64_t *scale)", w->index, backward ? "backward" : "forward");
-    write_columns(w);
+        emit_comment(w->e, "ln of the forward score in %s; column values are probabilities times "
+                           "2^-*scale. table, when not NULL, receives every column in logs.",
+                     p->type);
+    emit_open(w->e, "static double c%d_%s%s(const uint8_t *x, int64_t L, %s *columns, "
+                    "double *table, int64_t *scale)", w->index, backward ? "backward" : "forward",
+              p->suffix, p->type);
+    w->dp.value_type = p->type;
+    write_columns(w, p->type);
     emit_line(w->e, "(void)columns;");
-    emit_line(w->e, "*scale = 0;");
+    emit_line(w->e, "*scale = -%d;", SUM_EXP);
+    emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 when "
+                       "rescaled (memory of an earlier sequence could underflow and send the sum to "
+                       "long double)");
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
-    emit_line(w->e, "    cur[s] = 0.0;");
-    emit_line(w->e, "cur[%d] = 1.0; /* %s */", first, m->states[first].name);
+    emit_line(w->e, "    prev[s] = cur[s] = 0.0;");
+    emit_line(w->e, "cur[%d] = 0x1p%d; /* %s, 1 times 2^-*scale */", first, SUM_EXP,
+              m->states[first].name);
     void (*silent)(DpWriter *) = backward ? w->position->backward_silent
                                           : w->position->forward_silent;
     silent(&w->dp);
-    write_store_table_column(w, backward ? "L" : "0");
+    write_store_table_column(w, p, backward ? "L" : "0");
     if (backward)
         emit_open(w->e, "for (int64_t i = L - 1; i >= 0; i--)");
     else
         emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
-    write_swap(w);
+    write_swap(w, p->type);
     write_position_symbol(w, w->dp.prob_table);
     if (backward)
         w->position->backward_emitting(&w->dp);
     else
         w->position->forward_emitting(&w->dp);
     silent(&w->dp);
-    write_rescale(w);
-    write_store_table_column(w, backward ? "i" : "i + 1");
+    write_rescale(w, p);
+    write_store_table_column(w, p, backward ? "i" : "i + 1");
     emit_close(w->e, "");
-    emit_line(w->e, "return log(cur[%d]) + (double)*scale * LN2; /* %s */", last,
+    emit_line(w->e, "return %s(cur[%d]) + (double)*scale * LN2; /* %s */", p->log, last,
               m->states[last].name);
     emit_close(w->e, "");
+    w->dp.value_type = in_double.type;
 }
 
 /* ---- viterbi -------------------------------------------------------------- */
@@ -189,7 +223,7 @@ static void write_viterbi(CallWriter *w)
                        "column.", bytes, bytes == 1 ? "" : "s");
     emit_open(w->e, "static double c%d_viterbi(const uint8_t *x, int64_t L, double *columns, "
                     "double *table, %s *bp_table)", w->index, type);
-    write_columns(w);
+    write_columns(w, "double");
     emit_line(w->e, "(void)columns;");
     if (bytes) {
         emit_line(w->e, "%s *bp = bp_table;", type);
@@ -204,7 +238,7 @@ static void write_viterbi(CallWriter *w)
     emit_line(w->e, "if (table)");
     emit_line(w->e, "    memcpy(table, cur, sizeof(double) * %d);", m->n_states);
     emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
-    write_swap(w);
+    write_swap(w, "double");
     write_position_symbol(w, w->dp.log_table);
     if (bytes) {
         emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", m->n_states);
@@ -313,7 +347,10 @@ static void write_run(CallWriter *w)
                   w->m->n_states);
     else
         emit_line(w->e, "size_t bytes = %s;",
-                  w->local_arrays ? "0" : arena_printf(w->p->arena, "sizeof(double) * %d", 2 * n));
+                  w->local_arrays ? "0"
+                                  : arena_printf(w->p->arena, "sizeof(%s) * %d",
+                                                 call->alg == ALG_VITERBI ? "double" : "long double",
+                                                 2 * n));
     if (want_table)
         emit_line(w->e, "const size_t table_at = bytes; bytes += sizeof(double) * cells;");
     if (bp_bytes)
@@ -341,9 +378,16 @@ static void write_run(CallWriter *w)
         emit_line(w->e, "if (isnan(score))");
         emit_line(w->e, "    return 1; /* no memory for the probabilities */");
     } else {
+        const char *name = algorithm_name(call->alg);
         emit_line(w->e, "int64_t scale;");
-        emit_line(w->e, "const double score = c%d_%s(x, L, columns, table, &scale);", c,
-                  algorithm_name(call->alg));
+        emit_line(w->e, "feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);");
+        emit_line(w->e, "double score = c%d_%s(x, L, columns, table, &scale);", c, name);
+        emit_open(w->e, "if (fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
+        emit_comment(w->e, "a value left double's normal range: digits or whole paths may be lost, "
+                           "so the sum is done again in long double");
+        emit_line(w->e, "score = c%d_%s_wide(x, L, (long double *)mem, table, &scale);", c, name);
+        emit_line(w->e, "hmmrt_count_long_double();");
+        emit_close(w->e, "");
     }
     for (int i = 0; i < w->p->n_prints; i++) {
         const IrPrint *pr = &w->p->prints[i];
@@ -417,8 +461,12 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
         write_shown_states(&w);
     emit_blank(e);
     switch (call->alg) {
-    case ALG_FORWARD: write_sum(&w, 0); break;
-    case ALG_BACKWARD: write_sum(&w, 1); break;
+    case ALG_FORWARD:
+    case ALG_BACKWARD:
+        write_sum(&w, call->alg == ALG_BACKWARD, &in_double);
+        emit_blank(e);
+        write_sum(&w, call->alg == ALG_BACKWARD, &in_long_double);
+        break;
     case ALG_VITERBI: write_viterbi(&w); break;
     }
     emit_blank(e);
@@ -646,6 +694,7 @@ int backend_c_write(const Program *p, FILE *out, const char *name, int gpu,
                      "the model and run hmmc again. Each call of main is a function specialised "
                      "to its model; libhmmrt (hmmrt.h) reads the sequences, runs the calls on "
                      "many threads and prints the table.", name, HMMC_VERSION, p->path);
+    emit_line(&e, "#include <fenv.h>");
     emit_line(&e, "#include <math.h>");
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include <string.h>");

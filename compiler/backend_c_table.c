@@ -325,9 +325,9 @@ static void table_forward_emitting(DpWriter *w)
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
     emit_line(w->e, "const double *emission = %semit[c];", t);
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
-    emit_line(w->e, "double value = 0.0;");
+    emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_open(w->e, "for (int g = %sem_row[r]; g < %sem_row[r + 1]; g++)", t, t);
-    emit_line(w->e, "double group = 0.0;");
+    emit_line(w->e, "%s group = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %sem_group[g]; k < %sem_group[g + 1]; k++)", t, t);
     emit_line(w->e, "    group += %sem_w[k] * prev[%sem_from[k]];", t, t);
     emit_line(w->e, "value += emission[%sem_table[g]] * group;", t);
@@ -344,7 +344,7 @@ static void table_forward_silent(DpWriter *w)
     if (!w->m->n_silent_order)
         return;
     emit_open(w->e, "for (int r = 0; r < %d; r++)", w->m->n_silent_order);
-    emit_line(w->e, "double add = 0.0;");
+    emit_line(w->e, "%s add = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %ssl_row[r]; k < %ssl_row[r + 1]; k++)", t, t);
     emit_line(w->e, "    add += %ssl_w[k] * cur[%ssl_from[k]];", t, t);
     emit_line(w->e, "cur[%ssl_state[r]] += add;", t);
@@ -358,7 +358,7 @@ static void table_backward_emitting(DpWriter *w)
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
     emit_line(w->e, "const double *emission = %semit[c];", t);
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
-    emit_line(w->e, "double value = 0.0;");
+    emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %sem_row[r]; k < %sem_row[r + 1]; k++)", t, t);
     emit_line(w->e, "    value += emission[%sem_table[k]] * %sem_w[k] * prev[%sem_to[k]];", t, t, t);
     emit_line(w->e, "cur[%slive[r]] = value;", t);

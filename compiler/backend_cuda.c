@@ -130,13 +130,13 @@ static void write_rescale(KernelWriter *w)
     emit_close(w->e, "");
     /* float holds values within 2^-149 of the largest: a state more than 2^90
      * below the column's sum is close to losing its paths, so the sequence is
-     * marked and scored again in double */
-    emit_open(w->e, "if (sizeof(real) == sizeof(float))");
-    emit_line(w->e, "const real floor = sum * (real)0x1p-90;");
+     * marked and scored again in double; in double, a state below the normal
+     * range marks it for the CPU (long double) */
+    emit_line(w->e, "const real floor = sizeof(real) == sizeof(float) ? sum * (real)0x1p-90 "
+                    ": hmmc_least_normal<real>();");
     for (int s = 0; s < w->m->n_states; s++)
         if (dp_live(w->m, s))
             emit_line(w->e, "risky |= cur[%d] > (real)0 && cur[%d] < floor;", s, s);
-    emit_close(w->e, "");
     emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");

@@ -534,22 +534,22 @@ static void write_rescale(ProfileWriter *w)
     emit_comment(w->e, "the sum is kept within [2^%d, 2^%d], near the top of float's range: no "
                        "value exceeds the sum, so values down to 2^-%d of it stay normal floats "
                        "(a profile's entries put states 2^-100 and more below the sum, and those "
-                       "may still carry the best alignment later). In float, a value below the "
-                       "normal range (losing digits) or a sum beyond it marks the sequence for "
-                       "scoring again in double.", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND,
-                 126 + SUM_EXP - SUM_BAND);
-    emit_open(w->e, "if (sizeof(real) == sizeof(float))");
-    emit_line(w->e, "risky |= !(sum < (real)0x1p126);");
+                       "may still carry the best alignment later). A value below the normal "
+                       "range (losing digits), or in float a sum beyond it, marks the sequence "
+                       "for scoring again: float in double, double on the CPU (long double).",
+                 SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, 126 + SUM_EXP - SUM_BAND);
+    emit_line(w->e, "const real least_normal = hmmc_least_normal<real>();");
+    emit_line(w->e, "if (sizeof(real) == sizeof(float))");
+    emit_line(w->e, "    risky |= !(sum < (real)0x1p126);");
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "risky |= %s[c%d_R + jj] > (real)0 && %s[c%d_R + jj] < (real)0x1p-126;",
+            emit_line(w->e, "risky |= %s[c%d_R + jj] > (real)0 && %s[c%d_R + jj] < least_normal;",
                       role_array[r], c, role_array[r], c);
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
-        emit_line(w->e, "risky |= sp%d > (real)0 && sp%d < (real)0x1p-126;", s, s);
-    emit_close(w->e, "");
+        emit_line(w->e, "risky |= sp%d > (real)0 && sp%d < least_normal;", s, s);
     emit_open(w->e, "if (sum < (real)0x1p%d || sum > (real)0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");

@@ -78,6 +78,12 @@ typedef struct hmmrt_scratch {
 void *hmmrt_scratch_get(hmmrt_scratch *s, size_t bytes);
 void hmmrt_scratch_free(hmmrt_scratch *s);
 
+/* Counts one forward or backward sum done again in long double because a
+ * double value fell below the normal range (thread-safe; --timing says how
+ * many). */
+void hmmrt_count_long_double(void);
+long long hmmrt_long_double_sums(void);
+
 /* One input sequence, mapped to every alphabet of the program. */
 typedef struct hmmrt_seq {
     const char *name;

@@ -67,6 +67,12 @@ __device__ __forceinline__ const T *hmmc_opaque(const T *p)
 template <typename real>
 __device__ __forceinline__ real hmmc_vmax(real a, real b) { return a > b ? a : b; }
 
+/* The smallest normal value of the type: a value below it has lost digits,
+ * and the paths through it may be lost next. */
+template <typename real> __device__ __forceinline__ real hmmc_least_normal();
+template <> __device__ __forceinline__ float hmmc_least_normal<float>() { return 0x1p-126f; }
+template <> __device__ __forceinline__ double hmmc_least_normal<double>() { return 0x1p-1022; }
+
 /* `mine` combined by op over a group of `width` lanes (a power of two up to
  * 32; mask: the group's lanes), the same bits in every lane of it (each
  * butterfly step adds the same two numbers on both sides). */

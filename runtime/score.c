@@ -619,17 +619,18 @@ static void warn_skipped_total(const run *r)
 }
 
 /* A forward or backward score of -inf for a sequence that its model surely
- * gives a path (possible_from) is a probability below double's range: said
- * once a column. */
+ * gives a path (possible_from) is a probability below long double's range
+ * (forward and backward sums that leave double's are done again in long
+ * double): said once a column. */
 static void warn_below_range(const run *r)
 {
     for (int c = 0; c < r->prog->n_columns; c++) {
         long long n = r->below_range ? r->below_range[c] : 0;
         if (n > 0)
             hmmrt_warning("%lld sequence%s scored -inf in %s, but its model gives every sequence "
-                          "of %ld or more symbols a path: %s probabilit%s below what a double "
-                          "holds in one scale per position (about e^-745 under the likeliest "
-                          "state), not 0; read such a -inf as far below any threshold",
+                          "of %ld or more symbols a path: %s probabilit%s below what a long "
+                          "double holds in one scale per position (about e^-11355 under the "
+                          "likeliest state), not 0; read such a -inf as far below any threshold",
                           n, n == 1 ? "" : "s", r->prog->columns[c].label,
                           r->prog->columns[c].possible_from, n == 1 ? "its" : "their",
                           n == 1 ? "y is" : "ies are");
@@ -647,6 +648,14 @@ static void report_timing(run *r, double started)
     if (r->rescored)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond float's range, rescored in double\n",
                 (long long)r->rescored, r->rescored == 1 ? "" : "s");
+    if (r->rescored_on_cpu)
+        fprintf(stderr, "  %lld sequence%s scored -inf or beyond double's range on the GPU, "
+                        "scored again on the CPU\n", (long long)r->rescored_on_cpu,
+                r->rescored_on_cpu == 1 ? "" : "s");
+    long long wide = hmmrt_long_double_sums();
+    if (wide)
+        fprintf(stderr, "  %lld forward or backward sum%s fell below double's range, done again "
+                        "in long double on the CPU\n", wide, wide == 1 ? "" : "s");
     if (r->gpu_double) {
         fprintf(stderr, "rescoring in double (its kernels add to the float run's):\n");
         r->prog->gpu->report(r->gpu_double, stderr);

@@ -149,12 +149,12 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
     return HMMRT_EXIT_INTERNAL;
 }
 
-/* 1 when a score column of sequence i is -inf, or NaN: a float kernel's mark
- * for a sequence whose values spread beyond what float holds. */
-static int has_impossible_score(const run *r, int64_t i)
+/* 1 when a score column of sequence i is -inf, or NaN: a kernel's mark for
+ * a sequence whose values left the normal range of its precision. */
+static int has_impossible_score(const run *r, const work *w, int64_t i)
 {
     const hmmrt_program *prog = r->prog;
-    const hmmrt_value *values = r->w->values + i * prog->n_columns;
+    const hmmrt_value *values = w->values + i * prog->n_columns;
     for (int c = 0; c < prog->n_columns; c++)
         if (prog->columns[c].kind == HMMRT_FIELD_SCORE &&
             (values[c].score == -INFINITY || isnan(values[c].score)))
@@ -178,7 +178,7 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
         return -1;
     }
     for (int64_t i = 0; i < in->n; i++) {
-        skip[i] = w->skip[i] || !has_impossible_score(r, i);
+        skip[i] = w->skip[i] || !has_impossible_score(r, w, i);
         if (skip[i])
             continue;
         n++;
@@ -219,10 +219,30 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
     return 0;
 }
 
-/* Formats the rows of batch b, scored in w. It runs on the printer's thread,
- * which omp_set_num_threads (--threads) does not reach: the team's size is
- * given here. */
-static void format_batch(run *r, const batch *b, work *w)
+/* The GPU's double kernels keep one scale per position, as the C path's
+ * first try does, but cannot redo a sum in long double: a sequence they
+ * score -inf (a true -inf, or paths below double's range) or mark (a value
+ * below double's normal range) is scored again by the C path, which
+ * confirms the -inf or gives the score. 0, or 1 when out of memory. */
+static int rescore_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index)
+{
+    const hmmrt_program *prog = r->prog;
+    hmmrt_clear_values(r, w, i);
+    hmmrt_seq seq = {.name = b->records[i].name,
+                     .codes = w->code_ptrs + i * prog->n_alphabets,
+                     .length = b->records[i].length,
+                     .index = first_index + i};
+#pragma omp atomic
+    r->rescored_on_cpu++;
+    return prog->score_cpu(&seq, w->values + i * prog->n_columns,
+                           &r->scratches[omp_get_thread_num()]);
+}
+
+/* Formats the rows of batch b, scored in w (sequences the double kernels
+ * could not score are scored here on the CPU first). It runs on the
+ * printer's thread, which omp_set_num_threads (--threads) does not reach:
+ * the team's size is given here, one scratch a thread. */
+static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
 {
     double started = hmmrt_seconds();
 #pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, hmmrt_omp_chunk(b->n))
@@ -231,6 +251,11 @@ static void format_batch(run *r, const batch *b, work *w)
             continue;
         const hmmrt_record *rec = &b->records[i];
         hmmrt_buf_take_failure();
+        if (has_impossible_score(r, w, i) && /* left after the double kernels */
+            rescore_on_cpu(r, b, w, i, first_index) != 0) {
+            w->results[i].status = SEQ_OUT_OF_MEMORY;
+            continue;
+        }
         hmmrt_buf_reset(&w->rows[i]);
         hmmrt_format_row(&w->rows[i], r->prog, rec->name, w->values + i * r->prog->n_columns);
         hmmrt_count_below_range(r, rec, w->values + i * r->prog->n_columns);
@@ -250,6 +275,7 @@ typedef struct printer {
     run *r;
     batch *b; /* the batch it prints, or NULL */
     work *w;
+    int64_t first_index; /* of b's first sequence in the input */
     int status;
 } printer;
 
@@ -259,7 +285,7 @@ typedef struct printer {
 static void *print_and_write(void *arg)
 {
     printer *p = arg;
-    format_batch(p->r, p->b, p->w);
+    format_batch(p->r, p->b, p->w, p->first_index);
     p->status = hmmrt_print_batch(p->r, p->b, p->w);
     if (!p->status && hmmrt_flush_output(p->r) != 0)
         p->status = HMMRT_EXIT_OUTPUT;
@@ -267,10 +293,11 @@ static void *print_and_write(void *arg)
 }
 
 /* The output and the names belong to the printer until finish_printing. */
-static void start_printing(printer *p, batch *b, work *w)
+static void start_printing(printer *p, batch *b, work *w, int64_t first_index)
 {
     p->b = b;
     p->w = w;
+    p->first_index = first_index;
     p->running = pthread_create(&p->thread, NULL, print_and_write, p) == 0;
     if (!p->running)
         print_and_write(p); /* no thread to be had: print it now */
@@ -321,7 +348,7 @@ static int process_batch(run *r, printer *p, int *stops)
     else if (!status && !scored)
         status = stop_at_gpu_error(r, err, first, last);
     if (!status)
-        start_printing(p, b, r->w);
+        start_printing(p, b, r->w, r->first_index);
     finish_reading(r, &ra);
     return status;
 }

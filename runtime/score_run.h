@@ -59,8 +59,10 @@ typedef struct run {
     int in_double;           /* it scores in double (--double, or the program needs it) */
     void *gpu_double;        /* opened on first need: rescores in double what float gave -inf */
     int64_t rescored;        /* sequences rescored so */
+    int64_t rescored_on_cpu; /* sequences the double kernels gave -inf or marked, scored
+                                again on the CPU */
     int64_t *below_range;    /* per column: its -inf scores that can only be a
-                                probability below double's range (possible_from) */
+                                probability below long double's range (possible_from) */
     int64_t max_records;     /* a batch holds at most this many records ... */
     int64_t max_residues;    /* ... and stops growing past this many residues */
     int64_t work_records;    /* the records the works were made for (max_records then) */

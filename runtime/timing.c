@@ -1,9 +1,23 @@
 /* timing.c: the clock of the runtime and the breakdown that --timing prints
  * at the end of a scoring run: reading, mapping, scoring, formatting and
- * writing, each in seconds and symbols per second. */
+ * writing, each in seconds and symbols per second; and the count of sums
+ * done again in long double. */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <time.h>
+
+static atomic_llong long_double_sums;
+
+void hmmrt_count_long_double(void)
+{
+    atomic_fetch_add_explicit(&long_double_sums, 1, memory_order_relaxed);
+}
+
+long long hmmrt_long_double_sums(void)
+{
+    return atomic_load(&long_double_sums);
+}
 
 double hmmrt_seconds(void)
 {
