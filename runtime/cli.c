@@ -334,7 +334,8 @@ static void print_gpu_options(FILE *f, const hmmrt_program *prog)
             "  --cpu            score on the CPU even when a GPU is there\n"
             "  --device N       score on GPU number N (default 0)\n"
             "  --double         double precision on the GPU (default single; the CPU\n"
-            "                   always computes in double)\n");
+            "                   computes in double, forward and backward in long double\n"
+            "                   where double's range is too small)\n");
     if (prog->gpu && prog->gpu->needs_double)
         fprintf(f, "                   This program is scored in double on the GPU anyway:\n"
                    "                   %s.\n", prog->gpu->needs_double);
