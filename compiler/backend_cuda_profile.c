@@ -538,18 +538,16 @@ static void write_rescale(ProfileWriter *w)
                        "range (losing digits), or in float a sum beyond it, marks the sequence "
                        "for scoring again: float in double, double on the CPU (long double).",
                  SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, 126 + SUM_EXP - SUM_BAND);
-    emit_line(w->e, "const real least_normal = hmmc_least_normal<real>();");
     emit_line(w->e, "if (sizeof(real) == sizeof(float))");
     emit_line(w->e, "    risky |= !(sum < (real)0x1p126);");
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "risky |= %s[c%d_R + jj] > (real)0 && %s[c%d_R + jj] < least_normal;",
-                      role_array[r], c, role_array[r], c);
+            emit_line(w->e, "risky |= hmmc_below_normal(%s[c%d_R + jj]);", role_array[r], c);
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
-        emit_line(w->e, "risky |= sp%d > (real)0 && sp%d < least_normal;", s, s);
+        emit_line(w->e, "risky |= hmmc_below_normal(sp%d);", s);
     emit_open(w->e, "if (sum < (real)0x1p%d || sum > (real)0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");
