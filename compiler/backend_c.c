@@ -633,15 +633,16 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
                 if (m->states[s].aux_of < 0)
                     states = arena_printf(p->arena, "%s%s%s", states, *states ? "," : "",
                                           m->states[s].name);
-            fprintf(o, "%s, 0},\n", emit_string(arena_printf(
+            fprintf(o, "%s, 0, 0},\n", emit_string(arena_printf(
                 p->arena, "positions 0..length separated by ';', each the %s of the states %s "
                 "separated by ','", pr->attr == ATTR_SCORE_TABLE ? "ln values" :
                 "best predecessors ('-' for none)", states)));
         } else {
             /* viterbi works in logs: its -inf is always an impossible sequence */
-            int from = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI
-                           ? ir_every_sequence_from(p->arena, call->model) : -1;
-            fprintf(o, "NULL, %d},\n", from < 0 ? 0 : from > 0 ? from : 1);
+            int sum = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI;
+            int from = sum ? ir_every_sequence_from(p->arena, call->model) : -1;
+            fprintf(o, "NULL, %d, %d},\n", from < 0 ? 0 : from > 0 ? from : 1,
+                    sum && !call->plan.dense);
         }
     }
     if (!p->n_prints)

@@ -59,8 +59,12 @@ typedef struct hmmrt_column {
                           as "# LABEL: NOTE" before the header (whole tables) */
     long possible_from; /* 0, or (forward and backward scores) a length from which
                           the model gives every sequence a path: -inf for such a
-                          sequence is a probability below double's range, and the
-                          run says so */
+                          sequence is a probability below long double's range,
+                          and the run says so */
+    int sum_of_paths;  /* 1: a forward or backward score of the C path that sums
+                          again in long double where double's range runs out; a
+                          GPU double kernel's -inf or mark (NaN) in it is settled
+                          by the C path */
 } hmmrt_column;
 
 typedef struct hmmrt_value {

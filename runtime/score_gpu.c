@@ -149,14 +149,17 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
     return HMMRT_EXIT_INTERNAL;
 }
 
-/* 1 when a score column of sequence i is -inf, or NaN: a kernel's mark for
- * a sequence whose values left the normal range of its precision. */
-static int has_impossible_score(const run *r, const work *w, int64_t i)
+/* 1 when a score column of sequence i is -inf or NaN (NaN: a kernel's mark
+ * for a sequence whose values left its precision's normal range); with
+ * sums_only, only forward and backward columns, which the C path sums again
+ * in long double where double's range runs out. */
+static int has_score_to_redo(const run *r, const work *w, int64_t i, int sums_only)
 {
     const hmmrt_program *prog = r->prog;
     const hmmrt_value *values = w->values + i * prog->n_columns;
     for (int c = 0; c < prog->n_columns; c++)
         if (prog->columns[c].kind == HMMRT_FIELD_SCORE &&
+            (!sums_only || prog->columns[c].sum_of_paths) &&
             (values[c].score == -INFINITY || isnan(values[c].score)))
             return 1;
     return 0;
@@ -178,7 +181,7 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
         return -1;
     }
     for (int64_t i = 0; i < in->n; i++) {
-        skip[i] = w->skip[i] || !has_impossible_score(r, w, i);
+        skip[i] = w->skip[i] || !has_score_to_redo(r, w, i, 0);
         if (skip[i])
             continue;
         n++;
@@ -221,9 +224,10 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
 
 /* The GPU's double kernels keep one scale per position, as the C path's
  * first try does, but cannot redo a sum in long double: a sequence they
- * score -inf (a true -inf, or paths below double's range) or mark (a value
- * below double's normal range) is scored again by the C path, which
- * confirms the -inf or gives the score. 0, or 1 when out of memory. */
+ * score -inf in forward or backward (a true -inf, or paths below double's
+ * range) or mark (a value below double's normal range) is scored again by
+ * the C path, which confirms the -inf or gives the score. 0, or 1 when out
+ * of memory. */
 static int rescore_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index)
 {
     const hmmrt_program *prog = r->prog;
@@ -251,7 +255,7 @@ static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
             continue;
         const hmmrt_record *rec = &b->records[i];
         hmmrt_buf_take_failure();
-        if (has_impossible_score(r, w, i) && /* left after the double kernels */
+        if (has_score_to_redo(r, w, i, 1) &&
             rescore_on_cpu(r, b, w, i, first_index) != 0) {
             w->results[i].status = SEQ_OUT_OF_MEMORY;
             continue;

@@ -768,6 +768,27 @@ static void test_gpu_program_that_needs_double(void **state)
                            "float's range (2^-126)\n"));
 }
 
+/* A forward or backward column (sum_of_paths) that the double kernels score
+ * -inf is settled by the CPU path, which can sum in long double: e's row is
+ * toy_score's (no "g"), a and b stay the GPU's, and --timing counts it. */
+static void test_gpu_sum_beyond_double_goes_to_the_cpu(void **state)
+{
+    static hmmrt_column sum_columns[4];
+    memcpy(sum_columns, toy_columns, sizeof sum_columns);
+    sum_columns[1].sum_of_paths = 1;
+    const char *f = temp_file(three_records);
+    use_gpu(&fake_gpu_program);
+    program_under_test.columns = sum_columns;
+    expect(run_toy("--double", "--no-header", f, NULL), HMMRT_EXIT_OK,
+           "a\t4.000000\t-6.000000\tgd3210\t0.000000\n"
+           "b\t3.000000\t-3.000000\tgd321\t1.000000\n"
+           "e\t0.000000\t-inf\t\t2.000000\n",
+           "fake gpu: 3 sequences, 3 scored\n");
+    assert_non_null(strstr(run_toy("--double", "--timing", f, NULL)->err,
+                           "  1 sequence scored -inf or beyond double's range on the GPU, "
+                           "scored again on the CPU\n"));
+}
+
 static void test_no_gpu_falls_back_to_the_cpu(void **state)
 {
     const char *f = temp_file(three_records);
@@ -1050,6 +1071,7 @@ int main(void)
         T(test_sample_through_main),
         T(test_gpu_scores_rows_in_input_order),
         T(test_gpu_double),
+        T(test_gpu_sum_beyond_double_goes_to_the_cpu),
         T(test_gpu_program_that_needs_double),
         T(test_gpu_stop_in_the_first_of_two_batches),
         T(test_gpu_error_in_the_second_batch),
