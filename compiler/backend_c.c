@@ -85,10 +85,10 @@ static void write_emission_tables(CallWriter *w)
 
 /* The precision a sum over paths is written in. Double is the one that runs;
  * long double (on x86-64 an 80-bit number whose exponent reaches 2^-16382)
- * is its twin for the sequences on which a double value fell below the
- * normal range: there a state far below its column's largest may carry the
- * paths that end, as on long profiles, where double would print -inf or a
- * score that lost paths. */
+ * is its twin for the sequences on which a double value left the normal
+ * range: there a state far below its column's largest may carry the paths
+ * that end, as on long profiles, where double would print -inf or a score
+ * that lost paths. */
 typedef struct SumPrecision {
     const char *suffix; /* of the function's name */
     const char *type;
@@ -180,9 +180,9 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
     write_columns(w, p->type);
     emit_line(w->e, "(void)columns;");
     emit_line(w->e, "*scale = -%d;", SUM_EXP);
-    emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 when "
-                       "rescaled (memory of an earlier sequence could underflow and send the sum to "
-                       "long double)");
+    emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 "
+                       "when rescaled (memory of an earlier sequence could underflow and send the "
+                       "sum to long double)");
     emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
     emit_line(w->e, "    prev[s] = cur[s] = 0.0;");
     emit_line(w->e, "cur[%d] = 0x1p%d; /* %s, 1 times 2^-*scale */", first, SUM_EXP,
@@ -349,7 +349,8 @@ static void write_run(CallWriter *w)
         emit_line(w->e, "size_t bytes = %s;",
                   w->local_arrays ? "0"
                                   : arena_printf(w->p->arena, "sizeof(%s) * %d",
-                                                 call->alg == ALG_VITERBI ? "double" : "long double",
+                                                 call->alg == ALG_VITERBI ? "double"
+                                                                          : "long double",
                                                  2 * n));
     if (want_table)
         emit_line(w->e, "const size_t table_at = bytes; bytes += sizeof(double) * cells;");
