@@ -187,7 +187,7 @@ cuda: all $(TOOL_BIN)
 
 # hmmc --import-hmmer against hmm2search (needs hmmer2 and hmmer: make test installs them).
 .PHONY: hmmer models
-hmmer: all
+hmmer: all $(TOOL_BIN)
 	@tests/hmmer/run
 
 # models/globin.hmm and models/globin.fa, from the HMMER2 tutorial data (scripts/make-models).
