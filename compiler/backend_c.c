@@ -203,6 +203,13 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
         w->position->forward_emitting(&w->dp);
     silent(&w->dp);
     write_rescale(w, p);
+    if (p == &in_double) {
+        emit_comment(w->e, "a value left double's range: stop, the caller sums again in long "
+                           "double (tested every 64 positions: a test costs about as much as a "
+                           "small model's position)");
+        emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
+        emit_line(w->e, "    return NAN;");
+    }
     write_store_table_column(w, p, backward ? "i" : "i + 1");
     emit_close(w->e, "");
     emit_line(w->e, "return %s(cur[%d]) + (double)*scale * LN2; /* %s */", p->log, last,
