@@ -26,10 +26,10 @@
 static const char *const toy_alphabets[] = {"ACGT", "TGCAN"};
 
 static const hmmrt_column toy_columns[] = {
-    {"length(dna).score", HMMRT_FIELD_SCORE, NULL, 0},
-    {"sum(dna).score", HMMRT_FIELD_SCORE, NULL, 0},
-    {"codes(rev).traceback", HMMRT_FIELD_TEXT, NULL, 0},
-    {"index", HMMRT_FIELD_SCORE, NULL, 0},
+    {"length(dna).score", HMMRT_FIELD_SCORE, NULL, 0, 0},
+    {"sum(dna).score", HMMRT_FIELD_SCORE, NULL, 0, 0},
+    {"codes(rev).traceback", HMMRT_FIELD_TEXT, NULL, 0, 0},
+    {"index", HMMRT_FIELD_SCORE, NULL, 0, 0},
 };
 
 static const char *const dna_states[] = {"start", "a", "end"};

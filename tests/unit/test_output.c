@@ -175,9 +175,9 @@ static int temp_fd(void)
 }
 
 static const hmmrt_column table_columns[] = {
-    {"forward(casino).score", HMMRT_FIELD_SCORE, NULL, 0},
-    {"viterbi(casino).traceback", HMMRT_FIELD_TEXT, NULL, 0},
-    {"forward(casino).score&", HMMRT_FIELD_TEXT, "positions separated by ';', states by ','"},
+    {"forward(casino).score", HMMRT_FIELD_SCORE, NULL, 0, 0},
+    {"viterbi(casino).traceback", HMMRT_FIELD_TEXT, NULL, 0, 0},
+    {"forward(casino).score&", HMMRT_FIELD_TEXT, "positions separated by ';', states by ','", 0, 0},
 };
 static const hmmrt_program table_program = {.name = "casino", .n_columns = 3,
                                             .columns = table_columns};
