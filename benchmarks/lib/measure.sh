@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# measure.sh: sourced by benchmarks/gpu-suite: runs one benchmark command
+# measure.sh: sourced by benchmarks/gpu-suite (and, for its readers of
+# --timing, by benchmarks/ab-programs): runs one benchmark command
 # under the suite's time budget and appends its row to a CSV file. A row's
 # rates come from the wall time of the whole process (end to end: start,
 # reading, transfers, kernels, output) and, for hmmc programs, from their
@@ -25,6 +26,13 @@ csv_field() { printf '%s' "$1" | tr ',\n"' ';  '; }
 timing_value() {
     awk -v phase="$2" -v want="${3:-1}" 'substr($0, 1, length(phase) + 3) == "  " phase " " {
         for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+(e[-+]?[0-9]+)?$/ && ++seen == want) { print $i; exit } }' "$1"
+}
+
+# timing_rescored LOG: how many sequences the float kernels sent to double
+# (the --timing line "N sequences scored -inf or beyond float's range, ..."),
+# or nothing; not the line of those the double kernels sent to the CPU.
+timing_rescored() {
+    sed -n -E "s/^ *([0-9]+) sequences? scored -inf or beyond float's range.*/\1/p" "$1" | head -n 1
 }
 
 # measure TABLE MODEL CELLS_PER_POSITION ALGORITHM PROGRAM SEQUENCES RESIDUES -- COMMAND...
@@ -74,7 +82,7 @@ measure() {
         e2e=$(timing_value "$WORK/err" "total, end to end")
         score=$(sed -n -E 's/^  (scoring|map\+score\+format) \([^)]*\) +([0-9.]+).*/\2/p' "$WORK/err" | head -n 1)
         scorer=$(sed -n -E 's/^  (scoring|map\+score\+format) \(([^)]*)\).*/\2/p' "$WORK/err" | head -n 1)
-        rescored=$(sed -n -E 's/^ *([0-9]+) sequences? scored -inf or beyond.*/\1/p' "$WORK/err" | head -n 1)
+        rescored=$(timing_rescored "$WORK/err")
         {
             echo "== $table $model $algorithm $program, $sequences sequences: $status, wall $wall s"
             echo "\$ $*"
