@@ -1,9 +1,9 @@
 /* every_sequence.c: from what length a model surely gives every sequence a
  * path. Forward and backward keep one scale per column, so a result that
- * falls more than double's range below its column's largest value reads 0
- * and the score -inf; when the model can emit every sequence of that length,
- * such a -inf is known to be that, not an impossible sequence, and the
- * program says so.
+ * falls more than long double's range (the C path's second try) below its
+ * column's largest value reads 0 and the score -inf; when the model can emit
+ * every sequence of that length, such a -inf is known to be that, not an
+ * impossible sequence, and the program says so.
  *
  * A move is universal when it is silent, or emits from a table that gives
  * every symbol a positive probability. If a state u has a universal emitting

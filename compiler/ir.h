@@ -196,8 +196,8 @@ double ir_float_underflow_except(const IrModel *m, const char *held_apart);
 
 /* A length from which the model surely gives every sequence a path (a
  * sufficient test: every_sequence.c), so that a forward or backward score of
- * -inf for such a sequence can only mean a probability below double's range;
- * -1 when the test finds none. Scratch memory from the arena. */
+ * -inf for such a sequence can only mean a probability below long double's
+ * range; -1 when the test finds none. Scratch memory from the arena. */
 int ir_every_sequence_from(Arena *a, const IrModel *m);
 
 /* The stable text form of the program IR (--dump-after and golden tests). */

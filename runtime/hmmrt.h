@@ -83,7 +83,7 @@ void *hmmrt_scratch_get(hmmrt_scratch *s, size_t bytes);
 void hmmrt_scratch_free(hmmrt_scratch *s);
 
 /* Counts one forward or backward sum done again in long double because a
- * double value fell below the normal range (thread-safe; --timing says how
+ * double value left the normal range (thread-safe; --timing says how
  * many). */
 void hmmrt_count_long_double(void);
 long long hmmrt_long_double_sums(void);

@@ -625,7 +625,7 @@ static void warn_skipped_total(const run *r)
 static void warn_below_range(const run *r)
 {
     for (int c = 0; c < r->prog->n_columns; c++) {
-        long long n = r->below_range ? r->below_range[c] : 0;
+        long long n = r->below_range[c];
         if (n > 0)
             hmmrt_warning("%lld sequence%s scored -inf in %s, but its model gives every sequence "
                           "of %ld or more symbols a path: %s probabilit%s below what a long "
