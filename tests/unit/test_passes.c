@@ -1428,7 +1428,8 @@ static void test_every_sequence_from_the_loop_and_its_ways_in_and_out(void **sta
         "hmm m { alphabet [a, b]; startstate s; state x emits e; state y1 emits e;\n"
         "  state y2 emits e; state y3 emits e; endstate t; emission e = [0.5, 0.5];\n"
         "  s -> x 1; x -> x 0.5; x -> y1 1e-200; y1 -> y2 1e-200; y2 -> y3 1e-200; y3 -> t 1; }\n"), 4);
-    /* a silent way in and out of an emitting loop (a profile's N): 0 */
+    /* a silent state on the way in and out of an emitting loop (a profile's
+     * N): only the symbol of the move into x, 1 */
     assert_int_equal(every_sequence_from(
         "hmm m { alphabet [a, b]; startstate s; state n; state x emits e; endstate t;\n"
         "  emission e = [0.5, 0.5]; s -> n 1; n -> x 0.5; n -> t 0.5; x -> x 0.5; x -> t 0.5; }\n"), 1);
