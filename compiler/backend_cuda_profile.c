@@ -26,7 +26,12 @@
  * a row between a special and the nodes whose weights float cannot hold is
  * held per lane times 2^c (profile.h, profile_scale.c): the special's value
  * is multiplied by 2^-c before the lane's entries read it, and the lane's
- * part of an exit by 2^-c before the group sums it. */
+ * part of an exit by 2^-c before the group sums it. Forward on long
+ * profiles keeps an exponent per lane and per special state instead of one
+ * per column ("lane scales", profile.h): values cross between lanes with
+ * the difference of their exponents, a lane moves its values down when one
+ * read in would not fit, and an empty lane takes the exponent of the first
+ * value that enters it. */
 #include "backend_cuda.h"
 
 #include <math.h>
@@ -50,6 +55,8 @@ typedef struct ProfileWriter {
     int *entry_exp, *exit_exp; /* forward: per row and lane, the exponent c of a row held
                                   times 2^c (profile_lane_exponent; [row * G + lane]) */
     int *entry_scaled, *exit_scaled; /* per row: some lane's c is not 0 */
+    int lane_scales;     /* forward: each lane keeps its values times 2^-lane_exp
+                            (IrPlan.profile_lane_scales) */
 } ProfileWriter;
 
 static const char *role_array[PROFILE_ROLES] = {"match", "insert", "del"};
@@ -62,6 +69,16 @@ static double weight_of(const ProfileWriter *w, int move)
         return w->viterbi ? -INFINITY : 0;
     const IrMove *mv = &w->m->moves[move];
     return w->viterbi ? mv->lw_max : exp(mv->lw_sum);
+}
+
+/* weight_of times 2^c. In forward it is found in long double: a row held
+ * per lane times 2^c may have weights below double's range (a deep node's
+ * entry from B: e^-1,540 at M = 1,600), which times 2^c are not. */
+static double scaled_weight_of(const ProfileWriter *w, int move, int c)
+{
+    if (move < 0 || w->viterbi)
+        return ldexp(weight_of(w, move), c);
+    return (double)ldexpl(expl((long double)w->m->moves[move].lw_sum), c);
 }
 
 /* The node of slot i (= jj * G + lane) in the lane-major tables: lane * S + jj
@@ -111,9 +128,47 @@ static void write_node_row(const ProfileWriter *w, const int *move, const int *e
 {
     for (int i = 0; i < w->S * w->G; i++) {
         int k = node_of_slot(w, i), mv = k < w->v->K ? move[k] : -1;
-        weight[i] = exp ? ldexp(weight_of(w, mv), exp[i % w->G]) : weight_of(w, mv);
+        weight[i] = scaled_weight_of(w, mv, exp ? exp[i % w->G] : 0);
         bp[i] = mv >= 0 ? w->in_index[mv] : -1;
     }
+}
+
+/* With lane scales: NO_ENTRY_EXP, the exponent c of a lane with no moves
+ * in an entry row (a lane of padding, or of nodes the special does not
+ * enter): the special's value read through it is 0, however far the lane's
+ * own exponent drifts. EMPTY_LANE_EXP, the exponent of a lane that holds
+ * only zeros: any value that enters it is far above its values, so the
+ * lane makes room for it (takes the entering value's exponent) rather than
+ * reading it in a frame where it would fall below the type's range. */
+enum { NO_ENTRY_EXP = 1 << 30, EMPTY_LANE_EXP = -(1 << 29) };
+
+/* With lane scales, a value read into a lane (from the lane to its left,
+ * the delete chain's scan, a special) that is above 2^ROOM_EXP in the
+ * lane's scale makes the lane move its values down to make room. The
+ * higher, the rarer (each move is a pass over the lane's values, and a
+ * warp waits for its slowest lane): float keeps 2^15 below its top for the
+ * sums that follow (at most 3 terms a node, times an emission value of at
+ * most 2^6 or so), double far more (the measures: below). */
+enum { ROOM_EXP_FLOAT = 112, ROOM_EXP_DOUBLE = 900 };
+
+/* Forward keeps a column's sum within 2^(SUM_EXP +- SUM_BAND). With lane
+ * scales, each lane keeps its own sum within 2^(LANE_EXP +- LANE_BAND),
+ * wider and lower, below ROOM_EXP_FLOAT: each move is a pass over the
+ * lane's values that its warp waits for. Measured in tests/emulate on M =
+ * 800 (10 random proteins, 65,568 lane positions): with the column's band
+ * and room at 2^100, lanes moved their values at 20% of their positions,
+ * each on its own; with these, 11%, a group's lanes all at once (and so
+ * at 11% of the group's positions). On an H200 (2026-11-23, 200,000 random
+ * proteins, --timing's G cells/s), M = 800 in float: 148 with the first,
+ * 534 with these. */
+enum { SUM_EXP = 96, SUM_BAND = 8, LANE_EXP = 88, LANE_BAND = 16 };
+
+static int lane_has_moves(const ProfileWriter *w, const int *move, int lane)
+{
+    for (int k = lane * w->S; k < w->v->K && k < (lane + 1) * w->S; k++)
+        if (move[k] >= 0)
+            return 1;
+    return 0;
 }
 
 /* Forward: the per-lane exponents of the rows between specials and nodes
@@ -131,13 +186,17 @@ static void find_exponents(ProfileWriter *w)
         return;
     for (int e = 0; e < v->n_entries; e++)
         for (int lane = 0; profile_entry_is_scaled(v, e) && lane < G; lane++) {
-            int c = profile_lane_exponent(w->m, v->entries[e].move, v->K, G, lane);
+            /* with lane scales, a lane's values follow its entries' own magnitude, and
+             * B's value is brought to it before it is read: always scaled */
+            int c = profile_lane_exponent(w->m, v->entries[e].move, v->K, G, lane, w->lane_scales);
+            if (w->lane_scales && !lane_has_moves(w, v->entries[e].move, lane))
+                c = NO_ENTRY_EXP;
             w->entry_exp[e * G + lane] = c;
             w->entry_scaled[e] |= c != 0;
         }
     for (int x = 0; x < v->n_exits; x++)
         for (int lane = 0; lane < G; lane++) {
-            int c = profile_lane_exponent(w->m, v->exits[x].move, v->K, G, lane);
+            int c = profile_lane_exponent(w->m, v->exits[x].move, v->K, G, lane, 0);
             w->exit_exp[x * G + lane] = c;
             w->exit_scaled[x] |= c != 0;
         }
@@ -204,7 +263,7 @@ static void write_tables(ProfileWriter *w)
 static const char *source(const ProfileWriter *w, int e)
 {
     const ProfileEntry *x = &w->v->entries[e];
-    if (x->from_role < 0 && w->entry_scaled[e])
+    if (x->from_role < 0 && (w->entry_scaled[e] || w->lane_scales))
         return arena_printf(w->p->arena, "sp%d_e%d", x->from_special, e);
     if (x->from_role < 0)
         return arena_printf(w->p->arena, "sp%d", x->from_special);
@@ -230,17 +289,52 @@ static void write_combine(ProfileWriter *w, const char *acc, const char *weight,
     }
 }
 
-/* Before a loop over the run: the special value that a scaled entry's lane
- * reads, times 2^-c (for the entries of the emitting phase, or the silent). */
-static void write_scaled_sources(ProfileWriter *w, int emitting)
+/* Forward with lane scales: every value of the lane times 2^-shift, and
+ * its exponent up by shift (`shift`: an int the kernel has just set); a
+ * value that loses digits on the way marks the sequence. */
+static void write_lane_shift(ProfileWriter *w)
+{
+    emit_line(w->e, "#pragma unroll");
+    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
+    for (int r = 0; r < PROFILE_ROLES; r++)
+        if (w->v->has_role[r])
+            emit_line(w->e, "{ const real v = ldexp(%s[c%d_R + jj], -shift); risky |= hmmc_moved_below_normal(%s[c%d_R + jj], "
+                            "v); %s[c%d_R + jj] = v; }", role_array[r], w->index, role_array[r], w->index,
+                      role_array[r], w->index);
+    emit_close(w->e, "");
+    emit_line(w->e, "lane_exp += shift;");
+}
+
+/* Before a loop over the run, for the entries from specials of the
+ * emitting phase (or the silent): with `room`, forward with lane scales
+ * makes room in the lane for a special's value above 2^room in its
+ * values (an empty lane takes its exponent), before anything else is read
+ * in the lane's scale; without, the special's value that the lane's
+ * entries read, times 2^-c where the entry's weights are held times 2^c
+ * (and, with lane scales, in the lane's scale). */
+static void write_scaled_sources(ProfileWriter *w, int emitting, int room)
 {
     for (int e = 0; e < w->v->n_entries; e++) {
         const ProfileEntry *x = &w->v->entries[e];
-        if (x->emitting == emitting && w->entry_scaled[e])
-            emit_line(w->e, "const real sp%d_e%d = ldexp(sp%d, -c%d_entry_exp[%d * c%d_G + lane]); "
-                            "/* %s; this lane's weights of entry %d are held times 2^c */",
-                      x->from_special, e, x->from_special, w->index, e, w->index,
-                      w->m->states[w->v->specials[x->from_special]].name, e);
+        if (x->emitting != emitting || x->from_role >= 0)
+            continue;
+        int sp = x->from_special;
+        const char *name = w->m->states[w->v->specials[sp]].name;
+        const char *c_of_lane = w->entry_scaled[e]
+            ? arena_printf(w->p->arena, "c%d_entry_exp[%d * c%d_G + lane]", w->index, e, w->index) : "0";
+        if (w->lane_scales && room) {
+            emit_open(w->e, "if (sp%d > (real)0 && ilogb(sp%d) + spx%d - %s - lane_exp > room) /* %s, entry %d */",
+                      sp, sp, sp, c_of_lane, name, e);
+            emit_line(w->e, "const int shift = spx%d - %s - lane_exp;", sp, c_of_lane);
+            write_lane_shift(w);
+            emit_close(w->e, "");
+        } else if (w->lane_scales) {
+            emit_line(w->e, "const real sp%d_e%d = ldexp(sp%d, spx%d - %s - lane_exp); /* %s in this lane's "
+                            "scale, times 2^-c */", sp, e, sp, sp, c_of_lane, name);
+        } else if (w->entry_scaled[e] && !room) {
+            emit_line(w->e, "const real sp%d_e%d = ldexp(sp%d, -%s); /* %s; this lane's weights of entry %d "
+                            "are held times 2^c */", sp, e, sp, c_of_lane, name, e);
+        }
     }
 }
 
@@ -279,6 +373,64 @@ static void write_left_slots(ProfileWriter *w, int role)
     }
 }
 
+/* Forward with lane scales: the left lanes' last nodes of the roles in
+ * `roles` (bits) into the R slots in front of each run, in this lane's
+ * scale (their lane's exponent less this one's, per lane to the left).
+ * When one would exceed 2^room in it (an alignment entering a lane that
+ * held only values far below it, or none), the lane first moves its own
+ * values down to make room; the test is one comparison of the largest. */
+static void write_left_slots_scaled(ProfileWriter *w, unsigned roles)
+{
+    int c = w->index, lanes_left = (w->R + w->S - 1) / w->S;
+    emit_open(w->e, "%s", "/* the left lanes' last nodes, in this lane's scale */");
+    emit_line(w->e, "int shifted = 0;");
+    for (int d = 1; d <= lanes_left; d++)
+        emit_line(w->e, "const int e%d = __shfl_up_sync(mask, lane_exp, %d, c%d_G) - lane_exp; real top%d = (real)0;",
+                  d, d, c, d);
+    for (int q = 0; q < w->R; q++) {
+        int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
+        int idx = q - w->R + d * w->S;        /* run slot in that lane */
+        for (int r = 0; r < PROFILE_ROLES; r++)
+            if (roles >> r & 1u) {
+                emit_line(w->e, "real %s%d = __shfl_up_sync(mask, %s[c%d_R + %d], %d, c%d_G);", role_array[r], q,
+                          role_array[r], c, idx, d, c);
+                emit_line(w->e, "%s%d = lane >= %d ? %s%d : (real)0;", role_array[r], q, d, role_array[r], q);
+                emit_line(w->e, "top%d = hmmc_vmax(top%d, %s%d);", d, d, role_array[r], q);
+            }
+    }
+    emit_line(w->e, "int top = -0x7fffffff;");
+    for (int d = 1; d <= lanes_left; d++)
+        emit_line(w->e, "if (top%d < (real)INFINITY && ldexp(top%d, e%d - room) > (real)1) top = hmmc_vmax(top, ilogb(top%d) + e%d);",
+                  d, d, d, d, d);
+    emit_open(w->e, "if (top > -0x7fffffff)");
+    emit_line(w->e, "const int shift = top - %d;", LANE_EXP);
+    write_lane_shift(w);
+    emit_line(w->e, "shifted = shift;");
+    emit_close(w->e, "");
+    for (int q = 0; q < w->R; q++) {
+        int d = (w->R - q + w->S - 1) / w->S;
+        for (int r = 0; r < PROFILE_ROLES; r++)
+            if (roles >> r & 1u)
+                emit_line(w->e, "%s[%d] = ldexp(%s%d, e%d - shifted);", role_array[r], q, role_array[r], q, d);
+    }
+    emit_close(w->e, "");
+}
+
+/* The R slots in front of the runs of the first n_roles roles (those the
+ * model has), plain or, with lane scales, in this lane's scale. */
+static void write_left_slots_of(ProfileWriter *w, int n_roles)
+{
+    unsigned roles = 0;
+    for (int r = 0; r < n_roles; r++)
+        if (w->v->has_role[r]) {
+            if (!w->lane_scales)
+                write_left_slots(w, r);
+            roles |= 1u << r;
+        }
+    if (w->lane_scales)
+        write_left_slots_scaled(w, roles);
+}
+
 /* Stores node lane * S + jj's back pointer in `role` (best: a C expression,
  * NULL for none). */
 static void write_bp_store(ProfileWriter *w, int role, const char *best)
@@ -304,6 +456,11 @@ static void write_special_combine(ProfileWriter *w, int move, int previous_colum
         value = arena_printf(w->p->arena, "%s %s c%d_spem<real>()[%d * %d + c]", value,
                              w->viterbi ? "+" : "*", w->index, mv->emission, w->m->K);
     emit_comment(w->e, "%s -> %s", w->m->states[mv->from].name, w->m->states[mv->to].name);
+    if (w->lane_scales) {
+        emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, %s * %s, %sspx%d);", t, t, weight, value,
+                  previous_column ? "old_" : "", f);
+        return;
+    }
     write_combine(w, arena_printf(w->p->arena, "sp%d", t), weight, value,
                   arena_printf(w->p->arena, "%d", w->in_index[move]));
 }
@@ -327,10 +484,9 @@ static void write_emitting_phase(ProfileWriter *w)
 {
     const ProfileView *v = w->v;
     int c = w->index;
-    for (int r = 0; r < PROFILE_ROLES; r++)
-        if (v->has_role[r])
-            write_left_slots(w, r);
-    write_scaled_sources(w, 1);
+    write_scaled_sources(w, 1, 1);
+    write_left_slots_of(w, PROFILE_ROLES);
+    write_scaled_sources(w, 1, 0);
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = c%d_S - 1; jj >= 0; jj--)", c);
     emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
@@ -357,7 +513,8 @@ static void write_emitting_phase(ProfileWriter *w)
     emit_close(w->e, "");
     /* specials: emitting moves from the previous column */
     for (int s = 0; s < v->n_specials; s++)
-        emit_line(w->e, "const real old_sp%d = sp%d;", s, s);
+        emit_line(w->e, "const real old_sp%d = sp%d;%s", s, s,
+                  w->lane_scales ? arena_printf(w->p->arena, " const int old_spx%d = spx%d;", s, s) : "");
     for (int s = 0; s < v->n_specials; s++) {
         emit_line(w->e, "sp%d = %s;", s, zero(w));
         if (w->bp)
@@ -396,6 +553,16 @@ static void write_special_silent(ProfileWriter *w)
                 emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
             } else if (w->viterbi) {
                 emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
+            } else if (w->lane_scales) {
+                emit_comment(w->e, "the lanes' parts, each in its lane's scale (and times 2^c), "
+                                   "summed at the largest one's exponent");
+                emit_line(w->e, "const int part_exp = lane_exp - %s;",
+                          w->exit_scaled[x] ? arena_printf(w->p->arena, "c%d_exit_exp[%d * c%d_G + lane]", c, x, c)
+                                            : "0");
+                emit_line(w->e, "const int top = hmmc_group_all(part > (real)0 && part < (real)INFINITY ? "
+                                "ilogb(part) + part_exp : -0x3fffffff, hmmc_max(), mask, c%d_G);", c);
+                emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, hmmc_group_all(ldexp(part, part_exp - top), "
+                                "hmmc_add(), mask, c%d_G), top);", t, t, c);
             } else if (w->exit_scaled[x]) {
                 emit_line(w->e, "sp%d += hmmc_group_all(ldexp(part, -c%d_exit_exp[%d * c%d_G + lane]), "
                                 "hmmc_add(), mask, c%d_G); /* this lane's weights are held times 2^c */",
@@ -424,12 +591,11 @@ static void write_delete_chain(ProfileWriter *w)
         if (!v->entries[e].emitting && v->entries[e].from_role == ROLE_DELETE)
             chain = e;
     emit_comment(w->e, "delete states: first what enters them from elsewhere (a)");
-    for (int r = 0; r < 2; r++)
-        if (v->has_role[r])
-            write_left_slots(w, r);
     if (w->bp)
         emit_line(w->e, "int best_as[c%d_S];", c);
-    write_scaled_sources(w, 0);
+    write_scaled_sources(w, 0, 1);
+    write_left_slots_of(w, 2);
+    write_scaled_sources(w, 0, 0);
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
@@ -458,8 +624,23 @@ static void write_delete_chain(ProfileWriter *w)
         else
             emit_line(w->e, "A = del[c%d_R + jj] + %s * A; T *= %s;", c, t, t);
         emit_close(w->e, "");
-        emit_line(w->e, "real entering = hmmc_group_chain_scan(A, T, lane, %s(), mask, c%d_G);",
-                  w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct", c);
+        if (w->lane_scales) {
+            emit_comment(w->e, "lanes keep their own scales: the scan in numbers with exponents; a "
+                               "value entering far above this lane's makes room first");
+            emit_line(w->e, "real entering_m;");
+            emit_line(w->e, "int entering_e;");
+            emit_line(w->e, "hmmc_group_chain_scan_scaled(A, lane_exp, T, 0, lane, mask, c%d_G, entering_m, "
+                            "entering_e);", c);
+            emit_open(w->e, "if (entering_m > (real)0 && entering_m < (real)INFINITY && "
+                            "ilogb(entering_m) + entering_e - lane_exp > room)");
+            emit_line(w->e, "const int shift = ilogb(entering_m) + entering_e - lane_exp - %d;", LANE_EXP);
+            write_lane_shift(w);
+            emit_close(w->e, "");
+            emit_line(w->e, "real entering = ldexp(entering_m, entering_e - lane_exp);");
+        } else {
+            emit_line(w->e, "real entering = hmmc_group_chain_scan(A, T, lane, %s(), mask, c%d_G);",
+                      w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct", c);
+        }
         emit_line(w->e, "#pragma unroll");
         emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
         if (w->viterbi && w->bp) {
@@ -511,8 +692,26 @@ static void write_apply_all(ProfileWriter *w, const char *op)
         emit_line(w->e, "sp%d %s;", s, op);
 }
 
-/* Forward keeps a column's sum within 2^(SUM_EXP +- SUM_BAND). */
-enum { SUM_EXP = 96, SUM_BAND = 8 };
+
+/* Forward with lane scales: the lane's values back near 2^LANE_EXP when
+ * their sum `part` leaves [2^(LANE_EXP - LANE_BAND), 2^(LANE_EXP + LANE_BAND)]
+ * (the largest is within 3S of the sum), `part` with them; a lane whose
+ * values are all 0 is marked empty. */
+static void write_lane_renormalise(ProfileWriter *w)
+{
+    emit_comment(w->e, "all the group's lanes move at once when one must (a warp waits for its "
+                       "slowest lane): then they leave the band together later, not at each "
+                       "position one by one");
+    emit_open(w->e, "if (__any_sync(mask, part > (real)0 && part < (real)INFINITY && (part < (real)0x1p%d || "
+                    "part > (real)0x1p%d)) && part > (real)0 && part < (real)INFINITY)",
+              LANE_EXP - LANE_BAND, LANE_EXP + LANE_BAND);
+    emit_line(w->e, "const int shift = ilogb(part) - %d;", LANE_EXP);
+    write_lane_shift(w);
+    emit_line(w->e, "part = ldexp(part, -shift);");
+    emit_close(w->e, "");
+    emit_line(w->e, "if (part == (real)0)");
+    emit_line(w->e, "    lane_exp = %d; /* empty */", EMPTY_LANE_EXP);
+}
 
 /* Step 3, forward: the column sum and exact rescaling. */
 static void write_rescale(ProfileWriter *w)
@@ -525,9 +724,18 @@ static void write_rescale(ProfileWriter *w)
         if (w->v->has_role[r])
             emit_line(w->e, "part += %s[c%d_R + jj];", role_array[r], c);
     emit_close(w->e, "");
-    emit_line(w->e, "real sum = hmmc_group_all(part, hmmc_add(), mask, c%d_G)", c);
+    if (w->lane_scales) {
+        emit_comment(w->e, "each lane keeps its values near the top of float's range, its "
+                           "exponent apart (so a lane of nodes far below the column sum keeps "
+                           "its digits)");
+        write_lane_renormalise(w);
+        for (int s = 0; s < w->v->n_specials; s++)
+            emit_line(w->e, "hmmc_renormalise(sp%d, spx%d, %d);", s, s, SUM_EXP);
+    }
+    emit_line(w->e, "real sum = hmmc_group_all(%s, hmmc_add(), mask, c%d_G)",
+              w->lane_scales ? "ldexp(part, lane_exp)" : "part", c);
     for (int s = 0; s < w->v->n_specials; s++)
-        emit_line(w->e, "    + sp%d", s);
+        emit_line(w->e, w->lane_scales ? "    + ldexp(sp%d, spx%d)" : "    + sp%d", s, s);
     emit_line(w->e, "    ;");
     emit_line(w->e, "if (!(sum > (real)0))");
     emit_line(w->e, "    break; /* no path emits this prefix; the sum is the same in every lane */");
@@ -552,7 +760,14 @@ static void write_rescale(ProfileWriter *w)
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");
     emit_line(w->e, "const real factor = ldexp((real)1, %d - exponent);", SUM_EXP);
-    write_apply_all(w, "*= factor");
+    if (w->lane_scales) {
+        emit_line(w->e, "(void)factor;");
+        for (int s = 0; s < w->v->n_specials; s++)
+            emit_line(w->e, "spx%d -= exponent - %d;", s, SUM_EXP);
+        emit_line(w->e, "lane_exp -= exponent - %d; /* every value keeps its digits */", SUM_EXP);
+    } else {
+        write_apply_all(w, "*= factor");
+    }
     emit_line(w->e, "scale += exponent - %d;", SUM_EXP);
     emit_close(w->e, "");
 }
@@ -607,6 +822,9 @@ static void write_kernel(ProfileWriter *w)
     emit_line(w->e, "for (int jj = 0; jj < c%d_R + c%d_S; jj++)", c, c);
     emit_line(w->e, "    match[jj] = insert[jj] = del[jj] = %s;", zero(w));
     for (int s = 0; s < v->n_specials; s++) {
+        if (w->lane_scales)
+            emit_line(w->e, "int spx%d = 0; /* forward with lane scales: %s is held times 2^-spx%d too */",
+                      s, m->states[v->specials[s]].name, s);
         emit_line(w->e, "real sp%d = %s; /* %s */", s,
                   s == start ? (w->viterbi ? "(real)0" : arena_printf(w->p->arena, "(real)0x1p%d", SUM_EXP))
                                                                   : zero(w), m->states[v->specials[s]].name);
@@ -618,6 +836,14 @@ static void write_kernel(ProfileWriter *w)
     else
         emit_line(w->e, "int scale = -%d; /* forward: the start holds 2^%d (step 3) */", SUM_EXP, SUM_EXP);
     emit_line(w->e, "double offset = 0;");
+    if (w->lane_scales) {
+        emit_comment(w->e, "this lane's nodes are held times 2^-lane_exp (and 2^-scale); it starts "
+                           "empty, and takes the exponent of what first enters it");
+        emit_line(w->e, "int lane_exp = %d; /* empty */", EMPTY_LANE_EXP);
+        emit_comment(w->e, "a value read into the lane above 2^room in its scale (near the top of the "
+                           "type's range) makes the lane move its values down first, to 2^%d", LANE_EXP);
+        emit_line(w->e, "const int room = sizeof(real) == sizeof(float) ? %d : %d;", ROOM_EXP_FLOAT, ROOM_EXP_DOUBLE);
+    }
     emit_line(w->e, "bool risky = false;");
     emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
     emit_line(w->e, "int64_t pos = 0;");
@@ -655,8 +881,9 @@ static void write_kernel(ProfileWriter *w)
                   m->states[m->end].name);
     else
         emit_line(w->e, "((real *)b.scores)[j] = pos != L + 1 ? (real)-INFINITY : risky "
-                        "? (real)NAN : (real)((double)log(sp%d) + (double)scale * 0.693147180559945309417); "
-                        "/* %s */", end, m->states[m->end].name);
+                        "? (real)NAN : (real)((double)log(sp%d) + (double)(scale%s) * 0.693147180559945309417); "
+                        "/* %s */", end, w->lane_scales ? arena_printf(w->p->arena, " + spx%d", end) : "",
+                  m->states[m->end].name);
     emit_close(w->e, "");
     emit_close(w->e, "");
 }
@@ -679,6 +906,7 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
         for (int k = in_start[s]; k < in_start[s + 1]; k++)
             w.in_index[in_order[k]] = k - in_start[s];
     find_classes(&w);
+    w.lane_scales = !w.viterbi && call->plan.profile_lane_scales;
     find_exponents(&w);
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; profile of %d nodes, %d lanes a sequence, %d nodes a lane, %d "

@@ -131,6 +131,8 @@ typedef struct IrPlan {
     const struct ProfileView *profile; /* GPU_PROFILE: the node view (profile.h), made once
                                           by pass_plan for the backends */
     int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (profile_lanes) */
+    int profile_lane_scales; /* GPU_PROFILE, forward: each lane keeps its values times a
+                                power of two of its own (profile_lane_scales) */
     double float_underflow; /* forward, backward: ir_float_underflow of the model (0 when
                                every value fits, and for viterbi, which adds logs): the
                                GPU scores the call, and so its program, in double */

@@ -106,12 +106,16 @@ int pass_plan(Program *p, Diag *d)
                 int lanes = plan->profile_lanes, per_lane = (view->K + lanes - 1) / lanes;
                 if (call->alg == ALG_FORWARD) {
                     double whole = plan->float_underflow;
-                    plan->float_underflow = profile_float_underflow(p->arena, m, view, lanes);
+                    plan->profile_lane_scales = profile_lane_scales(m, view, lanes);
+                    plan->float_underflow = profile_float_underflow(p->arena, m, view, lanes,
+                                                                    plan->profile_lane_scales);
                     if (p->verbose && whole < 0 && plan->float_underflow == 0)
                         fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f, below "
                                 "float's range, enter or leave the nodes: the GPU holds them "
-                                "per lane times a power of two, and scores in float\n",
-                                call->label, whole);
+                                "per lane times a power of two, and scores in float%s\n",
+                                call->label, whole, plan->profile_lane_scales
+                                    ? " (entries below 2^-200: each lane and special state keeps "
+                                      "an exponent of its own, profile.h)" : "");
                 }
                 if (p->verbose)
                     fprintf(p->verbose, "hmmc: plan %s: profile of %d nodes, %d special "

@@ -112,9 +112,9 @@ int profile_entry_is_sparse(const ProfileView *v, int e);
 
 /* The exponent c of lane `lane` (of `lanes`) for a row of per-node moves
  * (move[k], -1 for none): 0 when every weight of the lane's nodes is a
- * normal float, else the one that puts the lane's largest weight in
- * [1/2, 1). */
-int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, int lane);
+ * normal float (unless `always`), else the one that puts the lane's largest
+ * weight in [1/2, 1). */
+int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, int lane, int always);
 
 /* Whether entry e is a row that forward may hold through per-lane
  * exponents: a table entry from a special state (not sparse). Every exit
@@ -127,17 +127,37 @@ int profile_entry_is_scaled(const ProfileView *v, int e);
  * N -> B (2^-8.5 for HMMER2's models), and N is near the column sum, which
  * is kept in [2^88, 2^104]: an entry below 2^-200 puts values near the
  * bottom of float's range in every column, and every sequence would be
- * scored twice. Run through tests/emulate (2026-11-23): the globin (entries
- * down to 2^-194) marked none of 300 random proteins and 200 globins; M =
- * 400 (down to 2^-555) and M = 2000 marked every one of 25. */
+ * scored twice (run through tests/emulate, 2026-11-23: the globin, entries
+ * down to 2^-194, marked none of 300 random proteins and 200 globins; M =
+ * 400, down to 2^-555, and M = 2000 marked every one of 25). */
 enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
+
+/* Forward with lane scales (IrPlan.profile_lane_scales): each lane keeps
+ * its values times 2^-e, e its own, following the lane's magnitude along
+ * the sequence (its values' sum near 2^96), and each special state keeps a
+ * number and an exponent; values cross between lanes and specials with the
+ * difference of their exponents. Then no entry is too small, and float
+ * serves profiles whose entries go below 2^-200, and double those whose
+ * values leave double's range against one column sum (M >= 1,600). It
+ * costs work every position that only pays where a lane holds many nodes:
+ * measured on an H200 (2026-11-23, 200,000 random proteins, --timing's
+ * G cells/s), M = 200 (7 nodes a lane) 286 against 648 in double without
+ * them, M = 400 (13) 414 against 633, M = 800 (25) 520 against 301. So a
+ * call takes them when some entry is below 2^-200 and its lanes hold more
+ * than PROFILE_LANE_SCALES_MIN_NODES nodes; otherwise such a call scores
+ * in double as before. */
+enum { PROFILE_LANE_SCALES_MIN_NODES = 16 };
+
+/* Whether forward on v with `lanes` lanes a sequence takes lane scales
+ * (above). */
+int profile_lane_scales(const IrModel *m, const ProfileView *v, int lanes);
 
 /* What ir_float_underflow says of a forward call's model in the profile
  * shape with `lanes` lanes a sequence: the least weight (as a natural log)
  * that float cannot hold even with the per-lane exponents (a lane whose
- * weights span more than float's range), or that puts values below float's
- * range (an entry from a special below 2^PROFILE_FLOAT_LEAST_ENTRY); 0 when
- * every one fits. */
-double profile_float_underflow(Arena *a, const IrModel *m, const ProfileView *v, int lanes);
+ * weights span more than float's range), or, without lane scales, that
+ * puts values below float's range (an entry from a special below
+ * 2^PROFILE_FLOAT_LEAST_ENTRY); 0 when every one fits. */
+double profile_float_underflow(Arena *a, const IrModel *m, const ProfileView *v, int lanes, int lane_scales);
 
 #endif

@@ -75,6 +75,15 @@ __device__ __forceinline__ real hmmc_vmax(real a, real b) { return a > b ? a : b
 __device__ __forceinline__ bool hmmc_below_normal(float v) { return v > 0.0f && v < 0x1p-126f; }
 __device__ __forceinline__ bool hmmc_below_normal(double v) { return v > 0.0 && v < 0x1p-1022; }
 
+/* 1 when v (>= 0) times a power of two gave `moved` and lost digits on the
+ * way: below the normal range, or 0 where v was not. Forward with lane
+ * scales marks such a value, as it marks hmmc_below_normal ones. */
+template <typename real>
+__device__ __forceinline__ bool hmmc_moved_below_normal(real v, real moved)
+{
+    return v > (real)0 && (moved == (real)0 || hmmc_below_normal(moved));
+}
+
 /* `mine` combined by op over a group of `width` lanes (a power of two up to
  * 32; mask: the group's lanes), the same bits in every lane of it (each
  * butterfly step adds the same two numbers on both sides). */
@@ -139,6 +148,70 @@ __device__ __forceinline__ real hmmc_group_chain_scan(real A, real T, int lane, 
     }
     const real entering = __shfl_up_sync(mask, A, 1, width);
     return lane >= 1 ? entering : ring.template zero<real>();
+}
+
+/* v * 2^e += x * 2^ex, for values held as a number and an exponent of their
+ * own (forward with lane scales: the special states, each far from the
+ * others at times); the sum takes the larger exponent. inf and NaN pass on. */
+template <typename real>
+__device__ __forceinline__ void hmmc_scaled_add(real &v, int &e, real x, int ex)
+{
+    if (x == (real)0)
+        return;
+    if (v == (real)0) {
+        v = x;
+        e = ex;
+    } else if (ex > e) {
+        v = ldexp(v, e - ex) + x;
+        e = ex;
+    } else {
+        v += ldexp(x, ex - e);
+    }
+}
+
+/* v * 2^e with v brought back near 2^target when it has left
+ * [2^(target - 8), 2^(target + 8)] (0, inf and NaN stay as they are). */
+template <typename real>
+__device__ __forceinline__ void hmmc_renormalise(real &v, int &e, int target)
+{
+    if (v > (real)0 && v < (real)INFINITY) {
+        const int k = ilogb(v) - target;
+        if (k > 8 || k < -8) {
+            v = ldexp(v, -k);
+            e += k;
+        }
+    }
+}
+
+/* hmmc_group_chain_scan for forward with lane scales: lane l's step is
+ * x -> A 2^ae + T 2^te x, x and the result in the group's scale (lanes'
+ * exponents may lie hundreds apart, so no step is formed as one number).
+ * Gives in (m, e) the value entering this lane's run (0 in lane 0). */
+template <typename real>
+__device__ __forceinline__ void hmmc_group_chain_scan_scaled(real A, int ae, real T, int te, int lane,
+                                                             unsigned mask, int width, real &m, int &e)
+{
+    hmmc_renormalise(A, ae, 0);
+    hmmc_renormalise(T, te, 0);
+    for (int offset = 1; offset < width; offset *= 2) {
+        const real left_A = __shfl_up_sync(mask, A, offset, width);
+        const int left_ae = __shfl_up_sync(mask, ae, offset, width);
+        const real left_T = __shfl_up_sync(mask, T, offset, width);
+        const int left_te = __shfl_up_sync(mask, te, offset, width);
+        if (lane >= offset) {
+            hmmc_scaled_add(A, ae, T * left_A, te + left_ae);
+            T *= left_T;
+            te += left_te;
+            hmmc_renormalise(A, ae, 0);
+            hmmc_renormalise(T, te, 0);
+        }
+    }
+    m = __shfl_up_sync(mask, A, 1, width);
+    e = __shfl_up_sync(mask, ae, 1, width);
+    if (lane < 1) {
+        m = (real)0;
+        e = 0;
+    }
 }
 
 /* Threads of a block that shares `rows` states: the occupancy's choice, but

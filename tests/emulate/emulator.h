@@ -22,6 +22,7 @@
 #include <ucontext.h>
 
 using std::frexp;
+using std::ilogb;
 using std::ldexp;
 using std::log;
 

@@ -970,7 +970,7 @@ static int check_lane_exponents(const IrModel *m, const int *move, int K, int G)
 {
     int S = (K + G - 1) / G, scaled = 0;
     for (int lane = 0; lane < G; lane++) {
-        int c = profile_lane_exponent(m, move, K, G, lane);
+        int c = profile_lane_exponent(m, move, K, G, lane, 0);
         double most = 0;
         for (int k = lane * S; k < K && k < (lane + 1) * S; k++) {
             if (move[k] < 0)
@@ -1014,12 +1014,25 @@ static void test_plan_holds_shrinking_weights_per_lane(void **state)
         scaled_rows += check_lane_exponents(forward->model, v->exits[x].move, v->K, G) > 0;
     assert_int_equal(scaled_rows, 2); /* N's entries into the matches, the exits to C */
     assert_true(p->calls[1].plan.float_underflow == 0); /* viterbi adds logs */
+    assert_int_equal(forward->plan.profile_lane_scales, 0);
     compiled_free(&c);
     /* entries below 2^-200 (0.001 * 1e-4^39) would put values below float's
-     * range in every column: double */
+     * range in every column of one scale; lanes of 5 nodes are too short to
+     * pay for an exponent each (profile.h): double */
     p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-4, 1e-300, "", calls), "plan", FOLD_ON);
     assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
-    assert_true(p->calls[0].plan.float_underflow < -350);
+    assert_true(p->calls[0].plan.float_underflow < 0);
+    assert_int_equal(p->calls[0].plan.profile_lane_scales, 0);
+    compiled_free(&c);
+    /* the same at 600 nodes (0.001 * 0.5^599, 2^-609; lanes of 19 nodes):
+     * float, each lane and special state with an exponent of its own */
+    p = compile_through(&c, shrinking_profile_source(&scratch, 600, 0.5, 0, "", calls), "plan", FOLD_ON);
+    assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
+    assert_true((p->calls[0].plan.profile->K + p->calls[0].plan.profile_lanes - 1) /
+                p->calls[0].plan.profile_lanes > PROFILE_LANE_SCALES_MIN_NODES);
+    assert_true(p->calls[0].plan.float_underflow == 0);
+    assert_int_equal(p->calls[0].plan.profile_lane_scales, 1);
+    assert_int_equal(p->calls[1].plan.profile_lane_scales, 0); /* viterbi */
     compiled_free(&c);
     /* a lane whose own weights span more than float's range (1e-3 to 1e-56,
      * 2^-176, in lane 0; none below 2^-200): double */
