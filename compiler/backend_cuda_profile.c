@@ -32,7 +32,7 @@
  * the difference of their exponents, a lane moves its values down when one
  * read in would not fit, and an empty lane takes the exponent of the first
  * value that enters it. */
-#include "backend_cuda.h"
+#include "backend_cuda_profile.h"
 
 #include <math.h>
 #include <string.h>
@@ -41,25 +41,7 @@
 #include "emit_dp.h"
 #include "profile.h"
 
-typedef struct ProfileWriter {
-    Emitter *e;
-    const Program *p;
-    const IrCall *call;
-    const IrModel *m;
-    const ProfileView *v;
-    int index, viterbi, bp;
-    int G, S, R;         /* lanes a sequence, nodes a lane, slots in front */
-    int n_classes;
-    int *class_of;       /* symbol -> class */
-    int *in_index;       /* move -> its number among its destination's incoming moves */
-    int *entry_exp, *exit_exp; /* forward: per row and lane, the exponent c of a row held
-                                  times 2^c (profile_lane_exponent; [row * G + lane]) */
-    int *entry_scaled, *exit_scaled; /* per row: some lane's c is not 0 */
-    int lane_scales;     /* forward: each lane keeps its values times 2^-lane_exp
-                            (IrPlan.profile_lane_scales) */
-} ProfileWriter;
-
-static const char *role_array[PROFILE_ROLES] = {"match", "insert", "del"};
+const char *const profile_role_array[PROFILE_ROLES] = {"match", "insert", "del"};
 
 static const char *zero(const ProfileWriter *w) { return w->viterbi ? "(real)-INFINITY" : "(real)0"; }
 
@@ -132,36 +114,6 @@ static void write_node_row(const ProfileWriter *w, const int *move, const int *e
         bp[i] = mv >= 0 ? w->in_index[mv] : -1;
     }
 }
-
-/* With lane scales: NO_ENTRY_EXP, the exponent c of a lane with no moves
- * in an entry row (a lane of padding, or of nodes the special does not
- * enter): the special's value read through it is 0, however far the lane's
- * own exponent drifts. EMPTY_LANE_EXP, the exponent of a lane that holds
- * only zeros: any value that enters it is far above its values, so the
- * lane makes room for it (takes the entering value's exponent) rather than
- * reading it in a frame where it would fall below the type's range. */
-enum { NO_ENTRY_EXP = 1 << 30, EMPTY_LANE_EXP = -(1 << 29) };
-
-/* With lane scales, a value read into a lane (from the lane to its left,
- * the delete chain's scan, a special) that is above 2^ROOM_EXP in the
- * lane's scale makes the lane move its values down to make room. The
- * higher, the rarer (each move is a pass over the lane's values, and a
- * warp waits for its slowest lane): float keeps 2^15 below its top for the
- * sums that follow (at most 3 terms a node, times an emission value of at
- * most 2^6 or so), double far more (the measures: below). */
-enum { ROOM_EXP_FLOAT = 112, ROOM_EXP_DOUBLE = 900 };
-
-/* Forward keeps a column's sum within 2^(SUM_EXP +- SUM_BAND). With lane
- * scales, each lane keeps its own sum within 2^(LANE_EXP +- LANE_BAND),
- * wider and lower, below ROOM_EXP_FLOAT: each move is a pass over the
- * lane's values that its warp waits for. Measured in tests/emulate on M =
- * 800 (10 random proteins, 65,568 lane positions): with the column's band
- * and room at 2^100, lanes moved their values at 20% of their positions,
- * each on its own; with these, 11%, a group's lanes all at once (and so
- * at 11% of the group's positions). On an H200 (2026-11-23, 200,000 random
- * proteins, --timing's G cells/s), M = 800 in float: 148 with the first,
- * 534 with these. */
-enum { SUM_EXP = 96, SUM_BAND = 8, LANE_EXP = 88, LANE_BAND = 16 };
 
 static int lane_has_moves(const ProfileWriter *w, const int *move, int lane)
 {
@@ -267,7 +219,7 @@ static const char *source(const ProfileWriter *w, int e)
         return arena_printf(w->p->arena, "sp%d_e%d", x->from_special, e);
     if (x->from_role < 0)
         return arena_printf(w->p->arena, "sp%d", x->from_special);
-    return arena_printf(w->p->arena, "%s[c%d_R + jj - %d]", role_array[x->from_role], w->index, x->reach);
+    return arena_printf(w->p->arena, "%s[c%d_R + jj - %d]", profile_role_array[x->from_role], w->index, x->reach);
 }
 
 static const char *entry_weight(const ProfileWriter *w, int e)
@@ -289,22 +241,6 @@ static void write_combine(ProfileWriter *w, const char *acc, const char *weight,
     }
 }
 
-/* Forward with lane scales: every value of the lane times 2^-shift, and
- * its exponent up by shift (`shift`: an int the kernel has just set); a
- * value that loses digits on the way marks the sequence. */
-static void write_lane_shift(ProfileWriter *w)
-{
-    emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
-    for (int r = 0; r < PROFILE_ROLES; r++)
-        if (w->v->has_role[r])
-            emit_line(w->e, "{ const real v = ldexp(%s[c%d_R + jj], -shift); risky |= hmmc_moved_below_normal(%s[c%d_R + jj], "
-                            "v); %s[c%d_R + jj] = v; }", role_array[r], w->index, role_array[r], w->index,
-                      role_array[r], w->index);
-    emit_close(w->e, "");
-    emit_line(w->e, "lane_exp += shift;");
-}
-
 /* Before a loop over the run, for the entries from specials of the
  * emitting phase (or the silent): with `room`, forward with lane scales
  * makes room in the lane for a special's value above 2^room in its
@@ -322,15 +258,8 @@ static void write_scaled_sources(ProfileWriter *w, int emitting, int room)
         const char *name = w->m->states[w->v->specials[sp]].name;
         const char *c_of_lane = w->entry_scaled[e]
             ? arena_printf(w->p->arena, "c%d_entry_exp[%d * c%d_G + lane]", w->index, e, w->index) : "0";
-        if (w->lane_scales && room) {
-            emit_open(w->e, "if (sp%d > (real)0 && ilogb(sp%d) + spx%d - %s - lane_exp > room) /* %s, entry %d */",
-                      sp, sp, sp, c_of_lane, name, e);
-            emit_line(w->e, "const int shift = spx%d - %s - lane_exp;", sp, c_of_lane);
-            write_lane_shift(w);
-            emit_close(w->e, "");
-        } else if (w->lane_scales) {
-            emit_line(w->e, "const real sp%d_e%d = ldexp(sp%d, spx%d - %s - lane_exp); /* %s in this lane's "
-                            "scale, times 2^-c */", sp, e, sp, sp, c_of_lane, name);
+        if (w->lane_scales) {
+            profile_write_special_in_lane(w, e, sp, c_of_lane, name, room);
         } else if (w->entry_scaled[e] && !room) {
             emit_line(w->e, "const real sp%d_e%d = ldexp(sp%d, -%s); /* %s; this lane's weights of entry %d "
                             "are held times 2^c */", sp, e, sp, c_of_lane, name, e);
@@ -368,52 +297,9 @@ static void write_left_slots(ProfileWriter *w, int role)
         int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
         int idx = q - w->R + d * w->S;        /* run slot in that lane */
         emit_line(w->e, "{ const real t = __shfl_up_sync(mask, %s[c%d_R + %d], %d, c%d_G); "
-                        "%s[%d] = lane >= %d ? t : %s; }", role_array[role], w->index, idx, d, w->index,
-                  role_array[role], q, d, zero(w));
+                        "%s[%d] = lane >= %d ? t : %s; }", profile_role_array[role], w->index, idx, d, w->index,
+                  profile_role_array[role], q, d, zero(w));
     }
-}
-
-/* Forward with lane scales: the left lanes' last nodes of the roles in
- * `roles` (bits) into the R slots in front of each run, in this lane's
- * scale (their lane's exponent less this one's, per lane to the left).
- * When one would exceed 2^room in it (an alignment entering a lane that
- * held only values far below it, or none), the lane first moves its own
- * values down to make room; the test is one comparison of the largest. */
-static void write_left_slots_scaled(ProfileWriter *w, unsigned roles)
-{
-    int c = w->index, lanes_left = (w->R + w->S - 1) / w->S;
-    emit_open(w->e, "%s", "/* the left lanes' last nodes, in this lane's scale */");
-    emit_line(w->e, "int shifted = 0;");
-    for (int d = 1; d <= lanes_left; d++)
-        emit_line(w->e, "const int e%d = __shfl_up_sync(mask, lane_exp, %d, c%d_G) - lane_exp; real top%d = (real)0;",
-                  d, d, c, d);
-    for (int q = 0; q < w->R; q++) {
-        int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
-        int idx = q - w->R + d * w->S;        /* run slot in that lane */
-        for (int r = 0; r < PROFILE_ROLES; r++)
-            if (roles >> r & 1u) {
-                emit_line(w->e, "real %s%d = __shfl_up_sync(mask, %s[c%d_R + %d], %d, c%d_G);", role_array[r], q,
-                          role_array[r], c, idx, d, c);
-                emit_line(w->e, "%s%d = lane >= %d ? %s%d : (real)0;", role_array[r], q, d, role_array[r], q);
-                emit_line(w->e, "top%d = hmmc_vmax(top%d, %s%d);", d, d, role_array[r], q);
-            }
-    }
-    emit_line(w->e, "int top = -0x7fffffff;");
-    for (int d = 1; d <= lanes_left; d++)
-        emit_line(w->e, "if (top%d < (real)INFINITY && ldexp(top%d, e%d - room) > (real)1) top = hmmc_vmax(top, ilogb(top%d) + e%d);",
-                  d, d, d, d, d);
-    emit_open(w->e, "if (top > -0x7fffffff)");
-    emit_line(w->e, "const int shift = top - %d;", LANE_EXP);
-    write_lane_shift(w);
-    emit_line(w->e, "shifted = shift;");
-    emit_close(w->e, "");
-    for (int q = 0; q < w->R; q++) {
-        int d = (w->R - q + w->S - 1) / w->S;
-        for (int r = 0; r < PROFILE_ROLES; r++)
-            if (roles >> r & 1u)
-                emit_line(w->e, "%s[%d] = ldexp(%s%d, e%d - shifted);", role_array[r], q, role_array[r], q, d);
-    }
-    emit_close(w->e, "");
 }
 
 /* The R slots in front of the runs of the first n_roles roles (those the
@@ -428,7 +314,7 @@ static void write_left_slots_of(ProfileWriter *w, int n_roles)
             roles |= 1u << r;
         }
     if (w->lane_scales)
-        write_left_slots_scaled(w, roles);
+        profile_write_left_slots_scaled(w, roles);
 }
 
 /* Stores node lane * S + jj's back pointer in `role` (best: a C expression,
@@ -493,22 +379,22 @@ static void write_emitting_phase(ProfileWriter *w)
     for (int r = 0; r < 2; r++) {
         if (!v->has_role[r])
             continue;
-        emit_line(w->e, "real new_%s = %s;", role_array[r], zero(w));
+        emit_line(w->e, "real new_%s = %s;", profile_role_array[r], zero(w));
         if (w->bp)
-            emit_line(w->e, "int best_new_%s = -1;", role_array[r]);
+            emit_line(w->e, "int best_new_%s = -1;", profile_role_array[r]);
         for (int e = 0; e < v->n_entries; e++) {
             const ProfileEntry *x = &v->entries[e];
             if (x->emitting && x->to_role == r)
-                write_entry(w, e, arena_printf(w->p->arena, "new_%s", role_array[r]));
+                write_entry(w, e, arena_printf(w->p->arena, "new_%s", profile_role_array[r]));
         }
     }
     for (int r = 0; r < 2; r++) {
         if (!v->has_role[r])
             continue;
-        emit_line(w->e, "%s[c%d_R + jj] = new_%s %s em[((cls * 2 + %d) * c%d_S + jj) * c%d_G];", role_array[r],
-                  c, role_array[r], w->viterbi ? "+" : "*", r, c, c);
+        emit_line(w->e, "%s[c%d_R + jj] = new_%s %s em[((cls * 2 + %d) * c%d_S + jj) * c%d_G];",
+                  profile_role_array[r], c, profile_role_array[r], w->viterbi ? "+" : "*", r, c, c);
         if (w->bp)
-            write_bp_store(w, r, arena_printf(w->p->arena, "best_new_%s", role_array[r]));
+            write_bp_store(w, r, arena_printf(w->p->arena, "best_new_%s", profile_role_array[r]));
     }
     emit_close(w->e, "");
     /* specials: emitting moves from the previous column */
@@ -536,7 +422,7 @@ static void write_special_silent(ProfileWriter *w)
             if (ex->to_special != t)
                 continue;
             emit_comment(w->e, "%s from every node's %s", w->m->states[v->specials[t]].name,
-                         role_array[ex->from_role]);
+                         profile_role_array[ex->from_role]);
             emit_open(w->e, "%s", "");
             emit_line(w->e, "real part = %s;", zero(w));
             if (w->bp)
@@ -544,7 +430,7 @@ static void write_special_silent(ProfileWriter *w)
             emit_line(w->e, "#pragma unroll");
             emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
             write_combine(w, "part", arena_printf(w->p->arena, "ex[(%d * c%d_S + jj) * c%d_G]", x, c, c),
-                          arena_printf(w->p->arena, "%s[c%d_R + jj]", role_array[ex->from_role], c),
+                          arena_printf(w->p->arena, "%s[c%d_R + jj]", profile_role_array[ex->from_role], c),
                           arena_printf(w->p->arena, "c%d_exit_bp[(%d * c%d_S + jj) * c%d_G + lane]",
                                        c, x, c, c));
             emit_close(w->e, "");
@@ -554,15 +440,7 @@ static void write_special_silent(ProfileWriter *w)
             } else if (w->viterbi) {
                 emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
             } else if (w->lane_scales) {
-                emit_comment(w->e, "the lanes' parts, each in its lane's scale (and times 2^c), "
-                                   "summed at the largest one's exponent");
-                emit_line(w->e, "const int part_exp = lane_exp - %s;",
-                          w->exit_scaled[x] ? arena_printf(w->p->arena, "c%d_exit_exp[%d * c%d_G + lane]", c, x, c)
-                                            : "0");
-                emit_line(w->e, "const int top = hmmc_group_all(part > (real)0 && part < (real)INFINITY ? "
-                                "ilogb(part) + part_exp : -0x3fffffff, hmmc_max(), mask, c%d_G);", c);
-                emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, hmmc_group_all(ldexp(part, part_exp - top), "
-                                "hmmc_add(), mask, c%d_G), top);", t, t, c);
+                profile_write_exit_sum_in_lanes(w, x, t);
             } else if (w->exit_scaled[x]) {
                 emit_line(w->e, "sp%d += hmmc_group_all(ldexp(part, -c%d_exit_exp[%d * c%d_G + lane]), "
                                 "hmmc_add(), mask, c%d_G); /* this lane's weights are held times 2^c */",
@@ -625,18 +503,7 @@ static void write_delete_chain(ProfileWriter *w)
             emit_line(w->e, "A = del[c%d_R + jj] + %s * A; T *= %s;", c, t, t);
         emit_close(w->e, "");
         if (w->lane_scales) {
-            emit_comment(w->e, "lanes keep their own scales: the scan in numbers with exponents; a "
-                               "value entering far above this lane's makes room first");
-            emit_line(w->e, "real entering_m;");
-            emit_line(w->e, "int entering_e;");
-            emit_line(w->e, "hmmc_group_chain_scan_scaled(A, lane_exp, T, 0, lane, mask, c%d_G, entering_m, "
-                            "entering_e);", c);
-            emit_open(w->e, "if (entering_m > (real)0 && entering_m < (real)INFINITY && "
-                            "ilogb(entering_m) + entering_e - lane_exp > room)");
-            emit_line(w->e, "const int shift = ilogb(entering_m) + entering_e - lane_exp - %d;", LANE_EXP);
-            write_lane_shift(w);
-            emit_close(w->e, "");
-            emit_line(w->e, "real entering = ldexp(entering_m, entering_e - lane_exp);");
+            profile_write_chain_scan_in_lanes(w);
         } else {
             emit_line(w->e, "real entering = hmmc_group_chain_scan(A, T, lane, %s(), mask, c%d_G);",
                       w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct", c);
@@ -686,32 +553,12 @@ static void write_apply_all(ProfileWriter *w, const char *op)
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "%s[c%d_R + jj] %s;", role_array[r], w->index, op);
+            emit_line(w->e, "%s[c%d_R + jj] %s;", profile_role_array[r], w->index, op);
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "sp%d %s;", s, op);
 }
 
-
-/* Forward with lane scales: the lane's values back near 2^LANE_EXP when
- * their sum `part` leaves [2^(LANE_EXP - LANE_BAND), 2^(LANE_EXP + LANE_BAND)]
- * (the largest is within 3S of the sum), `part` with them; a lane whose
- * values are all 0 is marked empty. */
-static void write_lane_renormalise(ProfileWriter *w)
-{
-    emit_comment(w->e, "all the group's lanes move at once when one must (a warp waits for its "
-                       "slowest lane): then they leave the band together later, not at each "
-                       "position one by one");
-    emit_open(w->e, "if (__any_sync(mask, part > (real)0 && part < (real)INFINITY && (part < (real)0x1p%d || "
-                    "part > (real)0x1p%d)) && part > (real)0 && part < (real)INFINITY)",
-              LANE_EXP - LANE_BAND, LANE_EXP + LANE_BAND);
-    emit_line(w->e, "const int shift = ilogb(part) - %d;", LANE_EXP);
-    write_lane_shift(w);
-    emit_line(w->e, "part = ldexp(part, -shift);");
-    emit_close(w->e, "");
-    emit_line(w->e, "if (part == (real)0)");
-    emit_line(w->e, "    lane_exp = %d; /* empty */", EMPTY_LANE_EXP);
-}
 
 /* Step 3, forward: the column sum and exact rescaling. */
 static void write_rescale(ProfileWriter *w)
@@ -722,13 +569,13 @@ static void write_rescale(ProfileWriter *w)
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "part += %s[c%d_R + jj];", role_array[r], c);
+            emit_line(w->e, "part += %s[c%d_R + jj];", profile_role_array[r], c);
     emit_close(w->e, "");
     if (w->lane_scales) {
         emit_comment(w->e, "each lane keeps its values near the top of float's range, its "
                            "exponent apart (so a lane of nodes far below the column sum keeps "
                            "its digits)");
-        write_lane_renormalise(w);
+        profile_write_lane_renormalise(w);
         for (int s = 0; s < w->v->n_specials; s++)
             emit_line(w->e, "hmmc_renormalise(sp%d, spx%d, %d);", s, s, SUM_EXP);
     }
@@ -752,7 +599,7 @@ static void write_rescale(ProfileWriter *w)
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "risky |= hmmc_below_normal(%s[c%d_R + jj]);", role_array[r], c);
+            emit_line(w->e, "risky |= hmmc_below_normal(%s[c%d_R + jj]);", profile_role_array[r], c);
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "risky |= hmmc_below_normal(sp%d);", s);
@@ -781,7 +628,7 @@ static void write_normalise(ProfileWriter *w)
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "part = hmmc_vmax(part, %s[c%d_R + jj]);", role_array[r], c);
+            emit_line(w->e, "part = hmmc_vmax(part, %s[c%d_R + jj]);", profile_role_array[r], c);
     emit_close(w->e, "");
     emit_line(w->e, "real top = hmmc_group_all(part, hmmc_max(), mask, c%d_G);", c);
     for (int s = 0; s < w->v->n_specials; s++)
@@ -842,7 +689,8 @@ static void write_kernel(ProfileWriter *w)
         emit_line(w->e, "int lane_exp = %d; /* empty */", EMPTY_LANE_EXP);
         emit_comment(w->e, "a value read into the lane above 2^room in its scale (near the top of the "
                            "type's range) makes the lane move its values down first, to 2^%d", LANE_EXP);
-        emit_line(w->e, "const int room = sizeof(real) == sizeof(float) ? %d : %d;", ROOM_EXP_FLOAT, ROOM_EXP_DOUBLE);
+        emit_line(w->e, "const int room = sizeof(real) == sizeof(float) ? %d : %d;", ROOM_EXP_FLOAT,
+                  ROOM_EXP_DOUBLE);
     }
     emit_line(w->e, "bool risky = false;");
     emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
