@@ -134,7 +134,7 @@ enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
 
 /* Forward with lane scales (IrPlan.profile_lane_scales): each lane keeps
  * its values times 2^-e, e its own, following the lane's magnitude along
- * the sequence (its values' sum near 2^96), and each special state keeps a
+ * the sequence (its values' sum near 2^88), and each special state keeps a
  * number and an exponent; values cross between lanes and specials with the
  * difference of their exponents. Then no entry is too small, and float
  * serves profiles whose entries go below 2^-200, and double those whose
@@ -142,7 +142,7 @@ enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
  * costs work every position that only pays where a lane holds many nodes:
  * measured on an H200 (2026-11-23, 200,000 random proteins, --timing's
  * G cells/s), M = 200 (7 nodes a lane) 286 against 648 in double without
- * them, M = 400 (13) 414 against 633, M = 800 (25) 520 against 301. So a
+ * them, M = 400 (13) 414 against 633, M = 800 (25) 534 against 301. So a
  * call takes them when some entry is below 2^-200 and its lanes hold more
  * than PROFILE_LANE_SCALES_MIN_NODES nodes; otherwise such a call scores
  * in double as before. */
