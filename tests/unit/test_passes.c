@@ -1021,7 +1021,7 @@ static void test_plan_holds_shrinking_weights_per_lane(void **state)
      * pay for an exponent each (profile.h): double */
     p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-4, 1e-300, "", calls), "plan", FOLD_ON);
     assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
-    assert_true(p->calls[0].plan.float_underflow < 0);
+    assert_true(p->calls[0].plan.float_underflow < -350);
     assert_int_equal(p->calls[0].plan.profile_lane_scales, 0);
     compiled_free(&c);
     /* the same at 600 nodes (0.001 * 0.5^599, 2^-609; lanes of 19 nodes):
