@@ -586,13 +586,20 @@ static void write_rescale(ProfileWriter *w)
     emit_line(w->e, "    ;");
     emit_line(w->e, "if (!(sum > (real)0))");
     emit_line(w->e, "    break; /* no path emits this prefix; the sum is the same in every lane */");
-    emit_comment(w->e, "the sum is kept within [2^%d, 2^%d], near the top of float's range: no "
-                       "value exceeds the sum, so values down to 2^-%d of it stay normal floats "
-                       "(a profile's entries put states 2^-100 and more below the sum, and those "
-                       "may still carry the best alignment later). A value below the normal "
-                       "range (losing digits), or in float a sum beyond it, marks the sequence "
-                       "for scoring again: float in double, double on the CPU (long double).",
-                 SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, 126 + SUM_EXP - SUM_BAND);
+    if (w->lane_scales)
+        emit_comment(w->e, "the sum is kept within [2^%d, 2^%d] by the exponents alone (each lane's "
+                           "values stay in their own scale, near 2^%d). A value below the normal "
+                           "range (losing digits), or in float a sum beyond it, marks the sequence "
+                           "for scoring again: float in double, double on the CPU (long double).",
+                     SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, LANE_EXP);
+    else
+        emit_comment(w->e, "the sum is kept within [2^%d, 2^%d], near the top of float's range: no "
+                           "value exceeds the sum, so values down to 2^-%d of it stay normal floats "
+                           "(a profile's entries put states 2^-100 and more below the sum, and those "
+                           "may still carry the best alignment later). A value below the normal "
+                           "range (losing digits), or in float a sum beyond it, marks the sequence "
+                           "for scoring again: float in double, double on the CPU (long double).",
+                     SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, 126 + SUM_EXP - SUM_BAND);
     emit_line(w->e, "if (sizeof(real) == sizeof(float))");
     emit_line(w->e, "    risky |= !(sum < (real)0x1p126);");
     emit_line(w->e, "#pragma unroll");
@@ -606,13 +613,12 @@ static void write_rescale(ProfileWriter *w)
     emit_open(w->e, "if (sum < (real)0x1p%d || sum > (real)0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const real factor = ldexp((real)1, %d - exponent);", SUM_EXP);
     if (w->lane_scales) {
-        emit_line(w->e, "(void)factor;");
         for (int s = 0; s < w->v->n_specials; s++)
             emit_line(w->e, "spx%d -= exponent - %d;", s, SUM_EXP);
         emit_line(w->e, "lane_exp -= exponent - %d; /* every value keeps its digits */", SUM_EXP);
     } else {
+        emit_line(w->e, "const real factor = ldexp((real)1, %d - exponent);", SUM_EXP);
         write_apply_all(w, "*= factor");
     }
     emit_line(w->e, "scale += exponent - %d;", SUM_EXP);

@@ -79,9 +79,9 @@ void profile_write_lane_renormalise(ProfileWriter *w)
     emit_comment(w->e, "all the group's lanes move at once when one must (a warp waits for its "
                        "slowest lane): then they leave the band together later, not at each "
                        "position one by one");
-    emit_open(w->e, "if (__any_sync(mask, part > (real)0 && part < (real)INFINITY && (part < (real)0x1p%d || "
-                    "part > (real)0x1p%d)) && part > (real)0 && part < (real)INFINITY)",
-              LANE_EXP - LANE_BAND, LANE_EXP + LANE_BAND);
+    emit_line(w->e, "const bool part_positive_finite = part > (real)0 && part < (real)INFINITY;");
+    emit_open(w->e, "if (__any_sync(mask, part_positive_finite && (part < (real)0x1p%d || "
+                    "part > (real)0x1p%d)) && part_positive_finite)", LANE_EXP - LANE_BAND, LANE_EXP + LANE_BAND);
     emit_line(w->e, "const int shift = ilogb(part) - %d;", LANE_EXP);
     profile_write_lane_shift(w);
     emit_line(w->e, "part = ldexp(part, -shift);");
