@@ -62,23 +62,27 @@ long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t r
 /* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */
 #define HMMRT_NAMES_MAX ((size_t)1 << 22)
 typedef struct hmmrt_names hmmrt_names;
-hmmrt_names *hmmrt_names_new(void); /* NULL: out of memory */
+/* A table that checks at most max_names names (HMMRT_NAMES_MAX in a run);
+ * NULL: out of memory. */
+hmmrt_names *hmmrt_names_new(size_t max_names);
 void hmmrt_names_free(hmmrt_names *t);
 /* Adds name, seen at path:line (path must outlive the table): 0 when it is
  * new, 1 when it was seen before (*first_path and *first_line say where
- * first), -1 when it was not checked (HMMRT_NAMES_MAX reached, or out of
- * memory). */
+ * first), -1 when it was not checked (max_names reached, or out of memory). */
 int hmmrt_names_add(hmmrt_names *t, const char *name, const char *path, long line,
                     const char **first_path, long *first_line);
-/* The same with the name's hash (hmmrt_name_hash, which threads can compute
- * beforehand), and a hint to fetch the hash's slot ahead of its add. */
 uint64_t hmmrt_name_hash(const char *name);
-int hmmrt_names_add_hash(hmmrt_names *t, uint64_t hash, const char *path, long line,
-                         const char **first_path, long *first_line);
-void hmmrt_names_prefetch(const hmmrt_names *t, uint64_t hash);
-/* Makes room for `more` names at once (a batch), so that the table moves
- * seldom; without memory for it, nothing changes. */
-void hmmrt_names_reserve(hmmrt_names *t, size_t more);
+/* What the check found of one name. */
+typedef struct hmmrt_name_seen {
+    int status;       /* as hmmrt_names_add's: 0 new, 1 seen before, -1 not checked */
+    const char *path; /* 1: where it was first seen */
+    long line;
+} hmmrt_name_seen;
+/* Adds the names of a batch of n records, in order, with their hashes
+ * (hmmrt_name_hash, which threads can compute beforehand), on n_threads
+ * threads: seen[i] is what hmmrt_names_add would have said of record i. */
+void hmmrt_names_check(hmmrt_names *t, const hmmrt_record *records, const uint64_t *hashes,
+                       int64_t n, hmmrt_name_seen *seen, int n_threads);
 
 /* ---- output.c: the output table on a file descriptor ---------------------- */
 typedef struct hmmrt_out {

@@ -46,10 +46,11 @@ static int alloc_work(work *w, const hmmrt_program *prog, int64_t max_records)
     w->lengths = calloc(n, sizeof *w->lengths);
     w->skip = calloc(n, sizeof *w->skip);
     w->name_hashes = calloc(n, sizeof *w->name_hashes);
+    w->names_seen = calloc(n, sizeof *w->names_seen);
     w->code_ptrs = calloc(n * at_least_one(prog->n_alphabets), sizeof *w->code_ptrs);
     w->codes = calloc(at_least_one(prog->n_alphabets), sizeof *w->codes);
     return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip &&
-                   w->name_hashes && w->code_ptrs && w->codes
+                   w->name_hashes && w->names_seen && w->code_ptrs && w->codes
                ? 0
                : -1;
 }
@@ -72,6 +73,7 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
     free(w->lengths);
     free(w->skip);
     free(w->name_hashes);
+    free(w->names_seen);
     free(w->code_ptrs);
     free(w->codes);
 }
@@ -111,7 +113,7 @@ static int open_run(run *r, const hmmrt_program *prog, const hmmrt_options *o,
                                 r->n_scratches * (size_t)READ_PIECE_BYTES > READ_BLOCK_MAX
                                     ? READ_BLOCK_MAX / (size_t)r->n_scratches
                                     : READ_PIECE_BYTES);
-    r->names = hmmrt_names_new();
+    r->names = hmmrt_names_new(HMMRT_NAMES_MAX);
     r->below_range = calloc((size_t)(prog->n_columns > 0 ? prog->n_columns : 1),
                             sizeof *r->below_range);
     r->current = &r->batches[0];
@@ -406,28 +408,25 @@ static int stop_out_of_memory(run *r, const hmmrt_record *rec)
 }
 
 /* A name seen before is warned about (the first ten, then counted); both
- * sequences are printed: the name is the user's, the row order tells them apart. */
-static void check_name(run *r, const hmmrt_record *rec, uint64_t hash)
+ * sequences are printed: the name is the user's, the row order tells them
+ * apart. After a name that was not checked, no later one is reported. */
+static void report_name(run *r, const hmmrt_record *rec, const hmmrt_name_seen *seen)
 {
     if (r->names_unchecked)
         return;
-    const char *first_path;
-    long first_line;
-    int seen = hmmrt_names_add_hash(r->names, hash, rec->path, rec->line, &first_path,
-                                    &first_line);
-    if (seen < 0) {
+    if (seen->status < 0) {
         r->names_unchecked = 1;
         hmmrt_note("%s:%ld: sequence names from here on are not checked for duplicates "
                    "(the table of names is full or out of memory)", rec->path, rec->line);
         return;
     }
-    if (seen == 0 || ++r->duplicates > DUPLICATE_WARNINGS_SHOWN)
+    if (seen->status == 0 || ++r->duplicates > DUPLICATE_WARNINGS_SHOWN)
         return;
-    int file_again = first_path != rec->path && strcmp(first_path, rec->path) == 0;
+    int file_again = seen->path != rec->path && strcmp(seen->path, rec->path) == 0;
     hmmrt_warning("%s:%ld: sequence %s has the same name as the sequence at %s:%ld%s; both are "
-                  "printed%s", rec->path, rec->line, rec->name, first_path, first_line,
-                  file_again ? " (the file is read twice)" : "", r->duplicates == DUPLICATE_WARNINGS_SHOWN ? " (later ones are only counted)"
-                                                            : "");
+                  "printed%s", rec->path, rec->line, rec->name, seen->path, seen->line,
+                  file_again ? " (the file is read twice)" : "",
+                  r->duplicates == DUPLICATE_WARNINGS_SHOWN ? " (later ones are only counted)" : "");
 }
 
 static void warn_duplicates_total(const run *r)
@@ -452,12 +451,11 @@ static int print_rows(run *r, const batch *b, work *w)
 {
     int n_columns = r->prog->n_columns;
     if (!r->names_unchecked)
-        hmmrt_names_reserve(r->names, (size_t)b->n);
+        hmmrt_names_check(r->names, b->records, w->name_hashes, b->n, w->names_seen,
+                          r->n_scratches);
     for (int64_t i = 0; i < b->n; i++) {
         const hmmrt_record *rec = &b->records[i];
-        if (i + 8 < b->n) /* the table is large: its slots come from memory */
-            hmmrt_names_prefetch(r->names, w->name_hashes[i + 8]);
-        check_name(r, rec, w->name_hashes[i]);
+        report_name(r, rec, &w->names_seen[i]);
         switch (w->results[i].status) {
         case SEQ_SCORED:
             r->timing.sequences_scored++;

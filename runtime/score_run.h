@@ -45,7 +45,8 @@ typedef struct work {
     int64_t *offsets;          /* where each sequence's codes start */
     int64_t *lengths;          /* each sequence's length (the GPU's input) */
     unsigned char *skip;       /* 1: the GPU does not score it */
-    uint64_t *name_hashes;     /* hmmrt_name_hash of each name, for the duplicate check */
+    uint64_t *name_hashes;     /* hmmrt_name_hash of each name, for the duplicate check ... */
+    hmmrt_name_seen *names_seen; /* ... and what it found */
     const uint8_t **code_ptrs; /* n_alphabets per sequence */
     uint8_t **codes;           /* per alphabet, the codes of the whole batch */
     size_t codes_cap;
