@@ -10,7 +10,9 @@
 
 enum {
     RADIX_BITS = 11,
-    RADIX_SIZE = 1 << RADIX_BITS
+    RADIX_SIZE = 1 << RADIX_BITS,
+    COUNTING_MAX = 1 << 16, /* lengths up to this are sorted in one counting pass */
+    PLAN_STEP = 64          /* a plan tries this many sequences at once */
 };
 
 /* ---- order by length -------------------------------------------------------- */
@@ -46,13 +48,34 @@ static int64_t list_scored(const int64_t *lengths, const unsigned char *skip, in
     return m;
 }
 
-int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip, int64_t n,
-                              int64_t *order)
+/* Orders the m sequences listed in order (input order) by length, longest
+ * first, in one stable counting pass: lengths are at most longest, which is
+ * small. 0, or -1 when out of memory. */
+static int counting_order(const int64_t *lengths, int64_t m, int64_t longest, int64_t *order)
 {
-    int64_t longest;
-    int64_t m = list_scored(lengths, skip, n, order, &longest);
-    if (m < 2 || longest == 0)
-        return m;
+    int64_t *count = calloc((size_t)longest + 2, sizeof *count);
+    int64_t *tmp = malloc((size_t)m * sizeof *tmp);
+    if (!count || !tmp) {
+        free(count);
+        free(tmp);
+        return -1;
+    }
+    for (int64_t k = 0; k < m; k++)
+        count[longest - lengths[order[k]] + 1]++;
+    for (int64_t d = 0; d <= longest; d++)
+        count[d + 1] += count[d];
+    for (int64_t k = 0; k < m; k++)
+        tmp[count[longest - lengths[order[k]]]++] = order[k];
+    memcpy(order, tmp, (size_t)m * sizeof *order);
+    free(count);
+    free(tmp);
+    return 0;
+}
+
+/* The same for any lengths: LSD radix passes of RADIX_BITS. */
+static int radix_order(const int64_t *lengths, int64_t n, int64_t m, int64_t longest,
+                       int64_t *order)
+{
     /* Key longest - length, ascending, is length descending; the passes are
      * stable, so equal lengths keep their input order. */
     int64_t *keys = malloc((size_t)n * sizeof *keys);
@@ -75,7 +98,19 @@ int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip,
         memcpy(order, from, (size_t)m * sizeof *order);
     free(keys);
     free(tmp);
-    return m;
+    return 0;
+}
+
+int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip, int64_t n,
+                              int64_t *order)
+{
+    int64_t longest;
+    int64_t m = list_scored(lengths, skip, n, order, &longest);
+    if (m < 2 || longest == 0)
+        return m;
+    int status = longest <= COUNTING_MAX ? counting_order(lengths, m, longest, order)
+                                         : radix_order(lengths, n, m, longest, order);
+    return status == 0 ? m : -1;
 }
 
 /* ---- offsets ------------------------------------------------------------------ */
@@ -191,13 +226,26 @@ hmmrt_chunk_size hmmrt_measure(const int64_t *lengths, int64_t n)
     return size;
 }
 
+/* A chunk takes sequences while its buffer stays within target_bytes (the
+ * first one always); the bytes grow with every sequence added, so a block
+ * of PLAN_STEP that fits is taken at once, and only the block where a chunk
+ * ends is gone through one by one. */
 int64_t hmmrt_plan_chunks(const hmmrt_chunk_shape *shape, const int64_t *lengths, int64_t n,
                           size_t target_bytes, int64_t *starts)
 {
     int64_t chunks = 0;
     hmmrt_chunk_size size = {0, 0, 0};
-    for (int64_t k = 0; k < n; k++) {
+    for (int64_t k = 0; k < n;) {
         hmmrt_chunk_size grown = size;
+        int64_t end = k + PLAN_STEP < n ? k + PLAN_STEP : n;
+        for (int64_t j = k; j < end; j++)
+            add_sequence(&grown, lengths[j]);
+        if (hmmrt_chunk_bytes(shape, &grown) <= target_bytes) {
+            size = grown;
+            k = end;
+            continue;
+        }
+        grown = size;
         add_sequence(&grown, lengths[k]);
         if (size.sequences > 0 && hmmrt_chunk_bytes(shape, &grown) > target_bytes) {
             starts[chunks++] = k - size.sequences;
@@ -206,6 +254,7 @@ int64_t hmmrt_plan_chunks(const hmmrt_chunk_shape *shape, const int64_t *lengths
         } else {
             size = grown;
         }
+        k++;
     }
     if (size.sequences > 0)
         starts[chunks++] = n - size.sequences;

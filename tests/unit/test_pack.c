@@ -59,7 +59,8 @@ static void test_long_lengths_across_digits(void **state)
 }
 
 /* Random batches (fixed seed): a permutation of the kept ones, lengths not
- * increasing, equal lengths in input order. */
+ * increasing, equal lengths in input order; lengths below 30 and up to
+ * 65,536 (one counting pass), and up to 99,999 (radix passes). */
 static void test_random_batches(void **state)
 {
     enum { N = 5000 };
@@ -68,7 +69,8 @@ static void test_random_batches(void **state)
     srand(7);
     for (int round = 0; round < 20; round++) {
         int64_t n = rand() % N, kept = 0;
-        int64_t spread = round % 2 ? 30 : 100000;
+        const int64_t spreads[] = {30, 65537, 100000};
+        int64_t spread = spreads[round % 3];
         for (int64_t i = 0; i < n; i++) {
             lengths[i] = rand() % spread;
             skip[i] = rand() % 5 == 0;
