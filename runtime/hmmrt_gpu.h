@@ -59,6 +59,12 @@ typedef struct hmmrt_gpu_input {
     const uint8_t *const *codes;  /* per alphabet: the batch's residues as codes */
     const unsigned char *skip;    /* 1: do not score sequence i (a symbol outside an alphabet) */
     hmmrt_value *values;          /* n rows of n_columns: filled for every scored sequence */
+    /* NULL, or the n_ordered sequences not skipped, longest first, equal
+     * lengths in input order (hmmrt_order_by_length): worked out where the
+     * batch was mapped, off the thread that feeds the GPU; NULL: the driver
+     * sorts the batch itself */
+    const int64_t *order;
+    int64_t n_ordered;
 } hmmrt_gpu_input;
 
 typedef struct hmmrt_gpu_program {

@@ -47,10 +47,11 @@ static int alloc_work(work *w, const hmmrt_program *prog, int64_t max_records)
     w->skip = calloc(n, sizeof *w->skip);
     w->name_hashes = calloc(n, sizeof *w->name_hashes);
     w->names_seen = calloc(n, sizeof *w->names_seen);
+    w->order = calloc(n, sizeof *w->order);
     w->code_ptrs = calloc(n * at_least_one(prog->n_alphabets), sizeof *w->code_ptrs);
     w->codes = calloc(at_least_one(prog->n_alphabets), sizeof *w->codes);
     return w->results && w->values && w->rows && w->offsets && w->lengths && w->skip &&
-                   w->name_hashes && w->names_seen && w->code_ptrs && w->codes
+                   w->name_hashes && w->names_seen && w->order && w->code_ptrs && w->codes
                ? 0
                : -1;
 }
@@ -74,6 +75,7 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
     free(w->skip);
     free(w->name_hashes);
     free(w->names_seen);
+    free(w->order);
     free(w->code_ptrs);
     free(w->codes);
 }

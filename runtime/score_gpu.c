@@ -71,7 +71,9 @@ static int64_t map_batch(run *r, const batch *b, work *w)
     return stop_at;
 }
 
-/* Places and maps batch b's codes in its work, once. */
+/* Places and maps batch b's codes in its work, once, and orders the
+ * sequences to score for the GPU (longest first), so that the thread that
+ * feeds the GPU need not. */
 static void map_batch_once(run *r, batch *b)
 {
     if (b->mapped)
@@ -80,6 +82,7 @@ static void map_batch_once(run *r, batch *b)
     work *w = work_of(r, b);
     b->placed = hmmrt_place_codes(r, b, w) == 0;
     b->stop_at = b->placed ? map_batch(r, b, w) : b->n;
+    w->n_ordered = b->placed ? hmmrt_order_by_length(w->lengths, w->skip, b->n, w->order) : -1;
     b->mapping = hmmrt_seconds() - started;
     b->mapped = 1;
 }
@@ -195,6 +198,7 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
     if (n > 0 && r->gpu_double) {
         hmmrt_gpu_input again = *in;
         again.skip = skip;
+        again.order = NULL; /* fewer sequences: the driver orders them */
         status = r->prog->gpu->score(r->gpu_double, &again, err, errlen);
         r->rescored += n;
     }
@@ -215,7 +219,9 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
                           .offsets = w->offsets,
                           .codes = (const uint8_t *const *)w->codes,
                           .skip = w->skip,
-                          .values = w->values};
+                          .values = w->values,
+                          .order = w->n_ordered >= 0 ? w->order : NULL,
+                          .n_ordered = w->n_ordered};
     if (r->prog->gpu->score(r->gpu, &in, err, errlen) != 0 ||
         (!r->in_double && rescore_impossible_in_double(r, &in, err, errlen) != 0))
         return -1;

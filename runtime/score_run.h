@@ -47,6 +47,8 @@ typedef struct work {
     unsigned char *skip;       /* 1: the GPU does not score it */
     uint64_t *name_hashes;     /* hmmrt_name_hash of each name, for the duplicate check ... */
     hmmrt_name_seen *names_seen; /* ... and what it found */
+    int64_t *order;            /* the GPU's order of the batch (hmmrt_gpu_input's) ... */
+    int64_t n_ordered;         /* ... and its length, or -1 when it was not worked out */
     const uint8_t **code_ptrs; /* n_alphabets per sequence */
     uint8_t **codes;           /* per alphabet, the codes of the whole batch */
     size_t codes_cap;

@@ -49,7 +49,7 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
         print_phase(out, scoring, t->scoring, t->symbols_scored);
     } else {
         snprintf(scoring, sizeof scoring, "scoring (%s)", t->scorer);
-        print_phase(out, "mapping", t->mapping, t->symbols_scored);
+        print_phase(out, "mapping, ordering by length", t->mapping, t->symbols_scored);
         print_phase(out, scoring, t->scoring, t->symbols_scored);
         print_phase(out, "formatting", t->formatting, t->symbols_scored);
     }

@@ -276,13 +276,18 @@ static int grow_batch_arrays(hmmrt_gpu *g, int64_t n)
                                        (long long)n, g->where);
 }
 
-/* Sorts the batch longest first; returns how many are scored, or -1. */
+/* Sorts the batch longest first (or takes the order it came with); returns
+ * how many are scored, or -1. */
 static int64_t sort_batch(hmmrt_gpu *g)
 {
     const hmmrt_gpu_input *in = g->in;
     if (grow_batch_arrays(g, in->n) != 0)
         return -1;
-    int64_t m = hmmrt_order_by_length(in->lengths, in->skip, in->n, g->order);
+    int64_t m = in->n_ordered;
+    if (in->order)
+        memcpy(g->order, in->order, (size_t)m * sizeof *g->order);
+    else
+        m = hmmrt_order_by_length(in->lengths, in->skip, in->n, g->order);
     if (m < 0)
         return gpu_error(g, "out of memory sorting %lld sequences (%s)", (long long)in->n,
                          g->where);

@@ -20,6 +20,7 @@
 
 #include "hmmrt.h"
 #include "hmmrt_gpu.h"
+#include "internal.h"
 
 /* ---- the fake program "toy" ------------------------------------------------ */
 
@@ -135,10 +136,29 @@ static int fake_score_one(const fake_gpu *g, const hmmrt_gpu_input *in, int64_t 
     return 0;
 }
 
+/* 0 when the order the batch came with, if any, is hmmrt_order_by_length's
+ * of the sequences it says are scored (a batch that came ordered says
+ * ", ordered" in the fake's line). */
+static int check_order(const hmmrt_gpu_input *in)
+{
+    if (!in->order)
+        return 0;
+    int64_t *want = malloc((size_t)(in->n > 0 ? in->n : 1) * sizeof *want);
+    int64_t m = want ? hmmrt_order_by_length(in->lengths, in->skip, in->n, want) : -1;
+    int same = m == in->n_ordered && m >= 0 &&
+               memcmp(want, in->order, (size_t)m * sizeof *want) == 0;
+    free(want);
+    return same ? 0 : -1;
+}
+
 static int fake_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen)
 {
     fake_gpu *g = gpu;
     int64_t scored = 0;
+    if (check_order(in) != 0) {
+        snprintf(err, errlen, "the order handed over is not the batch's");
+        return -1;
+    }
     for (int64_t i = 0; i < in->n; i++) {
         if (in->skip[i])
             continue;
@@ -153,8 +173,8 @@ static int fake_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t er
         }
         scored++;
     }
-    fprintf(stderr, "fake gpu: %lld sequences, %lld scored\n", (long long)in->n,
-            (long long)scored);
+    fprintf(stderr, "fake gpu: %lld sequences, %lld scored%s\n", (long long)in->n,
+            (long long)scored, in->order ? ", ordered" : "");
     g->seen += in->n;
     return 0;
 }
@@ -737,7 +757,7 @@ static void test_gpu_scores_rows_in_input_order(void **state)
     const char *f = temp_file(three_records);
     use_gpu(&fake_gpu_program);
     expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER GPU_ROWS,
-           "fake gpu: 3 sequences, 3 scored\n"
+           "fake gpu: 3 sequences, 3 scored, ordered\n"
            "fake gpu: 3 sequences, 1 scored\n");
 }
 
@@ -746,7 +766,7 @@ static void test_gpu_double(void **state)
     const char *f = temp_file(">a\nAC\n");
     use_gpu(&fake_gpu_program);
     expect(run_toy("--double", "--no-header", f, NULL), HMMRT_EXIT_OK,
-           "a\t2.000000\t-1.000000\tgd32\t0.000000\n", "fake gpu: 1 sequences, 1 scored\n");
+           "a\t2.000000\t-1.000000\tgd32\t0.000000\n", "fake gpu: 1 sequences, 1 scored, ordered\n");
 }
 
 /* A program whose weights float cannot hold is scored in double from the
@@ -759,7 +779,7 @@ static void test_gpu_program_that_needs_double(void **state)
            "a\t4.000000\t-6.000000\tgd3210\t0.000000\n"
            "b\t3.000000\t-3.000000\tgd321\t1.000000\n"
            "e\t0.000000\t-inf\tgd\t2.000000\n",
-           "fake gpu: 3 sequences, 3 scored\n");
+           "fake gpu: 3 sequences, 3 scored, ordered\n");
     assert_non_null(strstr(run_toy("--help", NULL)->out,
                            "scored in double on the GPU anyway:\n"
                            "                   sum(dna) has weights down to e^-200"));
@@ -783,7 +803,7 @@ static void test_gpu_sum_beyond_double_goes_to_the_cpu(void **state)
            "a\t4.000000\t-6.000000\tgd3210\t0.000000\n"
            "b\t3.000000\t-3.000000\tgd321\t1.000000\n"
            "e\t0.000000\t-inf\t\t2.000000\n",
-           "fake gpu: 3 sequences, 3 scored\n");
+           "fake gpu: 3 sequences, 3 scored, ordered\n");
     assert_non_null(strstr(run_toy("--double", "--timing", f, NULL)->err,
                            "  1 sequence scored -inf or beyond double's range on the GPU, "
                            "scored again on the CPU\n"));
@@ -850,7 +870,7 @@ static void test_gpu_skip_invalid(void **state)
     const char *f = temp_file(bad_second);
     char err[1024];
     snprintf(err, sizeof err,
-             "fake gpu: 3 sequences, 2 scored\n"
+             "fake gpu: 3 sequences, 2 scored, ordered\n"
              "toy: warning: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
              "alphabet of model dna [A, C, G, T]; skipped\n"
              "toy: warning: 1 sequence was skipped\n",
@@ -872,7 +892,7 @@ static void test_gpu_invalid_symbol_stops_the_run(void **state)
              "# incomplete: stopped at sequence b (%s line 3)\n",
              f);
     snprintf(err, sizeof err,
-             "fake gpu: 3 sequences, 1 scored\n"
+             "fake gpu: 3 sequences, 1 scored, ordered\n"
              "toy: error: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
              "alphabet of model dna [A, C, G, T]; fix the input or pass --skip-invalid to skip "
              "such sequences\n",
@@ -975,9 +995,9 @@ static void test_gpu_batches(void **state)
     const char *f = temp_file(input.data);
     use_gpu(&fake_gpu_program);
     expect(run_toy("--decimals", "0", "--no-header", f, NULL), HMMRT_EXIT_OK, expected.data,
-           "fake gpu: 262144 sequences, 262144 scored\n"
+           "fake gpu: 262144 sequences, 262144 scored, ordered\n"
            "fake gpu: 262144 sequences, 87382 scored\n"
-           "fake gpu: 3 sequences, 3 scored\n"
+           "fake gpu: 3 sequences, 3 scored, ordered\n"
            "fake gpu: 3 sequences, 1 scored\n");
     hmmrt_buf_free(&input);
     hmmrt_buf_free(&expected);
@@ -1000,7 +1020,7 @@ static void test_timing(void **state)
     run_toy("--timing", f, NULL);
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     assert_string_equal(last.out, HEADER GPU_ROWS);
-    const char *gpu_lines[] = {"\n  mapping ", "\n  scoring (GPU) ", "\n  formatting ",
+    const char *gpu_lines[] = {"\n  mapping, ordering by length ", "\n  scoring (GPU) ", "\n  formatting ",
                                "\n  waiting (GPU, reader, printer) ",
                                "\n  opening the GPU (overlaps reading) ",
                                "\nfake gpu report\n",
