@@ -584,13 +584,15 @@ static void settle_scorer(run *r)
     describe_scorer(r);
 }
 
-/* The first batch is read while the GPU opens. */
+/* The first batch is read (and for the GPU mapped) while the GPU opens. */
 static int score_everything(run *r)
 {
     char err[1024];
     int unreadable = first_unreadable(r, err, sizeof err);
     if (unreadable < 0)
         hmmrt_read_batch(r, r->current);
+    if (unreadable < 0 && r->opening->wanted)
+        hmmrt_map_first_batch_for_gpu(r);
     settle_scorer(r);
     if (unreadable >= 0)
         return stop_at_unreadable(r, unreadable, err);

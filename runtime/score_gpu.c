@@ -87,6 +87,12 @@ static void map_batch_once(run *r, batch *b)
     b->mapped = 1;
 }
 
+void hmmrt_map_first_batch_for_gpu(run *r)
+{
+    if (r->current->n > 0)
+        map_batch_once(r, r->current);
+}
+
 /* ---- reading and mapping the next batch on a thread of its own ---------------- */
 
 typedef struct read_ahead {

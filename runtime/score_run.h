@@ -140,5 +140,8 @@ void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);
 /* score_gpu.c: the scoring run on the GPU, from the first batch (already
  * read) to the last row; 0 or an exit status. */
 int hmmrt_score_batches_on_gpu(run *r);
+/* Maps and orders the first batch for the GPU while the GPU opens (should it
+ * not open, the CPU path maps the batch again). */
+void hmmrt_map_first_batch_for_gpu(run *r);
 
 #endif
