@@ -128,15 +128,11 @@ static void write_rescale(KernelWriter *w)
     emit_line(w->e, "dead = true;");
     emit_line(w->e, "goto done;");
     emit_close(w->e, "");
-    /* float holds values within 2^-149 of the largest: a state more than 2^90
-     * below the column's sum is close to losing its paths, so the sequence is
-     * marked and scored again in double; in double, a state below the normal
-     * range marks it for the CPU (long double) */
-    emit_line(w->e, "const real floor = sum * (real)0x1p-90;");
+    /* the marking rule: hmmc_losing_paths (runtime/hmmrt_kernel.cuh) */
+    emit_line(w->e, "const real floor = hmmc_losing_floor(sum);");
     for (int s = 0; s < w->m->n_states; s++)
         if (dp_live(w->m, s))
-            emit_line(w->e, "risky |= sizeof(real) == sizeof(float) ? cur[%d] > (real)0 && "
-                            "cur[%d] < floor : hmmc_below_normal(cur[%d]);", s, s, s);
+            emit_line(w->e, "risky |= hmmc_losing_paths(cur[%d], floor);", s);
     emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");

@@ -218,12 +218,9 @@ static void write_rescale(BlockWriter *w)
     emit_comment(w->e, "a state more than 2^90 below the sum (float), or below the normal range "
                        "(double), is close to losing its paths: the sequence is scored again, "
                        "float in double, double on the CPU (long double)");
-    emit_line(w->e, "const real floor = sum * (real)0x1p-90;");
-    emit_open(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
-    emit_line(w->e, "const real v = cur[c%d_em_state[r]];", w->index);
-    emit_line(w->e, "risky |= sizeof(real) == sizeof(float) ? v > (real)0 && v < floor "
-                    ": hmmc_below_normal(v);");
-    emit_close(w->e, "");
+    emit_line(w->e, "const real floor = hmmc_losing_floor(sum);");
+    emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
+    emit_line(w->e, "    risky |= hmmc_losing_paths(cur[c%d_em_state[r]], floor);", w->index);
     emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
     emit_line(w->e, "int exponent;");
     emit_line(w->e, "frexp(sum, &exponent);");

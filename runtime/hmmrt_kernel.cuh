@@ -75,6 +75,20 @@ __device__ __forceinline__ real hmmc_vmax(real a, real b) { return a > b ? a : b
 __device__ __forceinline__ bool hmmc_below_normal(float v) { return v > 0.0f && v < 0x1p-126f; }
 __device__ __forceinline__ bool hmmc_below_normal(double v) { return v > 0.0 && v < 0x1p-1022; }
 
+/* The marking rule of the kernels with one scale a position (the state
+ * shapes): in float a state more than 2^90 below its position's sum is close
+ * to losing its paths (float holds values down to 2^-149 of the largest) and
+ * marks the sequence for double; in double a state below the normal range
+ * marks it for the CPU (long double). `floor` is hmmc_losing_floor(sum). */
+template <typename real>
+__device__ __forceinline__ real hmmc_losing_floor(real sum) { return sum * (real)0x1p-90; }
+__device__ __forceinline__ bool hmmc_losing_paths(float v, float floor) { return v > 0.0f && v < floor; }
+__device__ __forceinline__ bool hmmc_losing_paths(double v, double floor)
+{
+    (void)floor;
+    return hmmc_below_normal(v);
+}
+
 /* 1 when v (>= 0) times a power of two gave `moved` and lost digits on the
  * way: below the normal range, or 0 where v was not. Forward with lane
  * scales marks such a value, as it marks hmmc_below_normal ones. */
