@@ -50,16 +50,10 @@ static int64_t list_scored(const int64_t *lengths, const unsigned char *skip, in
 
 /* Orders the m sequences listed in order (input order) by length, longest
  * first, in one stable counting pass: lengths are at most longest, which is
- * small. 0, or -1 when out of memory. */
-static int counting_order(const int64_t *lengths, int64_t m, int64_t longest, int64_t *order)
+ * small. count: longest + 2 zeros; tmp: m. */
+static void counting_order(const int64_t *lengths, int64_t m, int64_t longest, int64_t *order,
+                           int64_t *count, int64_t *tmp)
 {
-    int64_t *count = calloc((size_t)longest + 2, sizeof *count);
-    int64_t *tmp = malloc((size_t)m * sizeof *tmp);
-    if (!count || !tmp) {
-        free(count);
-        free(tmp);
-        return -1;
-    }
     for (int64_t k = 0; k < m; k++)
         count[longest - lengths[order[k]] + 1]++;
     for (int64_t d = 0; d <= longest; d++)
@@ -67,24 +61,15 @@ static int counting_order(const int64_t *lengths, int64_t m, int64_t longest, in
     for (int64_t k = 0; k < m; k++)
         tmp[count[longest - lengths[order[k]]]++] = order[k];
     memcpy(order, tmp, (size_t)m * sizeof *order);
-    free(count);
-    free(tmp);
-    return 0;
 }
 
-/* The same for any lengths: LSD radix passes of RADIX_BITS. */
-static int radix_order(const int64_t *lengths, int64_t n, int64_t m, int64_t longest,
-                       int64_t *order)
+/* The same for any lengths: LSD radix passes of RADIX_BITS. keys: one per
+ * input index; tmp: m. */
+static void radix_order(const int64_t *lengths, int64_t m, int64_t longest, int64_t *order,
+                        int64_t *keys, int64_t *tmp)
 {
     /* Key longest - length, ascending, is length descending; the passes are
      * stable, so equal lengths keep their input order. */
-    int64_t *keys = malloc((size_t)n * sizeof *keys);
-    int64_t *tmp = malloc((size_t)m * sizeof *tmp);
-    if (!keys || !tmp) {
-        free(keys);
-        free(tmp);
-        return -1;
-    }
     for (int64_t k = 0; k < m; k++)
         keys[order[k]] = longest - lengths[order[k]];
     int64_t *from = order, *to = tmp;
@@ -96,9 +81,6 @@ static int radix_order(const int64_t *lengths, int64_t n, int64_t m, int64_t lon
     }
     if (from != order)
         memcpy(order, from, (size_t)m * sizeof *order);
-    free(keys);
-    free(tmp);
-    return 0;
 }
 
 int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip, int64_t n,
@@ -108,9 +90,20 @@ int64_t hmmrt_order_by_length(const int64_t *lengths, const unsigned char *skip,
     int64_t m = list_scored(lengths, skip, n, order, &longest);
     if (m < 2 || longest == 0)
         return m;
-    int status = longest <= COUNTING_MAX ? counting_order(lengths, m, longest, order)
-                                         : radix_order(lengths, n, m, longest, order);
-    return status == 0 ? m : -1;
+    int counting = longest <= COUNTING_MAX;
+    int64_t *scratch = counting ? calloc((size_t)longest + 2, sizeof *scratch)
+                                : malloc((size_t)n * sizeof *scratch);
+    int64_t *tmp = malloc((size_t)m * sizeof *tmp);
+    if (scratch && tmp) {
+        if (counting)
+            counting_order(lengths, m, longest, order, scratch, tmp);
+        else
+            radix_order(lengths, m, longest, order, scratch, tmp);
+    }
+    int ok = scratch && tmp;
+    free(scratch);
+    free(tmp);
+    return ok ? m : -1;
 }
 
 /* ---- offsets ------------------------------------------------------------------ */
