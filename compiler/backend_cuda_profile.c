@@ -331,6 +331,18 @@ static void write_bp_store(ProfileWriter *w, int role, const char *best)
         emit_line(w->e, "  if (s >= 0) bp_row[pos * %d + s] = (%s)~0u; }", w->m->n_states, type);
 }
 
+/* Whether an emitting move leaves special s: its value of the previous
+ * column is read after the column's specials are set to 0. */
+static int read_from_previous_column(const ProfileWriter *w, int s)
+{
+    for (int i = 0; i < w->v->n_special_moves; i++) {
+        const IrMove *mv = &w->m->moves[w->v->special_moves[i]];
+        if (mv->emission >= 0 && profile_special_index(w->v, mv->from) == s)
+            return 1;
+    }
+    return 0;
+}
+
 static void write_special_combine(ProfileWriter *w, int move, int previous_column)
 {
     const IrMove *mv = &w->m->moves[move];
@@ -399,8 +411,9 @@ static void write_emitting_phase(ProfileWriter *w)
     emit_close(w->e, "");
     /* specials: emitting moves from the previous column */
     for (int s = 0; s < v->n_specials; s++)
-        emit_line(w->e, "const real old_sp%d = sp%d;%s", s, s,
-                  w->lane_scales ? arena_printf(w->p->arena, " const int old_spx%d = spx%d;", s, s) : "");
+        if (read_from_previous_column(w, s))
+            emit_line(w->e, "const real old_sp%d = sp%d;%s", s, s,
+                      w->lane_scales ? arena_printf(w->p->arena, " const int old_spx%d = spx%d;", s, s) : "");
     for (int s = 0; s < v->n_specials; s++) {
         emit_line(w->e, "sp%d = %s;", s, zero(w));
         if (w->bp)
