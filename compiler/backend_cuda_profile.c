@@ -572,7 +572,6 @@ static void write_apply_all(ProfileWriter *w, const char *op)
         emit_line(w->e, "sp%d %s;", s, op);
 }
 
-
 /* Step 3, forward: the column sum and exact rescaling. */
 static void write_rescale(ProfileWriter *w)
 {
@@ -599,20 +598,17 @@ static void write_rescale(ProfileWriter *w)
     emit_line(w->e, "    ;");
     emit_line(w->e, "if (!(sum > (real)0))");
     emit_line(w->e, "    break; /* no path emits this prefix; the sum is the same in every lane */");
-    if (w->lane_scales)
-        emit_comment(w->e, "the sum is kept within [2^%d, 2^%d] by the exponents alone (each lane's "
-                           "values stay in their own scale, near 2^%d). A value below the normal "
-                           "range (losing digits), or in float a sum beyond it, marks the sequence "
-                           "for scoring again: float in double, double on the CPU (long double).",
-                     SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, LANE_EXP);
-    else
-        emit_comment(w->e, "the sum is kept within [2^%d, 2^%d], near the top of float's range: no "
-                           "value exceeds the sum, so values down to 2^-%d of it stay normal floats "
-                           "(a profile's entries put states 2^-100 and more below the sum, and those "
-                           "may still carry the best alignment later). A value below the normal "
-                           "range (losing digits), or in float a sum beyond it, marks the sequence "
-                           "for scoring again: float in double, double on the CPU (long double).",
-                     SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, 126 + SUM_EXP - SUM_BAND);
+    const char *how_kept = w->lane_scales
+        ? arena_printf(w->p->arena, " by the exponents alone (each lane's values stay in their own "
+                                    "scale, near 2^%d)", LANE_EXP)
+        : arena_printf(w->p->arena, ", near the top of float's range: no value exceeds the sum, so "
+                                    "values down to 2^-%d of it stay normal floats (a profile's "
+                                    "entries put states 2^-100 and more below the sum, and those may "
+                                    "still carry the best alignment later)", 126 + SUM_EXP - SUM_BAND);
+    emit_comment(w->e, "the sum is kept within [2^%d, 2^%d]%s. A value below the normal range "
+                       "(losing digits), or in float a sum beyond it, marks the sequence for "
+                       "scoring again: float in double, double on the CPU (long double).",
+                 SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND, how_kept);
     emit_line(w->e, "if (sizeof(real) == sizeof(float))");
     emit_line(w->e, "    risky |= !(sum < (real)0x1p126);");
     emit_line(w->e, "#pragma unroll");
