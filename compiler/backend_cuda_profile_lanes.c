@@ -9,15 +9,17 @@
 #include "emit.h"
 
 /* Forward with lane scales: every value of the lane times 2^-shift, and
- * its exponent up by shift (`shift`: an int the kernel has just set); a
- * value that loses digits on the way marks the sequence. */
+ * its exponent up by shift (`shift`: an int the kernel has just set): one
+ * multiplication a value (hmmc_lane_factor); a value that loses digits on
+ * the way marks the sequence. */
 void profile_write_lane_shift(ProfileWriter *w)
 {
+    emit_line(w->e, "const real factor = hmmc_lane_factor<real>(shift);");
     emit_line(w->e, "#pragma unroll");
     emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "{ const real v = ldexp(%s[c%d_R + jj], -shift); "
+            emit_line(w->e, "{ const real v = %s[c%d_R + jj] * factor; "
                             "risky |= hmmc_moved_below_normal(%s[c%d_R + jj], v); %s[c%d_R + jj] = v; }",
                       profile_role_array[r], w->index, profile_role_array[r], w->index, profile_role_array[r],
                       w->index);
