@@ -142,7 +142,9 @@ enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
  * costs work every position that only pays where a lane holds many nodes:
  * measured on an H200 (2026-11-23, 200,000 random proteins, --timing's
  * G cells/s), M = 200 (7 nodes a lane) 286 against 648 in double without
- * them, M = 400 (13) 414 against 633, M = 800 (25) 534 against 301. So a
+ * them, M = 400 (13) 414 against 633, M = 800 (25) 534 against 301; again
+ * on an H100 after lane moves became one multiplication a value
+ * (2026-11-24): M = 200 282 against 645, M = 400 440 against 630. So a
  * call takes them when some entry is below 2^-200 and its lanes hold more
  * than PROFILE_LANE_SCALES_MIN_NODES nodes; otherwise such a call scores
  * in double as before. */
