@@ -108,8 +108,8 @@ __device__ __forceinline__ bool hmmc_moved_below_normal(real v, real moved)
  * float, G cells/s of the kernels): ldexp at each value (4 multiplications
  * of it) with a branch at each value's test made the M = 1600 kernel
  * 18,700 instructions (300 KB), stalled on instruction fetch half its time:
- * 111; one multiplication a value and no branches: 187 (M = 800: 167 ->
- * 186; M = 2000: 131 -> 176), every score the same, none marked. */
+ * 111; one multiplication a value and no branches: 193 (M = 800: 167 ->
+ * 185; M = 2000: 134 -> 169), every score the same, none marked. */
 template <typename real>
 __device__ __forceinline__ real hmmc_lane_factor(int shift)
 {

@@ -5,8 +5,8 @@
 // power, and 0 beyond; a value times the factor is marked by
 // hmmc_moved_below_normal exactly where it lost digits (it differs from
 // ldexp by -shift, or is 0 or below the normal range where the value was
-// not 0). Built and run by tests/cuda/run (no GPU
-// needed). Prints "ok N cases" or the first failures; status 1 on one.
+// not 0). Built and run by tests/cuda/run (no GPU needed). Prints "ok N
+// cases" or the first failures; status 1 on one.
 #include "emulator.h"
 
 #include "hmmrt_kernel.cuh"
