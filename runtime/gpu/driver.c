@@ -207,7 +207,7 @@ static void free_driver(hmmrt_gpu *g)
     free(g->copy_of_alphabet);
     free(g->n_states);
     free(g->bp_bytes);
-    free(g->order);
+    free(g->own_order);
     free(g->sorted_lengths);
     free(g->starts);
     free(g);
@@ -265,29 +265,30 @@ static int grow_batch_arrays(hmmrt_gpu *g, int64_t n)
 {
     if (n <= g->capacity)
         return 0;
-    free(g->order);
+    free(g->own_order);
     free(g->sorted_lengths);
     free(g->starts);
-    g->order = malloc((size_t)n * sizeof *g->order);
+    g->own_order = malloc((size_t)n * sizeof *g->own_order);
     g->sorted_lengths = malloc((size_t)n * sizeof *g->sorted_lengths);
     g->starts = malloc((size_t)(n + 1) * sizeof *g->starts);
-    g->capacity = g->order && g->sorted_lengths && g->starts ? n : 0;
+    g->capacity = g->own_order && g->sorted_lengths && g->starts ? n : 0;
     return g->capacity ? 0 : gpu_error(g, "out of memory sorting %lld sequences (%s)",
                                        (long long)n, g->where);
 }
 
-/* Sorts the batch longest first (or takes the order it came with); returns
- * how many are scored, or -1. */
+/* Sorts the batch longest first (or takes the order it came with, which
+ * outlives the batch's scoring); returns how many are scored, or -1. */
 static int64_t sort_batch(hmmrt_gpu *g)
 {
     const hmmrt_gpu_input *in = g->in;
     if (grow_batch_arrays(g, in->n) != 0)
         return -1;
     int64_t m = in->n_ordered;
-    if (in->order)
-        memcpy(g->order, in->order, (size_t)m * sizeof *g->order);
-    else
-        m = hmmrt_order_by_length(in->lengths, in->skip, in->n, g->order);
+    g->order = in->order;
+    if (!in->order) {
+        m = hmmrt_order_by_length(in->lengths, in->skip, in->n, g->own_order);
+        g->order = g->own_order;
+    }
     if (m < 0)
         return gpu_error(g, "out of memory sorting %lld sequences (%s)", (long long)in->n,
                          g->where);

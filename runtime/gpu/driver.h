@@ -68,10 +68,11 @@ typedef struct hmmrt_gpu {
     int epoch_recorded;
     /* the batch being scored */
     const hmmrt_gpu_input *in;
-    int64_t *order;           /* sorted position -> input index */
+    const int64_t *order;     /* sorted position -> input index: the batch's own order, or own_order */
+    int64_t *own_order;       /* the driver's sort, for a batch that came without an order */
     int64_t *sorted_lengths;
     int64_t *starts;          /* chunk c: sorted positions [starts[c], starts[c + 1]) */
-    int64_t capacity;         /* of the three arrays above */
+    int64_t capacity;         /* of own_order, sorted_lengths and starts */
     int64_t n_chunks;
     /* messages */
     char *err;
