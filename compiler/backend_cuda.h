@@ -41,6 +41,11 @@ void cuda_write_call_launcher(Emitter *e, const Program *p, int index);
 void cuda_write_dense_call(Emitter *e, const Program *p, int index);
 /* How call `index`'s kernel is launched (compiler/cuda_plan.c). */
 void cuda_launch_shape(const Program *p, int index, LaunchShape *shape);
+/* ptxas's optimisation level for the program's kernels: 1 when every call
+ * is forward in the profile shape with at most PROFILE_PTXAS_O1_MAX_NODES
+ * nodes a lane (profile.h says why), else 3; *why says which and why
+ * (compiler/cuda_plan.c). */
+int cuda_ptxas_level(const Program *p, const char **why);
 /* hmmc -v: per kernel, its registers and shared memory as ptxas reported them
  * (ptxas_log: nvcc's output with -Xptxas=-v) and the block size and occupancy
  * the runtime's occupancy rules give on an H100 (compiler/cuda_plan.c). */

@@ -209,11 +209,17 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
     }
     free(c.extra);
     c.extra = NULL;
-    /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load */
+    /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load;
+     * ptxas's level by what the kernels are (cuda_ptxas_level) */
+    const char *why_level = NULL;
+    int level = cuda_ptxas_level(p, &why_level);
+    if (o->verbose)
+        fprintf(stderr, "hmmc: %s\n", why_level);
     char *compile_cu[] = {nvcc, "-O3", "-std=c++14", "-gencode", "arch=compute_90,code=sm_90",
                           "-gencode", "arch=compute_90,code=compute_90", include, "-c",
-                          (char *)cu_source, "-o", cu_obj, o->verbose ? "-Xptxas=-v" : NULL,
-                          NULL};
+                          (char *)cu_source, "-o", cu_obj,
+                          level == 1 ? "-Xptxas=-O1" : "-Xptxas=-O3",
+                          o->verbose ? "-Xptxas=-v" : NULL, NULL};
     /* -v: ptxas's report (registers, shared memory) is echoed and read for
      * the plan of every kernel */
     status = run_command_to(compile_cu, o->verbose, o->verbose ? ptxas_log : NULL);

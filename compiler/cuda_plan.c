@@ -34,6 +34,36 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
     }
 }
 
+/* Nodes a lane of call `index` in the profile shape. */
+static int profile_nodes_a_lane(const Program *p, int index)
+{
+    const IrPlan *plan = &p->calls[index].plan;
+    return (plan->profile->K + plan->profile_lanes - 1) / plan->profile_lanes;
+}
+
+int cuda_ptxas_level(const Program *p, const char **why)
+{
+    int most = 0;
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        if (call->plan.gpu_shape != GPU_PROFILE || call->alg != ALG_FORWARD) {
+            *why = "ptxas -O3: not every call is forward on a profile";
+            return 3;
+        }
+        int nodes = profile_nodes_a_lane(p, c);
+        most = nodes > most ? nodes : most;
+    }
+    if (p->n_calls == 0 || most > PROFILE_PTXAS_O1_MAX_NODES) {
+        *why = arena_printf(p->arena, "ptxas -O3: %d nodes a lane, more than %d", most,
+                            PROFILE_PTXAS_O1_MAX_NODES);
+        return 3;
+    }
+    *why = arena_printf(p->arena, "ptxas -O1: every call is forward on a profile of at most %d "
+                                  "nodes a lane (%d here), where fewer registers fit more warps",
+                        PROFILE_PTXAS_O1_MAX_NODES, most);
+    return 1;
+}
+
 /* What ptxas said about one kernel. */
 typedef struct KernelInfo {
     int registers;        /* -1: not found */
