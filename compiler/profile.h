@@ -87,21 +87,25 @@ enum { PROFILE_LANE_NODES_VITERBI = 18, PROFILE_LANE_NODES_FORWARD = 10 };
  * a profile of at most PROFILE_PTXAS_O1_MAX_NODES nodes a lane: -O1, which
  * schedules fewer loads ahead, so that the kernel takes about half the
  * registers and more warps fit; otherwise its default, -O3. Measured on an
- * H100 (2026-11-24, 100,000 random proteins, kernels in --timing's unit,
- * two runs each in turn, every score byte for byte the same; -O3 -> -O1):
- * - forward: globin (9 nodes a lane) 1131 -> 1207 in float (registers 162
- *   -> 80), 545 -> 763 in double (255 and a spill -> 117); p200 in double
- *   640 -> 680; p400 in double (13 nodes) 625 -> 821 (255 and 480 bytes
- *   spilled -> 152); p800 (25 nodes, lane scales) 596 -> 665 (168 -> 124);
- *   p100 1027 -> 1025;
- * - but at 50 and 63 nodes a lane (p1600, p2000) -O1 is 1.8x to 2.3x
- *   slower in both precisions, though it spills nothing in float;
+ * H100 (2026-11-24, every score byte for byte the same; -O3 -> -O1):
+ * - 100,000 random proteins, kernels in --timing's unit, two runs each in
+ *   turn: globin forward (9 nodes a lane) 1131 -> 1207 in float (registers
+ *   162 -> 80), 545 -> 763 in double (255 and a spill -> 117); p200
+ *   forward in double 640 -> 680; p400 forward in double (13 nodes) 625 ->
+ *   821 (255 and 480 bytes spilled -> 152); p100 forward 1027 -> 1025;
+ * - the suite (200,000 proteins, G cells/s): p50 and p100 forward in
+ *   double 164 -> 192 and 159 -> 202, p400 209 -> 277, globin in double
+ *   185 -> 260; but p800 (25 nodes, lane scales) 200 -> 223 in float and
+ *   114 -> 72 in double, and one level serves both precisions of a
+ *   program;
+ * - at 50 and 63 nodes a lane (p1600, p2000) -O1 is 1.8x to 2.3x slower
+ *   in both precisions, though it spills nothing in float;
  * - viterbi gains little and loses some: globin 1052 -> 1106 in float, 544
  *   -> 481 in double, p200 991 -> 1089, p400 1203 -> 1160, p800 1280 ->
  *   1280; it keeps -O3.
- * One level serves a whole program (nvcc builds its kernels together), so
- * a program that mixes calls keeps -O3. */
-enum { PROFILE_PTXAS_O1_MAX_NODES = 25 }; /* the most measured where it gains */
+ * So -O1 up to 13 nodes a lane, where both precisions gained; nvcc builds
+ * a program's kernels together, so a program that mixes calls keeps -O3. */
+enum { PROFILE_PTXAS_O1_MAX_NODES = 13 };
 
 /* Lanes a sequence for a profile of K nodes scored by viterbi (or, when
  * viterbi is 0, forward): 8, 16 or 32. */
