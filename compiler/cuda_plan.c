@@ -1,5 +1,6 @@
 /* cuda_plan.c: how each call's CUDA kernel is launched (its LaunchShape, the
- * one description both kernel writers and hmmc -v use), and what hmmc -v
+ * one description both kernel writers and hmmc -v use), the ptxas level the
+ * program's kernels are built at, and what hmmc -v
  * says about each kernel once nvcc has built it: its registers and shared
  * memory as ptxas reports them, and the block size and occupancy that the
  * runtime's occupancy rules (runtime/occupancy_rules.c) give on an H100. */
@@ -53,7 +54,11 @@ int cuda_ptxas_level(const Program *p, const char **why)
         int nodes = profile_nodes_a_lane(p, c);
         most = nodes > most ? nodes : most;
     }
-    if (p->n_calls == 0 || most > PROFILE_PTXAS_O1_MAX_NODES) {
+    if (p->n_calls == 0) {
+        *why = "ptxas -O3: no calls";
+        return 3;
+    }
+    if (most > PROFILE_PTXAS_O1_MAX_NODES) {
         *why = arena_printf(p->arena, "ptxas -O3: %d nodes a lane, more than %d", most,
                             PROFILE_PTXAS_O1_MAX_NODES);
         return 3;
