@@ -758,7 +758,7 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
                        .viterbi = call->alg == ALG_VITERBI, .bp = call->plan.bp_bytes,
                        .v = call->plan.profile};
     w.G = call->plan.profile_lanes;
-    w.S = (w.v->K + w.G - 1) / w.G;
+    w.S = profile_lane_nodes(w.v->K, w.G);
     for (int x = 0; x < w.v->n_entries; x++)
         if (w.v->entries[x].reach > w.R)
             w.R = w.v->entries[x].reach;

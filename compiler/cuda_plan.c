@@ -35,13 +35,6 @@ void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
     }
 }
 
-/* Nodes a lane of call `index` in the profile shape. */
-static int profile_nodes_a_lane(const Program *p, int index)
-{
-    const IrPlan *plan = &p->calls[index].plan;
-    return (plan->profile->K + plan->profile_lanes - 1) / plan->profile_lanes;
-}
-
 int cuda_ptxas_level(const Program *p, const char **why)
 {
     int most = 0;
@@ -51,7 +44,7 @@ int cuda_ptxas_level(const Program *p, const char **why)
             *why = "ptxas -O3: not every call is forward on a profile";
             return 3;
         }
-        int nodes = profile_nodes_a_lane(p, c);
+        int nodes = profile_lane_nodes(call->plan.profile->K, call->plan.profile_lanes);
         most = nodes > most ? nodes : most;
     }
     if (p->n_calls == 0) {

@@ -103,7 +103,7 @@ int pass_plan(Program *p, Diag *d)
                 plan->gpu_shape = GPU_PROFILE;
                 plan->profile = view;
                 plan->profile_lanes = profile_lanes(view->K, call->alg == ALG_VITERBI);
-                int lanes = plan->profile_lanes, per_lane = (view->K + lanes - 1) / lanes;
+                int lanes = plan->profile_lanes, per_lane = profile_lane_nodes(view->K, lanes);
                 if (call->alg == ALG_FORWARD) {
                     double whole = plan->float_underflow;
                     plan->profile_lane_scales = profile_lane_scales(m, view, lanes);

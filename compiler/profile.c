@@ -303,7 +303,7 @@ static int order_specials(Recogniser *r, const int *moves, int n_moves)
 int profile_lanes(int K, int viterbi)
 {
     int lanes = 8, most = viterbi ? PROFILE_LANE_NODES_VITERBI : PROFILE_LANE_NODES_FORWARD;
-    while (lanes < 32 && (K + lanes - 1) / lanes > most)
+    while (lanes < 32 && profile_lane_nodes(K, lanes) > most)
         lanes *= 2;
     return lanes;
 }

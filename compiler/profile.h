@@ -111,6 +111,10 @@ enum { PROFILE_PTXAS_O1_MAX_NODES = 13 };
  * viterbi is 0, forward): 8, 16 or 32. */
 int profile_lanes(int K, int viterbi);
 
+/* Nodes a lane keeps when `lanes` lanes share K nodes (the last lanes may
+ * hold fewer, or padding only). */
+static inline int profile_lane_nodes(int K, int lanes) { return (K + lanes - 1) / lanes; }
+
 /* The special index of state s in v (-1 when s is in a node). */
 int profile_special_index(const ProfileView *v, int s);
 

@@ -20,7 +20,7 @@ int profile_entry_is_scaled(const ProfileView *v, int e)
 
 int profile_lane_exponent(const IrModel *m, const int *move, int K, int lanes, int lane, int always)
 {
-    int S = (K + lanes - 1) / lanes;
+    int S = profile_lane_nodes(K, lanes);
     double least = INFINITY, most = -INFINITY;
     for (int k = lane * S; k < K && k < (lane + 1) * S; k++) {
         if (move[k] < 0 || m->moves[move[k]].lw_sum == -INFINITY)
@@ -42,7 +42,7 @@ static double hold_row(const IrModel *m, const int *move, int K, int lanes, doub
                        char *held)
 {
     double least = 0;
-    int S = (K + lanes - 1) / lanes;
+    int S = profile_lane_nodes(K, lanes);
     for (int lane = 0; lane < lanes; lane++) {
         int c = profile_lane_exponent(m, move, K, lanes, lane, 0);
         for (int k = lane * S; k < K && k < (lane + 1) * S; k++) {
@@ -60,7 +60,7 @@ static double hold_row(const IrModel *m, const int *move, int K, int lanes, doub
 
 int profile_lane_scales(const IrModel *m, const ProfileView *v, int lanes)
 {
-    if ((v->K + lanes - 1) / lanes <= PROFILE_LANE_SCALES_MIN_NODES)
+    if (profile_lane_nodes(v->K, lanes) <= PROFILE_LANE_SCALES_MIN_NODES)
         return 0;
     for (int e = 0; e < v->n_entries; e++)
         for (int k = 0; v->entries[e].from_role < 0 && k < v->K; k++) {
