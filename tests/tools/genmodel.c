@@ -3,7 +3,7 @@
  * options always give the same files (own RNG: splitmix64).
  *
  *   genmodel SEED OUT.hmm OUT.fa [--states N] [--seqs M] [--maxlen L]
- *                                [--structure S] [--no-silent-cycles]
+ *                                [--structure S] [--no-silent-cycles] [--extreme]
  *
  * --states N counts the states besides start and end (default: 2..12 drawn
  * from the seed; up to 1,000,000). --structure says how states are joined:
@@ -30,7 +30,12 @@
  * the start, nothing leaves the end, no duplicate transitions, every list
  * emission has one value per symbol, every weight > 0, and every state's
  * silent moves (into a silent state or the end, not emitting) weigh < 0.9 in
- * total, so every silent cycle converges. --no-silent-cycles leaves silent
+ * total, so every silent cycle converges. --extreme multiplies about a third
+ * of the weights and emission values by 10^-300..10^300 (silent moves: only
+ * smaller), some of them subnormal doubles (1e-308..1e-318), then scales the
+ * moves into some states by 10^k and the moves out of them by 10^-k (paths and
+ * cycles keep their weights, silent moves get large ones), so that products
+ * leave double's range: forward must still equal backward. --no-silent-cycles leaves silent
  * cycles out (for brute-force path enumeration).
  *
  * Sequences: seq1..seqM, a mix of random walks of the model, uniformly random
@@ -81,7 +86,8 @@ typedef struct {
 } Rational;
 
 typedef struct {
-    int count[MAX_SYMBOLS]; /* value of symbol k = count[k] / scale */
+    int count[MAX_SYMBOLS]; /* value of symbol k = count[k] / scale * 10^exp10[k] */
+    int exp10[MAX_SYMBOLS]; /* 0 unless --extreme */
     int scale;
     int is_dict;
     int uses;
@@ -92,6 +98,7 @@ typedef struct {
     int to;
     int emission; /* the transition's own emission, -1: none */
     Rational weight;
+    int exp10; /* the weight is weight * 10^exp10 (0 unless --extreme) */
 } Edge;
 
 typedef struct {
@@ -119,6 +126,7 @@ typedef struct {
     int seqs;
     int maxlen;
     int no_silent_cycles;
+    int extreme;
     Structure structure;
 } Options;
 
@@ -175,7 +183,7 @@ static void add_edge(GenModel *g, int p, int q)
     }
     int at = edge_position(g, p, q);
     memmove(&l->edges[at + 1], &l->edges[at], sizeof(Edge) * (size_t)(l->count - at));
-    l->edges[at] = (Edge){ q, -1, { 1, 1 } };
+    l->edges[at] = (Edge){ q, -1, { 1, 1 }, 0 };
     l->count++;
 }
 
@@ -604,7 +612,66 @@ static void weigh_edges(Rng *r, GenModel *g)
     }
 }
 
+static double rational_value(Rational v);
+
+enum { EXTREME_LEAST = -318, EXTREME_MOST = 300 }; /* 0.001e-318 is still > 0 as a double */
+
+static int exponent_fits(int e) { return e >= EXTREME_LEAST && e <= EXTREME_MOST; }
+
+
+/* --extreme: a power of ten for a weight or emission value, from 10^-300 to
+ * 10^300 with subnormal doubles (below 2.2e-308) now and then. Silent moves
+ * only get smaller (their cycles must converge); 0 most of the time. */
+static int extreme_exponent(Rng *r, int may_grow)
+{
+    if (!rng_chance(r, 0.35))
+        return 0;
+    if (rng_chance(r, 0.15))
+        return -rng_range(r, 308, -EXTREME_LEAST); /* a subnormal double, still > 0 */
+    return may_grow ? rng_range(r, -300, 300) : -rng_range(r, 1, 300);
+}
+
+/* Weights 10^k times larger into state q and 10^k times smaller out of it:
+ * every path through q, and every cycle, keeps its weight, so silent moves
+ * may weigh 1e300 and their cycles still converge. Skipped where an exponent
+ * would leave EXTREME_LEAST..EXTREME_MOST. */
+static void rescale_state(GenModel *g, int q, int k)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int p = 0; p < g->state_count; p++)
+            for (int i = 0; i < g->out[p].count; i++) {
+                Edge *e = &g->out[p].edges[i];
+                int change = (e->to == q ? k : 0) - (p == q ? k : 0);
+                if (pass == 0 && !exponent_fits(e->exp10 + change))
+                    return;
+                if (pass == 1)
+                    e->exp10 += change;
+            }
+}
+
+static void make_extreme(Rng *r, GenModel *g)
+{
+    for (int p = 0; p < g->state_count; p++)
+        for (int k = 0; k < g->out[p].count; k++) {
+            Edge *e = &g->out[p].edges[k];
+            e->exp10 = extreme_exponent(r, !is_silent_move(g, e));
+        }
+    for (int i = 0; i < g->emission_count; i++)
+        for (int k = 0; k < g->symbol_count; k++)
+            g->emissions[i].exp10[k] = extreme_exponent(r, 1);
+    for (int q = 1; q < end_state(g); q++)
+        if (rng_chance(r, 0.3))
+            rescale_state(g, q, rng_range(r, -300, 300));
+}
+
 /* ------------------------------------------------------------ writing numbers */
+
+/* A number times 10^exp10, written as MANTISSAeEXP (the mantissa as %.17g of
+ * text that has no exponent of its own). */
+static void format_scaled(double value, int exp10, char *out, size_t size)
+{
+    snprintf(out, size, "%.17fe%d", value, exp10);
+}
 
 static void format_rational(Rng *r, Rational v, char *out, size_t size)
 {
@@ -659,9 +726,11 @@ static void format_symbol(Rng *r, char symbol, char *out)
         sprintf(out, "'%c'", symbol);
 }
 
-static void format_emission_value(Rng *r, int count, int scale, char *out, size_t size)
+static void format_emission_value(Rng *r, int count, int scale, int exp10, char *out, size_t size)
 {
-    if (count == 0) {
+    if (count != 0 && exp10 != 0) {
+        format_scaled((double)count / scale, exp10, out, size);
+    } else if (count == 0) {
         snprintf(out, size, rng_chance(r, 0.5) ? "0" : "0.0");
     } else if (scale == 10) {
         format_rational(r, thousandths(count * 100L), out, size);
@@ -680,7 +749,7 @@ static void write_emission(Rng *r, const GenModel *g, int index, Lines *l)
     for (int k = 0; k < g->symbol_count; k++) {
         if (e->is_dict && e->count[k] == 0 && !rng_chance(r, 0.15))
             continue; /* unnamed symbols get 0 */
-        format_emission_value(r, e->count[k], e->scale, value, sizeof value);
+        format_emission_value(r, e->count[k], e->scale, e->exp10[k], value, sizeof value);
         format_symbol(r, g->symbols[k], symbol);
         size_t used = strlen(text);
         if (e->is_dict)
@@ -732,7 +801,10 @@ static void write_declarations(Rng *r, const GenModel *g, Lines *l)
             const Edge *e = &g->out[p].edges[k];
             int q = e->to;
             char weight[64];
-            format_rational(r, e->weight, weight, sizeof weight);
+            if (e->exp10)
+                format_scaled(rational_value(e->weight), e->exp10, weight, sizeof weight);
+            else
+                format_rational(r, e->weight, weight, sizeof weight);
             if (e->emission >= 0)
                 add_line(l, "%s -> %s %s emits %s;", g->names[p], g->names[q], weight,
                          g->emission_names[e->emission]);
@@ -928,6 +1000,8 @@ static void draw_model(Rng *r, GenModel *g, const Options *o, uint64_t seed)
     assign_emissions(r, g);
     name_emissions(g, style);
     weigh_edges(r, g);
+    if (o->extreme)
+        make_extreme(r, g);
 }
 
 static int parse_count(const char *text, const char *what, int lo, int hi)
@@ -951,7 +1025,7 @@ static Structure parse_structure(const char *text)
 
 int main(int argc, char **argv)
 {
-    Options o = { -1, 20, 40, 0, STRUCTURE_RANDOM };
+    Options o = { -1, 20, 40, 0, 0, STRUCTURE_RANDOM };
     const char *positional[3];
     int count = 0;
     for (int i = 1; i < argc; i++) {
@@ -963,6 +1037,8 @@ int main(int argc, char **argv)
             o.maxlen = parse_count(argv[++i], "--maxlen", 0, 100000000);
         else if (strcmp(argv[i], "--no-silent-cycles") == 0)
             o.no_silent_cycles = 1;
+        else if (strcmp(argv[i], "--extreme") == 0)
+            o.extreme = 1;
         else if (strcmp(argv[i], "--structure") == 0 && i + 1 < argc)
             o.structure = parse_structure(argv[++i]);
         else if (count < 3 && argv[i][0] != '-')
@@ -972,7 +1048,8 @@ int main(int argc, char **argv)
     }
     if (count != 3) {
         fputs("usage: genmodel SEED OUT.hmm OUT.fa [--states N] [--seqs M] [--maxlen L]\n"
-              "                [--structure random|chain|cycle|profile] [--no-silent-cycles]\n",
+              "                [--structure random|chain|cycle|profile] [--no-silent-cycles]\n"
+              "                [--extreme]\n",
               stderr);
         return 2;
     }

@@ -532,6 +532,37 @@ static void resolve_model(Model *m)
     }
 }
 
+/* Leaves out the transitions of states that no complete path visits (not
+ * reachable from the start, or not reaching the end): no score changes, but
+ * such a state no longer shares a scaled column with the live ones. A dead
+ * end whose self-loop weighs 1e266 grew 1e4788 times larger than the path
+ * that ends within 18 positions, and the end's value left long double's
+ * range (a genmodel --extreme model, issue 21). */
+static void drop_dead_transitions(Model *m)
+{
+    char *from_start = xcalloc(m->state_count, 1), *to_end = xcalloc(m->state_count, 1);
+    from_start[m->start] = to_end[m->end] = 1;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < m->transition_count; i++) {
+            const Transition *t = &m->transitions[i];
+            if (t->weight > 0 && from_start[t->from] && !from_start[t->to])
+                from_start[t->to] = changed = 1;
+            if (t->weight > 0 && to_end[t->to] && !to_end[t->from])
+                to_end[t->from] = changed = 1;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < m->transition_count; i++) {
+        const Transition *t = &m->transitions[i];
+        if (from_start[t->from] && to_end[t->from] && from_start[t->to] && to_end[t->to])
+            m->transitions[kept++] = *t;
+    }
+    m->transition_count = kept;
+    free(from_start);
+    free(to_end);
+}
+
 static Model *choose_model(SourceFile *file, const char *wanted)
 {
     if (!wanted && file->main_new_count > 0) {
@@ -545,6 +576,7 @@ static Model *choose_model(SourceFile *file, const char *wanted)
     for (int i = 0; i < file->model_count; i++)
         if (!wanted || strcmp(file->models[i].name, wanted) == 0) {
             resolve_model(&file->models[i]);
+            drop_dead_transitions(&file->models[i]);
             return &file->models[i];
         }
     die("no model named %s", wanted);
@@ -651,26 +683,16 @@ typedef struct {
     long double *value;
 } SparseTriangle;
 
-/* An n x n matrix factored as P A = L U by Gaussian elimination with partial
- * pivoting; the factors overwrite the matrix, pivot[k] is the row swapped in.
+/* An n x n matrix factored as A = L U by Gaussian elimination (no pivoting:
+ * see factor_matrix); the factors overwrite the matrix.
  * The solves use the non-zero entries only (the same arithmetic as the dense
  * loops, without the products with 0), which keeps large profile models fast. */
 typedef struct {
     int n;
     long double *a; /* row-major */
-    int *pivot;
     SparseTriangle lower; /* by column k: rows r > k with L[r][k] != 0 */
     SparseTriangle upper; /* by row k: columns c > k with U[k][c] != 0 */
 } Factored;
-
-static void swap_rows(long double *a, int n, int r1, int r2)
-{
-    for (int c = 0; c < n; c++) {
-        long double tmp = a[r1 * n + c];
-        a[r1 * n + c] = a[r2 * n + c];
-        a[r2 * n + c] = tmp;
-    }
-}
 
 /* Collects a triangle's non-zero entries; `lower` picks L by column, else U by row. */
 static SparseTriangle collect_triangle(const long double *a, int n, int lower)
@@ -701,20 +723,19 @@ static SparseTriangle collect_triangle(const long double *a, int n, int lower)
     return t;
 }
 
+/* LU without pivoting: I - S is an M-matrix (S >= 0, its walks' sums
+ * converge), so every pivot is positive and no update subtracts across signs
+ * off the diagonal. That also makes the factors follow a diagonal scaling of
+ * the matrix exactly (weights 1e300 into a state and 1e-300 out of it), where
+ * partial pivoting would pick rows by their scale and lose every digit. */
 static void factor_matrix(Factored *f)
 {
     int n = f->n;
     long double *a = f->a;
     for (int k = 0; k < n; k++) {
-        int best = k;
-        for (int r = k + 1; r < n; r++)
-            if (fabsl(a[r * n + k]) > fabsl(a[best * n + k]))
-                best = r;
-        if (a[best * n + k] == 0)
-            die("singular silent system: a silent cycle does not converge");
-        f->pivot[k] = best;
-        if (best != k)
-            swap_rows(a, n, k, best);
+        if (!(a[k * n + k] > 0))
+            die("silent system: pivot %d is %Lg, not > 0: a silent cycle does not converge", k,
+                a[k * n + k]);
         for (int r = k + 1; r < n; r++) {
             if (a[r * n + k] == 0)
                 continue;
@@ -732,12 +753,7 @@ static void factor_matrix(Factored *f)
 static void solve_factored(const Factored *f, long double *b)
 {
     int n = f->n;
-    for (int k = 0; k < n; k++) { /* b = P b: the rows swapped whole, multipliers too */
-        long double tmp = b[k];
-        b[k] = b[f->pivot[k]];
-        b[f->pivot[k]] = tmp;
-    }
-    for (int k = 0; k < n; k++) /* L y = P b, column by column */
+    for (int k = 0; k < n; k++) /* L y = b, column by column */
         if (b[k] != 0)
             for (int e = f->lower.start[k]; e < f->lower.start[k + 1]; e++)
                 b[f->lower.index[e]] -= f->lower.value[e] * b[k];
@@ -751,7 +767,6 @@ static void solve_factored(const Factored *f, long double *b)
 static void free_factored(Factored *f)
 {
     free(f->a);
-    free(f->pivot);
     free(f->lower.start);
     free(f->lower.index);
     free(f->lower.value);
@@ -783,7 +798,7 @@ static SilentStates find_silent_states(const Model *m)
 static Factored factor_silent_system(const Model *m, const SilentStates *s, int transpose)
 {
     int n = s->count;
-    Factored f = { n, xcalloc((size_t)n * n, sizeof(long double)), xcalloc(n, sizeof(int)), { 0 }, { 0 } };
+    Factored f = { n, xcalloc((size_t)n * n, sizeof(long double)), { 0 }, { 0 } };
     for (int i = 0; i < n; i++)
         f.a[i * n + i] = 1;
     for (int t = 0; t < m->transition_count; t++) {
