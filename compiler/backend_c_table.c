@@ -180,14 +180,34 @@ static void write_ints(TableWriter *t, const char *type, const char *name, const
     fputs(n ? "\n};\n" : " 0};\n", t->out);
 }
 
-static void write_doubles(TableWriter *t, const char *name, const double *v, int n,
-                          const Lines *lines)
+/* 1 for a forward or backward call whose weights or emission values lie
+ * outside double's range: its tables are long double (IrPlan.long_double_only). */
+static int wide_tables(const TableWriter *t)
 {
-    char num[32];
-    fprintf(t->out, "static const double %s%s[%d] = {", t->prefix, name, n ? n : 1);
+    return t->dp->wide_tables;
+}
+
+/* A probability given by its log: a double literal, or in wide tables a long
+ * double one where double cannot hold it. */
+static const char *probability(const TableWriter *t, char num[64], double lw)
+{
+    if (wide_tables(t) && !ir_log_in_double(lw)) {
+        snprintf(num, 64, "%.21LgL", expl((long double)lw));
+        return num;
+    }
+    return emit_double(num, exp(lw));
+}
+
+/* values[i] as written: v[i] itself (logs: viterbi) or e^v[i] (probabilities). */
+static void write_doubles(TableWriter *t, const char *name, const double *v, int n,
+                          const Lines *lines, int logs)
+{
+    char num[64];
+    fprintf(t->out, "static const %s %s%s[%d] = {", !logs && wide_tables(t) ? "long double" : "double",
+            t->prefix, name, n ? n : 1);
     for (int i = 0, row = 0; i < n; i++) {
         line_break(t, lines, i, &row);
-        fprintf(t->out, " %s,", emit_double(num, v[i]));
+        fprintf(t->out, " %s,", logs ? emit_double(num, v[i]) : probability(t, num, v[i]));
     }
     fputs(n ? "\n};\n" : " 0.0};\n", t->out);
 }
@@ -228,7 +248,7 @@ static void write_phase(TableWriter *t, const PhaseTable *p, const char *name, i
     for (int k = 0; k < n; k++) {
         const IrMove *mv = &m->moves[p->entry_move[k]];
         other[k] = backward && mv->emission >= 0 ? mv->to : mv->from;
-        weight[k] = viterbi ? mv->lw_max : exp(mv->lw_sum);
+        weight[k] = viterbi ? mv->lw_max : mv->lw_sum;
         bp[k] = incoming_index(w, p->entry_move[k]);
     }
     Lines lines = entry_lines(a, p);
@@ -247,7 +267,7 @@ static void write_phase(TableWriter *t, const PhaseTable *p, const char *name, i
     }
     write_ints(t, state_type, arena_printf(a, "%s_%s", name, backward && with_tables ? "to" : "from"),
                other, n, &lines);
-    write_doubles(t, arena_printf(a, "%s_w", name), weight, n, &lines);
+    write_doubles(t, arena_printf(a, "%s_w", name), weight, n, &lines, viterbi);
     if (viterbi && w->back_pointers)
         write_ints(t, dp_bp_type(t->call->plan.bp_bytes), arena_printf(a, "%s_bp", name), bp, n,
                    &lines);
@@ -258,15 +278,16 @@ static void write_emissions(TableWriter *t)
 {
     const IrModel *m = t->dp->m;
     int *emission_of, logs = t->call->alg == ALG_VITERBI;
-    char num[32];
+    char num[64];
     t->n_tables = dp_emission_tables(t->dp->arena, m, &t->table_of, &emission_of);
-    fprintf(t->out, "static const double %semit[%d][%d] = {\n", t->prefix, m->K,
+    fprintf(t->out, "static const %s %semit[%d][%d] = {\n",
+            wide_tables(t) ? "long double" : "double", t->prefix, m->K,
             t->n_tables ? t->n_tables : 1);
     for (int c = 0; c < m->K; c++) {
         fprintf(t->out, "    { /* %c */", m->symbols[c]);
         for (int i = 0; i < t->n_tables; i++) {
             double lp = m->emissions[emission_of[i]].logp[c];
-            fprintf(t->out, " %s,", emit_double(num, logs ? lp : exp(lp)));
+            fprintf(t->out, " %s,", logs ? emit_double(num, lp) : probability(t, num, lp));
         }
         fputs(t->n_tables ? " },\n" : " 0.0 },\n", t->out);
     }
@@ -318,12 +339,19 @@ static void table_column_sum(DpWriter *w, const char *target)
     emit_line(w->e, "    %s += cur[%slive[r]];", name, w->tables);
 }
 
+/* The type of the emission tables: long double where the call's values lie
+ * outside double's range (the straight-line code's long_double_only). */
+static const char *emission_type(const DpWriter *w)
+{
+    return w->wide_tables ? "long double" : "double";
+}
+
 /* cur[q] = sum over groups of emission * (sum of weight * prev[from]). */
 static void table_forward_emitting(DpWriter *w)
 {
     const char *t = w->tables;
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
-    emit_line(w->e, "const double *emission = %semit[c];", t);
+    emit_line(w->e, "const %s *emission = %semit[c];", emission_type(w), t);
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_open(w->e, "for (int g = %sem_row[r]; g < %sem_row[r + 1]; g++)", t, t);
@@ -356,11 +384,11 @@ static void table_backward_emitting(DpWriter *w)
 {
     const char *t = w->tables;
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
-    emit_line(w->e, "const double *emission = %semit[c];", t);
+    emit_line(w->e, "const %s *emission = %semit[c];", emission_type(w), t);
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %sem_row[r]; k < %sem_row[r + 1]; k++)", t, t);
-    emit_line(w->e, "    value += emission[%sem_table[k]] * %sem_w[k] * prev[%sem_to[k]];", t, t, t);
+    emit_line(w->e, "    value += emission[%sem_table[k]] * (%sem_w[k] * prev[%sem_to[k]]);", t, t, t);
     emit_line(w->e, "cur[%slive[r]] = value;", t);
     emit_close(w->e, "");
     emit_close(w->e, "");
@@ -384,8 +412,13 @@ static void table_backward_silent(DpWriter *w)
 static void table_viterbi_emitting(DpWriter *w)
 {
     const char *t = w->tables;
+    int *table_of, *emission_of;
+    int n = dp_emission_tables(w->arena, w->m, &table_of, &emission_of);
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
-    emit_line(w->e, "const double *emission = %semit[c];", t);
+    emit_line(w->e, "double emission[%d]; /* less the previous column's best (backend_c.c) */",
+              n ? n : 1);
+    emit_line(w->e, "for (int t = 0; t < %d; t++)", n);
+    emit_line(w->e, "    emission[t] = %semit[c][t] - top;", t);
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "const int q = %slive[r];", t);
     emit_line(w->e, "double best = -INFINITY;");

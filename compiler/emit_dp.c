@@ -53,10 +53,21 @@ static const char *literal(const DpWriter *w, char buf[64], double v)
     return buf;
 }
 
-static void write_literal(const DpWriter *w, double v)
+/* A weight given by its natural log lw, as the target spells it: a long
+ * double literal in a long double function when double cannot hold it. */
+static const char *weight_literal(const DpWriter *w, char buf[64], double lw)
+{
+    if (w->long_literals && !ir_log_in_double(lw)) {
+        snprintf(buf, 64, "%.21LgL", expl((long double)lw));
+        return buf;
+    }
+    return literal(w, buf, exp(lw));
+}
+
+static void write_weight(const DpWriter *w, double lw)
 {
     char buf[64];
-    fputs(literal(w, buf, v), w->e->out);
+    fputs(weight_literal(w, buf, lw), w->e->out);
 }
 
 void dp_column_sum(DpWriter *w, const char *target)
@@ -87,7 +98,7 @@ static void write_term(const DpWriter *w, int first, double lw, const char *colu
         fprintf(o, "%s%s[%d]", first ? "" : " + ", column, state);
     } else {
         fprintf(o, "%s", first ? "" : " + ");
-        write_literal(w, exp(lw));
+        write_weight(w, lw);
         fprintf(o, " * %s[%d]", column, state);
     }
 }
@@ -154,9 +165,11 @@ void dp_backward_emitting(DpWriter *w)
             const IrMove *mv = &m->moves[w->out_order[k]];
             if (mv->emission < 0)
                 continue;
-            fprintf(w->e->out, "%s %s * ", terms ? " +" : "", emission(w, w->prob_table, mv->emission));
-            write_literal(w, exp(mv->lw_sum));
-            fprintf(w->e->out, " * prev[%d]", mv->to);
+            /* the weight times the value first: the product of two constants
+               could leave the range that each of them is in */
+            fprintf(w->e->out, "%s %s * (", terms ? " +" : "", emission(w, w->prob_table, mv->emission));
+            write_weight(w, mv->lw_sum);
+            fprintf(w->e->out, " * prev[%d])", mv->to);
             terms++;
         }
         fprintf(w->e->out, "%s; /* %s */\n", terms ? "" : " 0.0", m->states[p].name);
@@ -175,7 +188,7 @@ void dp_backward_silent(DpWriter *w)
             if (mv->emission >= 0)
                 continue;
             emit_line(w->e, "cur[%d] += %s * cur[%d]; /* %s -> %s */", mv->from,
-                      literal(w, num, exp(mv->lw_sum)), s, m->states[mv->from].name,
+                      weight_literal(w, num, mv->lw_sum), s, m->states[mv->from].name,
                       m->states[s].name);
         }
     }

@@ -22,6 +22,10 @@ typedef struct DpWriter {
     int *table_of;              /* emission -> table number (dp_emission_tables) */
     const char *literal;        /* printf format around a number literal: "%s" or "(real)%s" */
     const char *value_type;     /* the type of a column value: "double", or "real" in kernels */
+    int long_literals;          /* C long double functions: a weight outside double's normal
+                                   range is written as a long double literal (1e-400L) */
+    int wide_tables;            /* C forward, backward with IrPlan.long_double_only: the
+                                   emission and move tables are long double */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
     const char *tables;         /* the C table shape: prefix of the call's move tables */
 } DpWriter;

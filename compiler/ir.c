@@ -2,6 +2,7 @@
  * move lists, and the stable text dump used by --dump-after and golden tests. */
 #include "ir.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -195,6 +196,26 @@ void ir_dump(const Program *p, FILE *out)
     for (int i = 0; i < p->n_prints; i++)
         fprintf(out, "print %d %s (call %d %s)\n", i, p->prints[i].label, p->prints[i].call,
                 attr_name(p->prints[i].attr));
+}
+
+int ir_log_in_double(double lw)
+{
+    return lw == -INFINITY || (lw >= log(DBL_MIN) && lw < log(DBL_MAX));
+}
+
+int ir_outside_double(const IrModel *m)
+{
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if (!ir_log_in_double(mv->lw_sum))
+            return 1;
+        for (int c = 0; mv->emission >= 0 && c < m->K; c++)
+            if (!ir_log_in_double(m->emissions[mv->emission].logp[c]))
+                return 1;
+    }
+    return 0;
 }
 
 double ir_float_underflow(const IrModel *m) { return ir_float_underflow_except(m, NULL); }

@@ -1,6 +1,7 @@
 /* number.c: reading and checking the numbers of the language (number.h). */
 #include "number.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -102,4 +103,26 @@ int number_prob(Diag *d, const Prob *p, double *out, const char *what)
     if (!number_value(d, &p->den, &den, what))
         return 0;
     return number_fraction(d, &p->num, num, &p->den, den, p->loc, out, what);
+}
+
+/* ln of a checked number (value as number_value gave it). A normal double
+ * holds 16 digits, so log(value) keeps them; a subnormal one (below
+ * DBL_MIN, 2.2e-308) holds fewer (1e-322 is 9.88e-323), so its text is read
+ * again in long double, whose range goes down to 1e-4951. */
+static double number_log(const Number *n, double value)
+{
+    if (value == 0)
+        return -INFINITY;
+    if (value >= DBL_MIN)
+        return log(value);
+    return (double)logl(strtold(n->text, NULL));
+}
+
+double number_prob_log(const Prob *p, double value)
+{
+    if (!p->has_den || value == 0)
+        return number_log(&p->num, value);
+    if (value >= DBL_MIN && p->num.value >= DBL_MIN && p->den.value >= DBL_MIN)
+        return log(value);
+    return number_log(&p->num, p->num.value) - number_log(&p->den, p->den.value);
 }

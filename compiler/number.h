@@ -28,4 +28,9 @@ int number_fraction(Diag *d, const Number *num, double num_value, const Number *
 /* The value of NUMBER or NUMBER / NUMBER, finite and >= 0; 0 after an error. */
 int number_prob(Diag *d, const Prob *p, double *out, const char *what);
 
+/* ln of the value of a checked NUMBER or NUMBER / NUMBER (value is what
+ * number_prob gave): log(value), to every digit also where value is a
+ * subnormal double (the text is read again in long double); -inf for 0. */
+double number_prob_log(const Prob *p, double value);
+
 #endif

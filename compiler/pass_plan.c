@@ -77,6 +77,13 @@ int pass_plan(Program *p, Diag *d)
         if (call->storage == STORE_WHOLE_TABLE)
             not_dense = "whole tables are asked for";
         plan->float_underflow = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
+        plan->long_double_only = call->alg != ALG_VITERBI && ir_outside_double(m);
+        if (plan->long_double_only && !not_dense)
+            not_dense = "weights or emission values lie outside double's range";
+        if (p->verbose && plan->long_double_only)
+            fprintf(p->verbose, "hmmc: plan %s: weights or emission values outside double's "
+                    "normal range (2^-1022 to 2^1024): summed in long double only, on the CPU\n",
+                    call->label);
         if (!not_dense && dense_fits(p->arena, m, &not_dense)) {
             plan->dense = 1;
             plan->gpu_shape = GPU_DENSE;

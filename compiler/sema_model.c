@@ -31,7 +31,6 @@ typedef struct ModelScope {
     int *emission_used;
 } ModelScope;
 
-static double log_of(double v) { return v > 0 ? log(v) : -INFINITY; }
 
 /* Reports a second declaration of something that must appear once. */
 static int once(ModelScope *sc, const Decl **slot, const Decl *d, const char *what)
@@ -136,8 +135,10 @@ static void check_emission_values(ModelScope *sc, int index)
         int k = 0;
         for (const EmissionEntry *x = d->entries; x; x = x->next, k++) {
             double v = 0;
-            number_prob(sc->diag, &x->p, &v, "emission value");
-            e->logp[k] = log_of(v);
+            if (number_prob(sc->diag, &x->p, &v, "emission value"))
+                e->logp[k] = number_prob_log(&x->p, v);
+            else
+                e->logp[k] = -INFINITY;
         }
         return;
     }
@@ -159,7 +160,7 @@ static void check_emission_values(ModelScope *sc, int index)
         }
         double v = 0;
         if (number_prob(sc->diag, &x->p, &v, "emission value"))
-            e->logp[k] = log_of(v);
+            e->logp[k] = number_prob_log(&x->p, v);
     }
 }
 
@@ -237,13 +238,14 @@ static int declare_pair(ModelScope *sc, int from, int to, const Loc *here, const
     return 0;
 }
 
-static void add_move(IrModel *m, int from, int to, int emission, double w)
+/* lw: ln of the weight (number_prob_log keeps a subnormal's digits). */
+static void add_move(IrModel *m, int from, int to, int emission, double lw)
 {
     IrMove *mv = &m->moves[m->n_moves++];
     mv->from = from;
     mv->to = to;
     mv->emission = emission;
-    mv->lw_sum = mv->lw_max = log(w);
+    mv->lw_sum = mv->lw_max = lw;
 }
 
 static void check_transition(ModelScope *sc, const Decl *d)
@@ -276,7 +278,7 @@ static void check_transition(ModelScope *sc, const Decl *d)
     }
     if (!weight_ok || w == 0 || (d->emits.name && em < 0))
         return; /* a weight of 0: the transition does not exist */
-    add_move(m, from, to, em >= 0 ? em : dst->emission, w);
+    add_move(m, from, to, em >= 0 ? em : dst->emission, number_prob_log(&d->weight, w));
 }
 
 /* The states of a matrix's sources or targets (what: "sources" or
@@ -348,7 +350,7 @@ static void check_matrix(ModelScope *sc, const Decl *d)
             if (w[c] == 0 || to[c] < 0)
                 continue;
             if (declare_pair(sc, from[r], to[c], NULL, mx, r, c))
-                add_move(m, from[r], to[c], m->states[to[c]].emission, w[c]);
+                add_move(m, from[r], to[c], m->states[to[c]].emission, log(w[c]));
         }
     }
 }

@@ -167,11 +167,21 @@ double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, do
         if (bp)
             set_bp(bp, bp_bytes, width + (size_t)d->state_of[j], d->start);
     }
+    /* the column holds ln scores minus offset: each position subtracts the
+     * best value of the one before (so that additions round by an ulp of a
+     * small number), the offsets summed with their rounding errors kept */
+    double offset = 0.0, offset_error = 0.0;
     for (int64_t i = 1; i < L; i++) {
+        double top = -INFINITY;
         for (int j = 0; j < n; j++) {
+            top = cur[j] > top ? cur[j] : top;
             next[j] = -INFINITY;
             best_from[j] = -1;
         }
+        top = top > -INFINITY ? top : 0.0;
+        const double sum = offset + top;
+        offset_error += fabs(offset) >= fabs(top) ? (offset - sum) + top : (top - sum) + offset;
+        offset = sum;
         for (int k = 0; k < n; k++) {
             const double pk = cur[k];
             if (pk == -INFINITY)
@@ -187,7 +197,7 @@ double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, do
         }
         e = d->emission + (size_t)x[i] * n;
         for (int j = 0; j < n; j++) {
-            next[j] += e[j];
+            next[j] += e[j] - top;
             if (bp && best_from[j] >= 0)
                 set_bp(bp, bp_bytes, (size_t)(i + 1) * width + (size_t)d->state_of[j],
                        d->state_of[best_from[j]]);
@@ -207,5 +217,5 @@ double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, do
     }
     if (bp && from >= 0)
         set_bp(bp, bp_bytes, (size_t)L * width + (size_t)d->end, d->state_of[from]);
-    return best;
+    return best + (offset + offset_error);
 }
