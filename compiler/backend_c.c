@@ -596,7 +596,7 @@ static const char *cpu_only_reason(const Program *p)
 }
 
 /* Why the GPU scores the program in double only, or NULL: a call with
- * weights below float's range (IrPlan.float_underflow). */
+ * weights outside float's range (IrPlan.float_underflow, float_overflow). */
 static const char *double_only_reason(const Program *p)
 {
     for (int c = 0; c < p->n_calls; c++) {
@@ -604,6 +604,9 @@ static const char *double_only_reason(const Program *p)
         if (call->plan.float_underflow < 0)
             return arena_printf(p->arena, "%s has weights down to e^%.0f, below float's range "
                                 "(2^-126)", call->label, call->plan.float_underflow);
+        if (call->plan.float_overflow > 0)
+            return arena_printf(p->arena, "%s has weights up to e^%.0f, above float's range "
+                                "(2^128)", call->label, call->plan.float_overflow);
     }
     return NULL;
 }

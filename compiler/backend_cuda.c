@@ -290,12 +290,16 @@ void cuda_write_real_table(Emitter *e, int index, const char *name, const double
 
 void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who)
 {
-    double least = call->plan.float_underflow;
-    if (least == 0)
+    double least = call->plan.float_underflow, most = call->plan.float_overflow;
+    if (least == 0 && most == 0)
         return;
     emit_open(e, "if (sizeof(real) == sizeof(float))");
-    emit_comment(e, "weights down to e^%.0f are below float's range (2^-126) and would be lost: "
-                    "every sequence is scored in double", least);
+    if (least != 0)
+        emit_comment(e, "weights down to e^%.0f are below float's range (2^-126) and would be "
+                        "lost: every sequence is scored in double", least);
+    else
+        emit_comment(e, "weights up to e^%.0f are above float's range (2^128), inf as floats: "
+                        "every sequence is scored in double", most);
     emit_line(e, "if (%s)", who);
     emit_line(e, "    ((real *)b.scores)[j] = (real)NAN;");
     emit_line(e, "return;");
@@ -450,7 +454,8 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
          * float kernel only marks each sequence for double (the guard of
          * cuda_write_float_guard), so nvcc's warning that those weights do
          * not fit a float (#221) says nothing to the user. */
-        int quiet = p->calls[c].plan.gpu_shape != GPU_DENSE && p->calls[c].plan.float_underflow != 0;
+        int quiet = p->calls[c].plan.gpu_shape != GPU_DENSE &&
+                    (p->calls[c].plan.float_underflow != 0 || p->calls[c].plan.float_overflow != 0);
         if (quiet) {
             emit_line(&e, "#ifdef __CUDACC__ /* weights below float's range: scored in double */");
             emit_line(&e, "#pragma nv_diag_suppress 221");

@@ -25,7 +25,8 @@ void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v,
 void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
 
 /* The guard that a call's kernel begins with when a weight or emission
- * value is below float's range (IrPlan.float_underflow; nothing otherwise):
+ * value is outside float's range (IrPlan.float_underflow, float_overflow;
+ * nothing otherwise):
  * in float, every sequence is marked (NaN) for scoring in double. who: the
  * C condition of the thread that writes. */
 void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who);

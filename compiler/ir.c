@@ -218,6 +218,23 @@ int ir_outside_double(const IrModel *m)
     return 0;
 }
 
+double ir_float_overflow(const IrModel *m)
+{
+    double most = 0;
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if (mv->lw_sum >= IR_LN_FLOAT_MAX && mv->lw_sum > most)
+            most = mv->lw_sum;
+        for (int c = 0; mv->emission >= 0 && c < m->K; c++)
+            if (m->emissions[mv->emission].logp[c] >= IR_LN_FLOAT_MAX &&
+                m->emissions[mv->emission].logp[c] > most)
+                most = m->emissions[mv->emission].logp[c];
+    }
+    return most;
+}
+
 double ir_float_underflow(const IrModel *m) { return ir_float_underflow_except(m, NULL); }
 
 double ir_float_underflow_except(const IrModel *m, const char *held_apart)

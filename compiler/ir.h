@@ -136,6 +136,9 @@ typedef struct IrPlan {
     double float_underflow; /* forward, backward: ir_float_underflow of the model (0 when
                                every value fits, and for viterbi, which adds logs): the
                                GPU scores the call, and so its program, in double */
+    double float_overflow;  /* forward, backward: ln of the largest weight or emission value
+                               above float's range (2^128: a float literal is inf), 0 when none
+                               is: the GPU scores the call in double, as for float_underflow */
     int long_double_only;   /* forward, backward: a weight or emission value lies outside
                                double's normal range (ir_outside_double): the C code sums in long
                                double only, and the program scores on the CPU */
@@ -200,11 +203,15 @@ double ir_float_underflow_except(const IrModel *m, const char *held_apart);
 /* 1 when e^lw is 0 or a normal double (2^-1022 to 2^1024): a double literal
  * holds it to every digit. */
 int ir_log_in_double(double lw);
+/* ln of the largest live weight or emission value above float's range
+ * (2^128), or 0 when every one fits. */
+double ir_float_overflow(const IrModel *m);
 /* 1 when a live move's weight or an emission value it uses is not (a
  * subnormal, or a folded product below 2^-1022 or above 2^1024): a double
  * literal would lose digits or the whole path. */
 int ir_outside_double(const IrModel *m);
 #define IR_LN_FLOAT_MIN (-87.33654475055310898) /* ln 2^-126, float's least normal number */
+#define IR_LN_FLOAT_MAX (88.72283905206835) /* ln 2^128: float's largest number is below */
 
 /* A length from which the model surely gives every sequence a path (a
  * sufficient test: every_sequence.c), so that a forward or backward score of

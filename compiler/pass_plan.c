@@ -46,6 +46,10 @@ static void say_precision(const Program *p, const IrCall *call)
         fprintf(p->verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
                 "(2^-126): on the GPU this call is scored in double\n", call->label,
                 call->plan.float_underflow);
+    if (p->verbose && call->plan.float_overflow > 0)
+        fprintf(p->verbose, "hmmc: plan %s: weights up to e^%.0f are above float's range "
+                "(2^128): on the GPU this call is scored in double\n", call->label,
+                call->plan.float_overflow);
 }
 
 int pass_plan(Program *p, Diag *d)
@@ -77,6 +81,7 @@ int pass_plan(Program *p, Diag *d)
         if (call->storage == STORE_WHOLE_TABLE)
             not_dense = "whole tables are asked for";
         plan->float_underflow = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
+        plan->float_overflow = call->alg != ALG_VITERBI ? ir_float_overflow(m) : 0;
         plan->long_double_only = call->alg != ALG_VITERBI && ir_outside_double(m);
         if (plan->long_double_only && !not_dense)
             not_dense = "weights or emission values lie outside double's range";

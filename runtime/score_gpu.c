@@ -158,8 +158,9 @@ static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t
     return HMMRT_EXIT_INTERNAL;
 }
 
-/* 1 when a score column of sequence i is -inf or NaN (NaN: a kernel's mark
- * for a sequence whose values left its precision's normal range); with
+/* 1 when a score column of sequence i is -inf, +inf or NaN (NaN: a kernel's
+ * mark for a sequence whose values left its precision's normal range; +inf:
+ * a value overflowed, as no score of finite weights is); with
  * sums_only, only forward and backward columns, which the C path sums again
  * in long double where double's range runs out. */
 static int has_score_to_redo(const run *r, const work *w, int64_t i, int sums_only)
@@ -169,7 +170,7 @@ static int has_score_to_redo(const run *r, const work *w, int64_t i, int sums_on
     for (int c = 0; c < prog->n_columns; c++)
         if (prog->columns[c].kind == HMMRT_FIELD_SCORE &&
             (!sums_only || prog->columns[c].sum_of_paths) &&
-            (values[c].score == -INFINITY || isnan(values[c].score)))
+            (isinf(values[c].score) || isnan(values[c].score)))
             return 1;
     return 0;
 }
