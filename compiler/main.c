@@ -59,9 +59,11 @@ static void usage(FILE *out)
             "\n"
             "exit status: 0 built (or checked), 1 errors in the model file, 2 bad command\n"
             "line (also an -o that names a folder, a file in a missing or read-only folder,\n"
-            "a device, or a file hmmc reads), 3 the build failed.\n"
+            "a device, or a file hmmc reads), 3 the build failed, 128+N stopped by signal N\n"
+            "(SIGINT, SIGTERM, SIGHUP: the C compiler is stopped and nothing is left behind).\n"
             "environment: CC (the C compiler, default cc), HMMC_ROOT (the hmmc folder, where\n"
-            "runtime/ and build/libhmmrt.a are; default: the folder above this hmmc's bin/).\n");
+            "runtime/ and build/libhmmrt.a are; default: the folder above this hmmc's bin/),\n"
+            "TMPDIR (where the build's temporary folder goes; default /tmp).\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -436,5 +438,6 @@ int main(int argc, char **argv)
         if (status != EXIT_OK)
             return status;
     }
+    build_catch_signals();
     return compile(&o);
 }
