@@ -401,6 +401,8 @@ static int build_c(const char *source, const char *program, const BuildOptions *
     if (access(library, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the runtime library %s is missing: run make in %s, or set "
                         "HMMC_ROOT to the hmmc folder\n", library, o->root);
+        free(include);
+        free(library);
         return -1;
     }
     Command c;
