@@ -9,7 +9,7 @@
 #   make sanitize the unit, golden and differential tests with ASan and UBSan (build-asan/)
 #   make valgrind hmmc on every model of models/ under valgrind: no errors, no leaks
 #   make fuzz     each libFuzzer harness of tests/fuzz/ for FUZZ_SECONDS (build-fuzz/)
-#   make badinput the catalogue of bad inputs (tests/badinput/run)
+#   make badinput the catalogue of bad inputs (tests/badinput/run, tests/badinput/compiler)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -148,10 +148,11 @@ sanitize: deps
 	HMMC=bin/hmmc-asan DIFF_TOOLS=build-asan/tools tests/differential/run
 
 # The catalogue of bad inputs beyond the golden tests: missing files, huge
-# models, bad sequences, closed pipes, full disks (tests/badinput/run).
+# models, bad sequences, closed pipes, full disks (tests/badinput/run); bad
+# -o and --emit-dir, interrupted and failed builds (tests/badinput/compiler).
 .PHONY: badinput
 badinput: $(HMMC_BIN) $(BUILD)/libhmmrt.a
-	@HMMC=$(HMMC_BIN) tests/badinput/run
+	@HMMC=$(HMMC_BIN) tests/badinput/run && HMMC=$(HMMC_BIN) tests/badinput/compiler
 
 # hmmc on every model under valgrind (tests/valgrind/run).
 valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a

@@ -36,8 +36,14 @@ typedef struct BuildOptions {
  * /usr/local/cuda), malloc'd, or NULL. */
 char *cuda_home(void);
 
-/* Generates the sources of p and builds the program. Returns 0, or -1 after
- * printing what went wrong. */
+/* Generates the sources of p and builds the program (linked into a
+ * temporary file beside o->output, then renamed to it). Returns 0, or -1
+ * after printing what went wrong. */
 int build_program(const Program *p, const BuildOptions *o);
+
+/* From now on SIGINT, SIGTERM and SIGHUP (unless ignored when hmmc started)
+ * stop the tool build_program runs (its process group), remove its
+ * temporary folder and program, and exit with 128 + the signal. */
+void build_catch_signals(void);
 
 #endif

@@ -1,18 +1,126 @@
 /* build.c: writes the generated sources of a program into a folder (the
- * --emit-dir, or a temporary one removed afterwards) and builds the program
+ * --emit-dir, or a temporary one in $TMPDIR, removed afterwards) and builds the program
  * with the C compiler ($CC, default cc, with the extra flags of $HMMC_CFLAGS)
- * against libhmmrt. */
+ * against libhmmrt. The program is linked into a temporary file beside the
+ * output and renamed to it at the end, so a failed or killed build leaves no
+ * partial program. Each tool runs in a process group of its own; on SIGINT,
+ * SIGTERM or SIGHUP hmmc stops that group, removes its temporary folder and
+ * file, and exits with 128 + the signal (build_catch_signals). */
 #include "backend.h"
 #include "backend_dense.h"
 #include "backend_cuda.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* What a signal handler must undo; written with the signals blocked. */
+static volatile sig_atomic_t running_group; /* the running tool's process group, or 0 */
+static char cleanup_dir[PATH_MAX];          /* the temporary folder, or "" */
+static char cleanup_output[PATH_MAX];       /* the temporary program, or "" */
+
+static const int caught_signals[] = {SIGINT, SIGTERM, SIGHUP};
+enum { N_CAUGHT = sizeof caught_signals / sizeof caught_signals[0] };
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < N_CAUGHT; i++)
+        sigaddset(&set, caught_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void restore_signals(const sigset_t *old) { sigprocmask(SIG_SETMASK, old, NULL); }
+
+/* Removes every entry of a flat folder, then the folder, with calls that
+ * are safe in a signal handler (no opendir: it allocates). */
+static void remove_folder_now(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        char entries[4096] __attribute__((aligned(8)));
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, entries, sizeof entries)) > 0) {
+            for (long at = 0; at < n;) {
+                const char *name = entries + at + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+                unsigned short length;
+                memcpy(&length, entries + at + 16, sizeof length);
+                if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+                    unlinkat(fd, name, 0);
+                at += length;
+            }
+        }
+        close(fd);
+    }
+    rmdir(path);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the running tool's group gets the same signal
+ * (compilers remove their own temporary files on it) and 2 s to end, then
+ * SIGKILL, and 2 s more until nothing of it is left to write; then what
+ * hmmc made is removed and it exits. */
+static void on_signal(int sig)
+{
+    pid_t group = running_group;
+    if (group > 0) {
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        kill(-group, sig);
+        for (int i = 0; i < 200 && waitpid(group, NULL, WNOHANG) == 0; i++)
+            nanosleep(&tick, NULL);
+        kill(-group, SIGKILL);
+        for (int i = 0; i < 200; i++) {
+            waitpid(group, NULL, WNOHANG);
+            if (kill(-group, 0) != 0)
+                break;
+            nanosleep(&tick, NULL);
+        }
+    }
+    if (cleanup_output[0])
+        unlink(cleanup_output);
+    if (cleanup_dir[0])
+        remove_folder_now(cleanup_dir);
+    _exit(128 + sig);
+}
+
+void build_catch_signals(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < N_CAUGHT; i++)
+        sigaddset(&action.sa_mask, caught_signals[i]);
+    for (int i = 0; i < N_CAUGHT; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started hmmc (nohup, a background job) stays ignored */
+        if (sigaction(caught_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(caught_signals[i], &action, NULL);
+    }
+}
+
+/* Sets (or, with NULL, clears) a path the handler removes. */
+static void set_cleanup(char *slot, const char *path)
+{
+    sigset_t old;
+    block_signals(&old);
+    if (path)
+        snprintf(slot, PATH_MAX, "%s", path);
+    else
+        slot[0] = 0;
+    restore_signals(&old);
+}
 
 static const char *base_name(const char *path)
 {
@@ -86,20 +194,43 @@ static int run_command_to(char *const argv[], int verbose, const char *errors_to
             fprintf(stderr, " %s", argv[i]);
         fprintf(stderr, "\n");
     }
+    /* signals stay blocked until the child is in its own group and
+     * running_group names it, so that a signal now stops it too */
+    sigset_t old;
+    block_signals(&old);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        restore_signals(&old);
         return -1;
+    }
     if (pid == 0) {
+        setpgid(0, 0);
+        for (int i = 0; i < N_CAUGHT; i++) {
+            struct sigaction now;
+            if (sigaction(caught_signals[i], NULL, &now) == 0 && now.sa_handler == on_signal)
+                signal(caught_signals[i], SIG_DFL);
+        }
+        restore_signals(&old);
+        /* the tools' own temporary files go into hmmc's folder, which is
+         * removed whatever happens to them */
+        if (cleanup_dir[0])
+            setenv("TMPDIR", cleanup_dir, 1);
         if (errors_to && !freopen(errors_to, "w", stderr))
             _exit(127);
         execvp(argv[0], argv);
         fprintf(stderr, "hmmc: error: cannot run '%s': %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    setpgid(pid, pid);
+    running_group = pid;
+    restore_signals(&old);
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
+    pid_t waited;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    running_group = 0;
+    if (waited < 0)
+        return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -172,7 +303,7 @@ char *cuda_home(void)
 
 /* Compiles the .c and .cu sources and links them with both runtime libraries. */
 static int build_cuda(const Program *p, const char *c_source, const char *cu_source,
-                      const char *dir, const BuildOptions *o)
+                      const char *dir, const char *program, const BuildOptions *o)
 {
     char *home = cuda_home();
     if (!home) {
@@ -239,7 +370,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
     }
     command_start_cc(&c);
     const char *link[] = {c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static", "-lstdc++",
-                          "-ldl", "-lrt", "-lpthread", "-lm", "-o", o->output};
+                          "-ldl", "-lrt", "-lpthread", "-lm", "-o", program};
     for (size_t i = 0; i < sizeof link / sizeof link[0]; i++)
         command_add(&c, link[i]);
     status = run_command(c.argv, o->verbose);
@@ -261,7 +392,7 @@ done:
     return result;
 }
 
-static int build_c(const char *source, const BuildOptions *o)
+static int build_c(const char *source, const char *program, const BuildOptions *o)
 {
     char *include = NULL, *library = NULL;
     if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
@@ -270,11 +401,13 @@ static int build_c(const char *source, const BuildOptions *o)
     if (access(library, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the runtime library %s is missing: run make in %s, or set "
                         "HMMC_ROOT to the hmmc folder\n", library, o->root);
+        free(include);
+        free(library);
         return -1;
     }
     Command c;
     command_start_cc(&c);
-    const char *args[] = {include, source, library, "-lm", "-o", o->output};
+    const char *args[] = {include, source, library, "-lm", "-o", program};
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
         command_add(&c, args[i]);
     int status = run_command(c.argv, o->verbose);
@@ -304,26 +437,57 @@ static int write_source(const char *path, const Program *p, const char *name, in
     return 0;
 }
 
+/* The temporary program beside output: ".NAME.hmmc-PID" in its folder
+ * (NAME cut to fit a file name), malloc'd. */
+static char *temporary_program(const char *output)
+{
+    const char *base = base_name(output);
+    int folder = (int)(base - output), keep = (int)strlen(base);
+    if (keep > 200)
+        keep = 200;
+    char *path = NULL;
+    if (asprintf(&path, "%.*s.%.*s.hmmc-%ld", folder, output, keep, base, (long)getpid()) < 0)
+        return NULL;
+    return path;
+}
+
 int build_program(const Program *p, const BuildOptions *o)
 {
-    char temp[] = "/tmp/hmmc-XXXXXX";
+    /* the temporary folder: in $TMPDIR (where the C compiler puts its own), else /tmp */
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !*tmpdir || strlen(tmpdir) > PATH_MAX - 32)
+        tmpdir = "/tmp";
+    char temp[PATH_MAX];
+    snprintf(temp, sizeof temp, "%s/hmmc-XXXXXX", tmpdir);
     const char *dir = o->emit_dir;
     if (dir) {
         if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
             fprintf(stderr, "hmmc: error: cannot create %s: %s\n", dir, strerror(errno));
             return -1;
         }
-    } else if (!(dir = mkdtemp(temp))) {
-        fprintf(stderr, "hmmc: error: cannot create a temporary folder: %s\n", strerror(errno));
-        return -1;
+    } else {
+        sigset_t old;
+        block_signals(&old);
+        dir = mkdtemp(temp);
+        if (dir)
+            snprintf(cleanup_dir, sizeof cleanup_dir, "%s", dir);
+        restore_signals(&old);
+        if (!dir) {
+            fprintf(stderr, "hmmc: error: cannot create a temporary folder in %s: %s (set "
+                            "TMPDIR to a folder you can write)\n", tmpdir, strerror(errno));
+            return -1;
+        }
     }
     int cuda = strcmp(o->target, "cuda") == 0;
     char *name = program_name(o->output), *source = NULL, *cu_source = NULL, *prefix = NULL;
-    char *absolute = realpath(dir, NULL);
-    if (!name || !absolute || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
+    char *absolute = realpath(dir, NULL), *program = temporary_program(o->output);
+    if (!name || !absolute || !program || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
         asprintf(&cu_source, "%s/%s.cu", dir, name) < 0 ||
-        asprintf(&prefix, "%s/%s", absolute, name) < 0)
+        asprintf(&prefix, "%s/%s", absolute, name) < 0) {
+        fprintf(stderr, "hmmc: error: out of memory\n");
         return -1;
+    }
+    set_cleanup(cleanup_output, program);
     int result = -1, data = dense_needs_data(p);
     if (data && strpbrk(prefix, "\"\\\n")) {
         fprintf(stderr, "hmmc: error: the folder %s holds a quote, backslash or newline in its "
@@ -332,16 +496,27 @@ int build_program(const Program *p, const BuildOptions *o)
     } else if ((!data || dense_write_data(p, prefix) == 0) &&
                write_source(source, p, name, 0, cuda, prefix) == 0 &&
                (!cuda || write_source(cu_source, p, name, 1, 1, prefix) == 0)) {
-        result = cuda ? build_cuda(p, source, cu_source, dir, o) : build_c(source, o);
+        result = cuda ? build_cuda(p, source, cu_source, dir, program, o)
+                      : build_c(source, program, o);
     }
+    if (result == 0 && rename(program, o->output) != 0) {
+        fprintf(stderr, "hmmc: error: cannot put the program in place as %s (from %s): %s\n",
+                o->output, program, strerror(errno));
+        result = -1;
+    }
+    if (result != 0)
+        unlink(program);
+    set_cleanup(cleanup_output, NULL);
     if (!o->emit_dir) {
         unlink(source);
         if (cuda)
             unlink(cu_source);
         if (data)
             dense_remove_data(p, prefix);
-        rmdir(dir);
+        remove_folder_now(dir);
+        set_cleanup(cleanup_dir, NULL);
     }
+    free(program);
     free(source);
     free(cu_source);
     free(prefix);

@@ -1,12 +1,16 @@
 /* main.c: the hmmc driver. The whole pipeline is written out here, once:
  * read the file, run the front end (pipeline.c: parse, check, the passes in
  * order), generate and build.
- * Options are parsed here too; see usage(). */
+ * Options are parsed here too; see usage(). Before anything is read, -o and
+ * --emit-dir are checked (check_output: not a folder, a device or a file
+ * hmmc reads, in a folder that exists and can be written). */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -54,9 +58,12 @@ static void usage(FILE *out)
             "  --help, --version\n"
             "\n"
             "exit status: 0 built (or checked), 1 errors in the model file, 2 bad command\n"
-            "line, 3 the build failed.\n"
+            "line (also an -o that names a folder, a file in a missing or read-only folder,\n"
+            "a device, or a file hmmc reads), 3 the build failed, 128+N stopped by signal N\n"
+            "(SIGINT, SIGTERM, SIGHUP: the C compiler is stopped and nothing is left behind).\n"
             "environment: CC (the C compiler, default cc), HMMC_ROOT (the hmmc folder, where\n"
-            "runtime/ and build/libhmmrt.a are; default: the folder above this hmmc's bin/).\n");
+            "runtime/ and build/libhmmrt.a are; default: the folder above this hmmc's bin/),\n"
+            "TMPDIR (where the build's temporary folder goes; default /tmp).\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -91,7 +98,7 @@ static int parse_options(int argc, char **argv, Options *o)
             printf("hmmc %s\n", HMMC_VERSION);
             exit(EXIT_OK);
         } else if (strcmp(a, "-o") == 0) {
-            if (i + 1 >= argc)
+            if (i + 1 >= argc || argv[i + 1][0] == 0)
                 return usage_error("%s needs a program name", a);
             o->output = argv[++i];
         } else if ((v = option_value(argc, argv, &i, "--target"))) {
@@ -191,6 +198,183 @@ static char *find_root(void)
     return strdup(exe[0] ? exe : "/");
 }
 
+/* Whether path is the file st (the same device and inode). */
+static int same_file(const char *path, const struct stat *st)
+{
+    struct stat other;
+    return stat(path, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino;
+}
+
+/* The file among those hmmc reads to build that out (stat'ed) is, or NULL:
+ * the model, the runtime libraries and headers, hmmc itself. */
+static char *read_file_that_is(const struct stat *out, const Options *o, const char *root)
+{
+    if (same_file(o->input, out))
+        return strdup(o->input);
+    if (same_file("/proc/self/exe", out))
+        return strdup("hmmc itself");
+    char *path = NULL;
+    const char *libraries[] = {"libhmmrt.a", "libhmmrt_gpu.a"};
+    for (int i = 0; i < 2; i++) {
+        if (asprintf(&path, "%s/" HMMC_BUILD_DIR "/%s", root, libraries[i]) < 0)
+            return NULL;
+        if (same_file(path, out))
+            return path;
+        free(path);
+    }
+    if (asprintf(&path, "%s/runtime", root) < 0)
+        return NULL;
+    DIR *runtime = opendir(path);
+    free(path);
+    for (struct dirent *e; runtime && (e = readdir(runtime));) {
+        if (asprintf(&path, "%s/runtime/%s", root, e->d_name) < 0)
+            break;
+        if (e->d_name[0] != '.' && same_file(path, out)) {
+            closedir(runtime);
+            return path;
+        }
+        free(path);
+    }
+    if (runtime)
+        closedir(runtime);
+    return NULL;
+}
+
+/* A program name for the examples of messages: the model's, less .hmm. */
+static char *example_name(const char *input)
+{
+    const char *slash = strrchr(input, '/');
+    char *name = strdup(slash ? slash + 1 : input);
+    char *dot = name ? strrchr(name, '.') : NULL;
+    if (dot && dot != name)
+        *dot = 0;
+    return name;
+}
+
+/* Checks, before anything is built, that -o names a file hmmc can write
+ * and may replace; EXIT_USAGE with a message if not. */
+static int check_output(const Options *o, const char *root)
+{
+    const char *out = o->output;
+    char *name = example_name(o->input);
+    int status = EXIT_USAGE;
+    char *folder = strdup(out), *slash = folder ? strrchr(folder, '/') : NULL;
+    if (!name || !folder)
+        goto done;
+    if (slash)
+        slash[slash == folder] = 0; /* "/x" -> "/" */
+    else
+        strcpy(folder, ".");
+    struct stat st, dir;
+    if (stat(out, &st) == 0) {
+        char *read = NULL;
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "hmmc: error: -o %s is a folder: name the program's file in it, e.g. "
+                            "-o %s%s%s\n", out, out, out[strlen(out) - 1] == '/' ? "" : "/", name);
+            goto done;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "hmmc: error: -o %s is not a regular file (a device, pipe or socket), "
+                            "which hmmc would replace: name a file for the program, e.g. -o %s\n",
+                    out, name);
+            goto done;
+        }
+        if ((read = read_file_that_is(&st, o, root))) {
+            if (strcmp(read, o->input) == 0)
+                fprintf(stderr, "hmmc: error: -o %s is the model file itself: the program would "
+                                "replace it; name another file, e.g. -o %s\n", out, name);
+            else if (strcmp(read, "hmmc itself") == 0)
+                fprintf(stderr, "hmmc: error: -o %s is hmmc itself: name another file for the "
+                                "program, e.g. -o %s\n", out, name);
+            else if (strcmp(read, out) == 0)
+                fprintf(stderr, "hmmc: error: -o %s is a file that hmmc reads to build the "
+                                "program: name another file, e.g. -o %s\n", out, name);
+            else
+                fprintf(stderr, "hmmc: error: -o %s is %s, which hmmc reads to build the "
+                                "program: name another file, e.g. -o %s\n", out, read, name);
+            free(read);
+            goto done;
+        }
+    }
+    if (stat(folder, &dir) != 0) {
+        if (errno == ENOENT)
+            fprintf(stderr, "hmmc: error: -o %s: the folder %s does not exist: create it "
+                            "(mkdir -p %s) or name a file in a folder that exists\n",
+                    out, folder, folder);
+        else
+            fprintf(stderr, "hmmc: error: -o %s: cannot reach the folder %s: %s\n", out, folder,
+                    strerror(errno));
+        goto done;
+    }
+    if (!S_ISDIR(dir.st_mode)) {
+        fprintf(stderr, "hmmc: error: -o %s: %s is not a folder: name a file in a folder\n", out,
+                folder);
+        goto done;
+    }
+    if (access(folder, W_OK | X_OK) != 0) {
+        fprintf(stderr, "hmmc: error: -o %s: cannot write in the folder %s (%s): name a file in a "
+                        "folder you can write\n", out, folder, strerror(errno));
+        goto done;
+    }
+    /* the generated sources in --emit-dir are read by the C compiler */
+    struct stat emit;
+    if (o->emit_dir && stat(o->emit_dir, &emit) == 0 && S_ISDIR(emit.st_mode) &&
+        emit.st_dev == dir.st_dev && emit.st_ino == dir.st_ino) {
+        const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+        char *program = example_name(base);
+        size_t n = program ? strlen(program) : 0;
+        int clash = program && (strcmp(base, "program.o") == 0 || strcmp(base, "kernels.o") == 0 ||
+                                strcmp(base, "ptxas.log") == 0 ||
+                                (strncmp(base, program, n) == 0 &&
+                                 (strcmp(base + n, ".c") == 0 || strcmp(base + n, ".cu") == 0)));
+        free(program);
+        if (clash) {
+            fprintf(stderr, "hmmc: error: -o %s is a file that hmmc writes in --emit-dir %s and "
+                            "the C compiler reads: name the program another file, e.g. -o %s/%s\n",
+                    out, o->emit_dir, o->emit_dir, name);
+            goto done;
+        }
+    }
+    status = EXIT_OK;
+done:
+    free(name);
+    free(folder);
+    return status;
+}
+
+/* --emit-dir must be a folder, or a new one in a folder that exists. */
+static int check_emit_dir(const char *emit_dir)
+{
+    struct stat st;
+    if (stat(emit_dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return EXIT_OK;
+        fprintf(stderr, "hmmc: error: --emit-dir %s is not a folder: name a folder to keep the "
+                        "generated sources in (hmmc creates it)\n", emit_dir);
+        return EXIT_USAGE;
+    }
+    char *folder = strdup(emit_dir), *slash = folder ? strrchr(folder, '/') : NULL;
+    while (slash && slash > folder && slash[1] == 0) { /* "d/" */
+        *slash = 0;
+        slash = strrchr(folder, '/');
+    }
+    if (!folder)
+        return EXIT_USAGE;
+    if (slash)
+        slash[slash == folder] = 0;
+    else
+        strcpy(folder, ".");
+    int status = EXIT_OK;
+    if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "hmmc: error: --emit-dir %s: the folder %s does not exist: create it "
+                        "(mkdir -p %s) or name a folder in one that exists\n",
+                emit_dir, folder, folder);
+        status = EXIT_USAGE;
+    }
+    free(folder);
+    return status;
+}
+
 /* cuda when nvcc is found and the GPU runtime was built, else c. */
 static const char *default_target(const char *root)
 {
@@ -245,5 +429,15 @@ int main(int argc, char **argv)
     int status = parse_options(argc, argv, &o);
     if (status != EXIT_OK)
         return status;
+    if (!o.check && !o.dump_after) {
+        char *root = find_root();
+        status = o.emit_dir ? check_emit_dir(o.emit_dir) : EXIT_OK;
+        if (status == EXIT_OK)
+            status = check_output(&o, root);
+        free(root);
+        if (status != EXIT_OK)
+            return status;
+    }
+    build_catch_signals();
     return compile(&o);
 }

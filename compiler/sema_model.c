@@ -25,6 +25,8 @@ typedef struct ModelScope {
     int *listed;       /* per state, the stamp of the matrix list it was last seen in */
     int stamp;
     const Decl *alphabet, *start, *end;
+    int alphabet_broken;  /* an alphabet error (or none, or empty): emissions are not measured against it */
+    Symtab written;       /* every symbol the alphabet lists, even those in error */
     IrModel *m;
     const Decl **state_decl;    /* per state, its declaration */
     const Decl **emission_decl; /* per emission, its declaration */
@@ -48,17 +50,26 @@ static void check_alphabet(ModelScope *sc, const Decl *d)
 {
     if (!once(sc, &sc->alphabet, d, "alphabet"))
         return;
-    int k = 0;
+    int k = 0, errors_before = sc->diag->errors;
     for (const SymbolList *s = d->symbols; s; s = s->next)
         k++;
     char *symbols = arena_alloc(sc->arena, (size_t)k + 1);
     k = 0;
     for (const SymbolList *s = d->symbols; s; s = s->next) {
         const Symbol *sym = &s->sym;
+        symtab_put(&sc->written, sym->text, 0);
         if (strlen(sym->text) != 1) {
             diag_error(sc->diag, sym->loc,
                        "alphabet symbols are single characters; '%s' has %zu", sym->text,
                        strlen(sym->text));
+            continue;
+        }
+        /* the lexer refuses white space and control characters */
+        if (sym->text[0] == '>') {
+            diag_error(sc->diag, sym->loc,
+                       "'>' cannot be an alphabet symbol: in FASTA a line that starts with '>' "
+                       "begins a new record, so sequences could not hold it; choose another "
+                       "character");
             continue;
         }
         int prev = symtab_put(&sc->symbols, sym->text, k);
@@ -68,7 +79,8 @@ static void check_alphabet(ModelScope *sc, const Decl *d)
         }
         symbols[k++] = sym->text[0];
     }
-    if (k == 0 && !d->symbols)
+    sc->alphabet_broken = !d->symbols || sc->diag->errors != errors_before;
+    if (!d->symbols)
         diag_error(sc->diag, d->loc, "the alphabet is empty: list at least one symbol");
     sc->m->symbols = symbols;
     sc->m->K = k;
@@ -114,17 +126,40 @@ static void declare_emission(ModelScope *sc, const Decl *d)
     m->n_emissions++;
 }
 
-/* Fills an emission's values once the alphabet is known. */
+/* Warns of an emission table whose every value is 0: whatever emits from
+ * it has no path through it. */
+static void warn_all_zero(ModelScope *sc, const IrEmission *e, int errors_before)
+{
+    if (sc->diag->errors != errors_before)
+        return;
+    for (int k = 0; k < sc->m->K; k++)
+        if (e->logp[k] != -INFINITY)
+            return;
+    diag_warning(sc->diag, e->loc, "every value of emission '%s' is 0, so no path goes through "
+                 "a state or move that emits from it; give a symbol a value above 0", e->name);
+}
+
+/* Fills an emission's values once the alphabet is known. After an error in
+ * the alphabet (or none), its length is not checked and only symbols that the
+ * alphabet does not even list are reported: the rest would be errors of the
+ * alphabet's, not the emission's. */
 static void check_emission_values(ModelScope *sc, int index)
 {
     const Decl *d = sc->emission_decl[index];
     IrEmission *e = &sc->m->emissions[index];
-    int K = sc->m->K;
+    int K = sc->m->K, errors_before = sc->diag->errors;
     e->logp = ARENA_ARRAY(sc->arena, double, K ? K : 1);
     if (!d->is_dict) {
         int n = 0;
         for (const EmissionEntry *x = d->entries; x; x = x->next)
             n++;
+        if (sc->alphabet_broken) {
+            for (const EmissionEntry *x = d->entries; x; x = x->next) {
+                double v = 0;
+                number_prob(sc->diag, &x->p, &v, "emission value");
+            }
+            return;
+        }
         if (n != K) {
             diag_error(sc->diag, d->loc,
                        "emission '%s' has %d value%s but the alphabet has %d symbol%s; give one "
@@ -140,6 +175,7 @@ static void check_emission_values(ModelScope *sc, int index)
             else
                 e->logp[k] = -INFINITY;
         }
+        warn_all_zero(sc, e, errors_before);
         return;
     }
     for (int k = 0; k < K; k++)
@@ -148,6 +184,9 @@ static void check_emission_values(ModelScope *sc, int index)
     symtab_init(&seen, sc->arena);
     for (const EmissionEntry *x = d->entries; x; x = x->next) {
         int k = symtab_get(&sc->symbols, x->sym.text);
+        if (k < 0 && sc->alphabet_broken &&
+            (!sc->alphabet || !sc->alphabet->symbols || symtab_get(&sc->written, x->sym.text) >= 0))
+            continue;
         if (k < 0) {
             diag_error(sc->diag, x->sym.loc, "symbol '%s' is not in the alphabet of model '%s'",
                        x->sym.text, sc->ast->name.name);
@@ -162,6 +201,8 @@ static void check_emission_values(ModelScope *sc, int index)
         if (number_prob(sc->diag, &x->p, &v, "emission value"))
             e->logp[k] = number_prob_log(&x->p, v);
     }
+    if (!sc->alphabet_broken)
+        warn_all_zero(sc, e, errors_before);
 }
 
 /* The emission named by `emits`, or -1 with an error. */
@@ -376,9 +417,11 @@ static void declare_names(ModelScope *sc)
         }
     }
     const Ident *name = &sc->ast->name;
-    if (!sc->alphabet)
+    if (!sc->alphabet) {
+        sc->alphabet_broken = 1;
         diag_error(sc->diag, name->loc, "model '%s' has no alphabet: add `alphabet [...];`",
                    name->name);
+    }
     if (!sc->start)
         diag_error(sc->diag, name->loc, "model '%s' has no start state: add `startstate NAME;`",
                    name->name);
@@ -426,6 +469,7 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
     symtab_init(&sc.states, a);
     symtab_init(&sc.emissions, a);
     symtab_init(&sc.symbols, a);
+    symtab_init(&sc.written, a);
     memset(out, 0, sizeof *out);
     out->name = ast->name.name;
     out->loc = ast->name.loc;

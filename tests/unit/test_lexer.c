@@ -343,12 +343,34 @@ static void test_unterminated_quote(void **state)
 static void test_quote_of_invisible_characters(void **state)
 {
     expect_messages("' ' '\t'", 7, 2,
-                    "t.hmm:1:1: error: a quoted symbol may hold only visible ASCII characters\n"
+                    "t.hmm:1:1: error: a quoted symbol may hold only visible ASCII characters: white space and control characters cannot be symbols, since FASTA sequence data skips them\n"
                     "    1 | ' ' '\t'\n"
                     "      | ^~~\n"
-                    "t.hmm:1:5: error: a quoted symbol may hold only visible ASCII characters\n"
+                    "t.hmm:1:5: error: a quoted symbol may hold only visible ASCII characters: white space and control characters cannot be symbols, since FASTA sequence data skips them\n"
                     "    1 | ' ' '\t'\n"
                     "      |     ^~~\n");
+}
+
+/* ''' is the apostrophe; '\'', '''' and a ' before a comma are one error
+ * each, read as it, and the quoted symbols after them still pair up. */
+static void test_apostrophe(void **state)
+{
+    const char *src = "''' '\\'' '''' ', 'b'";
+    const char *texts[] = {"'", "'", "'", "'"};
+    Lexer lx;
+    lexer_open(&lx, src, strlen(src));
+    for (int i = 0; i < 4; i++) {
+        Lexed t = lexer_next(&lx);
+        assert_int_equal(t.kind, TOK_QUOTED);
+        assert_string_equal(t.value.symbol.text, texts[i]);
+    }
+    assert_int_equal(lexer_next(&lx).kind, ',');
+    Lexed b = lexer_next(&lx);
+    assert_int_equal(b.kind, TOK_QUOTED);
+    assert_string_equal(b.value.symbol.text, "b");
+    assert_int_equal(lexer_next(&lx).kind, TOK_YYEOF);
+    assert_int_equal(lx.diag.errors, 3);
+    lexer_close(&lx);
 }
 
 static void test_malformed_numbers(void **state)
@@ -393,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_empty_quote),
         cmocka_unit_test(test_unterminated_quote),
         cmocka_unit_test(test_quote_of_invisible_characters),
+        cmocka_unit_test(test_apostrophe),
         cmocka_unit_test(test_malformed_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
