@@ -17,8 +17,11 @@
 /* Writes score as the output table does into out; returns its length. */
 size_t hmmrt_format_score(char out[HMMRT_SCORE_MAX], double score);
 void hmmrt_buf_append(hmmrt_buf *b, const char *s, size_t n);
-/* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it. */
+/* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it.
+ * Until then the failure is sticky: no buffer of this thread grows. */
 int hmmrt_buf_take_failure(void);
+/* 1 while a failure of this thread is not taken: loops that fill a buffer stop. */
+int hmmrt_buf_failed(void);
 /* An array of *cap elements of `size` bytes (data, or NULL with *cap 0) with
  * room for `need` of them: data itself when it has, else a realloc to
  * `first` or double *cap until it does (*cap updated). NULL when memory
