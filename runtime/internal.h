@@ -40,6 +40,9 @@ void hmmrt_note(const char *fmt, ...) HMMRT_PRINTF(1, 2);    /* "PROG: note: ...
 /* ---- alphabet.c ------------------------------------------------------------ */
 /* A byte as messages show it: itself when printable, else \xNN. */
 void hmmrt_describe_byte(char out[8], unsigned char c);
+/* Text from the input (a name) as messages show it: control bytes as \xNN,
+ * so that a message is one line and never drives the terminal. */
+void hmmrt_describe_text(hmmrt_buf *b, const char *text);
 /* An alphabet as messages show it: "[1, 2, 3]". */
 void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 
@@ -113,7 +116,8 @@ enum { HMMRT_PROGRESS_AUTO = -1, HMMRT_PROGRESS_OFF = 0, HMMRT_PROGRESS_ON = 1 }
 
 typedef struct hmmrt_options {
     int help, version;
-    int threads;           /* 0: OpenMP's default (OMP_NUM_THREADS, else every core) */
+    int threads;           /* --threads, else OMP_NUM_THREADS (checked), else every core;
+                              0 only for --help, --version and --sample */
     int skip_invalid;
     int decimals;          /* 0..17 */
     int header;            /* print the '#name ...' line */

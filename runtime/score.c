@@ -8,8 +8,10 @@
 
 #include "hmmrt_gpu.h"
 
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +32,49 @@ enum {
 #define GPU_BATCH_RESIDUES ((int64_t)1 << 28)
 
 /* ---- setting up and taking down ------------------------------------------ */
+
+/* Threads of the probe wait here until every one has started. */
+typedef struct thread_probe {
+    pthread_mutex_t lock;
+    pthread_cond_t go;
+    int released;
+} thread_probe;
+
+static void *wait_for_release(void *arg)
+{
+    thread_probe *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->released)
+        pthread_cond_wait(&p->go, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Starts n - 1 threads (as OpenMP's team will, with the same default
+ * stacks), all alive at once, and ends them: 0, or the error of the first
+ * that would not start. OpenMP exits with status 1 when it cannot start its
+ * team (a memory limit, the limit on processes), which a caller would read
+ * as a bad command line. */
+static int threads_start(int n)
+{
+    pthread_t *threads = calloc((size_t)(n > 1 ? n : 1), sizeof *threads);
+    if (!threads)
+        return ENOMEM;
+    thread_probe p = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    int started = 0, error = 0;
+    while (started < n - 1 && !error) {
+        error = pthread_create(&threads[started], NULL, wait_for_release, &p);
+        started += !error;
+    }
+    pthread_mutex_lock(&p.lock);
+    p.released = 1;
+    pthread_cond_broadcast(&p.go);
+    pthread_mutex_unlock(&p.lock);
+    for (int k = 0; k < started; k++)
+        pthread_join(threads[k], NULL);
+    free(threads);
+    return error;
+}
 
 static size_t at_least_one(int n)
 {
@@ -671,6 +716,12 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         return HMMRT_EXIT_INTERNAL;
     }
     hmmrt_set_decimals(o->decimals);
+    int threads_error = o->threads > 1 ? threads_start(o->threads) : 0;
+    if (threads_error) {
+        hmmrt_error("cannot start %d threads: %s (out of memory, or a limit on processes); "
+                    "pass --threads with fewer", o->threads, strerror(threads_error));
+        return HMMRT_EXIT_INTERNAL;
+    }
     double started = hmmrt_seconds();
     gpu_opening opening;
     hmmrt_start_opening_gpu(&opening, prog, o);

@@ -635,6 +635,27 @@ static void test_usage_errors(void **state)
     expect_usage_error("toy: error: --decimals needs a value: --decimals N or --decimals=N\n");
     run_toy("--threads", "0", f, NULL);
     expect_usage_error("toy: error: --threads takes a number of threads from 1 to 4096, not '0'\n");
+    /* the environment's count is checked as --threads is; --threads wins */
+    const char *bad_counts[] = {"100000", "0", "x\x1b[2J", " ", "-3"};
+    for (size_t k = 0; k < sizeof bad_counts / sizeof bad_counts[0]; k++) {
+        setenv("OMP_NUM_THREADS", bad_counts[k], 1);
+        run_toy(f, NULL);
+        char want[512];
+        hmmrt_buf shown = {0};
+        hmmrt_describe_text(&shown, bad_counts[k]);
+        snprintf(want, sizeof want,
+                 "toy: error: the environment's OMP_NUM_THREADS='%s' is not a number of threads "
+                 "from 1 to 4096: set it to one, or unset it (every core), or pass --threads N, "
+                 "which takes precedence\n", shown.data);
+        hmmrt_buf_free(&shown);
+        expect_usage_error(want);
+        run_toy("--threads", "2", "--no-header", f, NULL);
+        assert_int_equal(last.status, HMMRT_EXIT_OK);
+    }
+    setenv("OMP_NUM_THREADS", " 3,2 ", 1); /* OpenMP's list for nested levels */
+    run_toy("--no-header", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    unsetenv("OMP_NUM_THREADS");
     run_toy("--length", "5", f, NULL);
     expect_usage_error("toy: error: --length applies only with --sample N: add --sample N, or "
                        "drop --length\n");
