@@ -1,6 +1,7 @@
 /* fasta_parse.c: the FASTA state machine (fasta_parse.h): records over many
- * lines, CRLF, blank lines and white space inside sequences, the name as the
- * first word after '>', no limit on the length of a line. It sees bytes only;
+ * lines, line ends LF, CRLF and CR alone (old Mac files), blank lines and
+ * white space inside sequences, the name as the first word after '>', no
+ * limit on the length of a line. It sees bytes only;
  * files, blocks and threads are the reader's (fasta.c). */
 #include "fasta_parse.h"
 
@@ -15,9 +16,23 @@ static const char NO_NAME[] =
     "a '>' header without a name: write the sequence's name right after '>'";
 static const char OUT_OF_MEMORY[] = "out of memory";
 
+/* Blanks separate words and are left out of sequences; '\r' is a line end. */
 static int is_blank(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+
+static int is_line_end(unsigned char c)
+{
+    return c == '\n' || c == '\r';
+}
+
+/* The first line end in [at, end), or NULL. */
+static const char *find_line_end(const char *at, const char *end)
+{
+    const char *newline = memchr(at, '\n', (size_t)(end - at));
+    const char *cr = memchr(at, '\r', (size_t)((newline ? newline : end) - at));
+    return cr ? cr : newline;
 }
 
 static int fail(fasta_parse *p, const char *error)
@@ -131,7 +146,7 @@ static const char *copy_plain(char **out, const char *at, const char *end)
 static const char *sequence_line(fasta_parse *p, const char *at, const char *end)
 {
     if (!p->in_record) {
-        for (; at < end && *at != '\n'; at++)
+        for (; at < end && !is_line_end((unsigned char)*at); at++)
             if (!is_blank((unsigned char)*at)) {
                 fail(p, DATA_BEFORE_HEADER);
                 return at;
@@ -143,7 +158,7 @@ static const char *sequence_line(fasta_parse *p, const char *at, const char *end
     char *out = p->store + p->store_len;
     for (;;) {
         at = copy_plain(&out, at, end);
-        if (at == end || *at == '\n')
+        if (at == end || is_line_end((unsigned char)*at))
             break;
         if (!is_blank((unsigned char)*at))
             *out++ = *at;
@@ -157,7 +172,7 @@ static const char *sequence_line(fasta_parse *p, const char *at, const char *end
 static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
 {
     const char *stop = at;
-    while (stop < end && *stop != '\n' && !is_blank((unsigned char)*stop))
+    while (stop < end && !is_line_end((unsigned char)*stop) && !is_blank((unsigned char)*stop))
         stop++;
     size_t span = (size_t)(stop - at);
     if (reserve(p, span) != 0)
@@ -173,6 +188,11 @@ static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
 static const char *step(fasta_parse *p, const char *at, const char *end)
 {
     unsigned char c = (unsigned char)*at;
+    if (p->after_cr) { /* the '\n' of a CRLF ends no second line */
+        p->after_cr = 0;
+        if (c == '\n')
+            return at + 1;
+    }
     switch (p->state) {
     case FASTA_AT_LINE_START:
         if (c != '>') {
@@ -187,14 +207,15 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
         p->state = FASTA_BEFORE_NAME;
         return at + 1;
     case FASTA_IN_SEQUENCE_LINE:
-        if (c == '\n') {
+        if (is_line_end(c)) {
+            p->after_cr = c == '\r';
             p->line++;
             p->state = FASTA_AT_LINE_START;
             return at + 1;
         }
         return sequence_line(p, at, end);
     case FASTA_BEFORE_NAME:
-        if (c == '\n') {
+        if (is_line_end(c)) {
             fail(p, NO_NAME);
             return at;
         }
@@ -204,7 +225,7 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
     case FASTA_IN_NAME:
         return name_bytes(p, at, end);
     case FASTA_IN_DESCRIPTION: {
-        const char *newline = memchr(at, '\n', (size_t)(end - at));
+        const char *newline = find_line_end(at, end);
         if (!newline)
             return end;
         p->state = FASTA_IN_SEQUENCE_LINE; /* ends the line as a sequence line would */

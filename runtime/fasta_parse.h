@@ -29,6 +29,7 @@ typedef struct fasta_parsed {
 typedef struct fasta_parse {
     fasta_line_state state;
     long line;          /* the line of the next byte */
+    int after_cr;       /* the last byte ended a line with '\r': a '\n' next is its CRLF */
     int in_record;      /* a header was read: residues belong to it */
     size_t name_at;     /* where the record in progress starts in store */
     size_t residues_at; /* ... and its residues, once its name has ended */

@@ -1,6 +1,7 @@
 /* test_fasta.c: unit tests of the runtime's input side: the FASTA reader
- * (records over many lines, CRLF, blank lines, empty sequences, names, several
- * files, standard input, error messages, very long lines) and hmmrt_map. */
+ * (records over many lines, CRLF and CR line ends, blank lines, empty
+ * sequences, names, several files, standard input, error messages, very
+ * long lines) and hmmrt_map. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,6 +123,34 @@ static void test_crlf_line_ends(void **state)
     assert_int_equal(rd.n, 2);
     expect_record(&rd, 0, "s1", "ACGT", 1);
     expect_record(&rd, 1, "s2", "A", 4);
+    free_reading(&rd);
+}
+
+/* Old Mac files end lines with CR alone: every record is read, with its
+ * lines (issue 21: ">a\rACGT\r>b..." was one record "a", empty). A CR
+ * followed by LF is one line end; CRs in a row are blank lines. */
+static void test_cr_line_ends(void **state)
+{
+    reading rd;
+    read_one_file(&rd, ">a\rACGT\r>b desc\rAC\r\rGT\r>c\rGG\r");
+    assert_int_equal(rd.last, 0);
+    assert_int_equal(rd.n, 3);
+    expect_record(&rd, 0, "a", "ACGT", 1);
+    expect_record(&rd, 1, "b", "ACGT", 3);
+    expect_record(&rd, 2, "c", "GG", 7);
+    free_reading(&rd);
+    remove_temps(state);
+    read_one_file(&rd, ">a\r\r\n\rAC\r\nG\r>b\r\n\rX\nT");
+    assert_int_equal(rd.last, 0);
+    assert_int_equal(rd.n, 2);
+    expect_record(&rd, 0, "a", "ACG", 1);
+    expect_record(&rd, 1, "b", "XT", 6);
+    free_reading(&rd);
+    remove_temps(state);
+    read_one_file(&rd, ">a\rAC\r>\rGG\r");
+    assert_int_equal(rd.last, -1);
+    assert_int_equal(rd.n, 1);
+    assert_non_null(strstr(rd.err, ":3: a '>' header without a name"));
     free_reading(&rd);
 }
 
@@ -318,6 +347,7 @@ static void test_very_long_lines(void **state)
 static const char *const cut_inputs[] = {
     ">s1\nACG\nTT\nA\n>s2\nGG\n",
     ">s1 first\r\nAC\r\nGT\r\n>s2\r\nA\r\n",
+    ">s1 first\rAC\rGT\r>s2\rA\r\r>s3\r\n\rC\r\nG\n\r>s4 d\r\n",
     "\n  \n>s1\n\nA C\tG \n\n\n>s2\n \t\nT\n",
     ">a\n>b\n\n>c\nAC\n>d",
     ">seq1 a description > here\nA\n>seq2\tTAB desc\nC\n>  spaced name\nG\n>x|y|z\r\nT",
@@ -456,6 +486,7 @@ int main(void)
         cmocka_unit_test_teardown(test_header_without_name_at_end_of_file, remove_temps),
         cmocka_unit_test_teardown(test_error_is_sticky, remove_temps),
         cmocka_unit_test_teardown(test_very_long_lines, remove_temps),
+        cmocka_unit_test_teardown(test_cr_line_ends, remove_temps),
         cmocka_unit_test_teardown(test_pieces_do_not_change_the_reading, remove_temps),
         cmocka_unit_test_teardown(test_many_records_over_many_pieces, remove_temps),
         cmocka_unit_test(test_map_valid),
