@@ -51,9 +51,12 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
 /* 1 when the reader's error was a failed allocation. */
 int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
-/* Checks that the file opens for reading and is not a directory ("-" always
- * does); 0, or -1 with a message in err. */
-int hmmrt_check_readable(const char *path, char *err, size_t errlen);
+/* Opens every file of the reader now, keeping the descriptors for the
+ * reading (each file is opened once: a named FIFO would not give its data
+ * to a second open), and checks each opened descriptor (not a directory):
+ * -1 when all opened, else the index of the first that did not (err says
+ * why; "-" always opens). Without this call each file opens in its turn. */
+int hmmrt_reader_open_files(hmmrt_reader *r, char *err, size_t errlen);
 
 /* ---- read_block.c: the FASTA reader's block from a file ---------------------- */
 /* The most ranges (the reader's pieces) a block is read and parsed in. */

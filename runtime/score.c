@@ -550,14 +550,11 @@ int hmmrt_stop_at_input_error(run *r, const batch *b)
 }
 
 /* Every file must open before anything is scored: a typo in the last name
- * should not cost a long run. The first file that does not open (err says
- * why), or -1. */
+ * should not cost a long run. The reader keeps what it opened. The first
+ * file that does not open (err says why), or -1. */
 static int first_unreadable(const run *r, char *err, size_t errlen)
 {
-    for (int i = 0; i < r->o->n_files; i++)
-        if (hmmrt_check_readable(r->o->files[i], err, errlen) != 0)
-            return i;
-    return -1;
+    return hmmrt_reader_open_files(r->reader, err, errlen);
 }
 
 static int stop_at_unreadable(run *r, int file, const char *err)
