@@ -394,8 +394,8 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "       %s --sample N [--length L] [--seed S] [--with-path] [--model NAME]\n"
             "Scores every sequence of the FASTA files SEQFILE... (- is standard input) with\n"
             "the program compiled by hmmc from %s, and prints one row per sequence.\n"
-            "A sequence's name is the first word after '>'; white space inside sequences\n"
-            "is ignored.\n\n",
+            "A sequence's name is the first word after '>' (not starting with '#'); white\n"
+            "space inside sequences is ignored; lines end in LF, CRLF or CR.\n\n",
             me, me, prog->source);
     fprintf(f,
             "Options (write --opt VALUE or --opt=VALUE):\n"

@@ -1,7 +1,8 @@
 /* fasta_parse.c: the FASTA state machine (fasta_parse.h): records over many
  * lines, line ends LF, CRLF and CR alone (old Mac files), blank lines and
- * white space inside sequences, the name as the first word after '>', no
- * limit on the length of a line. It sees bytes only;
+ * white space inside sequences, the name as the first word after '>' (not
+ * starting with '#', which starts the output's comments, and without NUL
+ * bytes), no limit on the length of a line. It sees bytes only;
  * files, blocks and threads are the reader's (fasta.c). */
 #include "fasta_parse.h"
 
@@ -14,6 +15,12 @@ static const char DATA_BEFORE_HEADER[] =
     "sequence data before the first '>' header: a FASTA record starts with a line '>NAME'";
 static const char NO_NAME[] =
     "a '>' header without a name: write the sequence's name right after '>'";
+static const char NAME_LIKE_COMMENT[] =
+    "a sequence name that starts with '#': the output's lines that start with '#' are "
+    "comments, so its row would read as one; rename the sequence (e.g. drop the '#')";
+static const char NUL_IN_NAME[] =
+    "a NUL byte (\\x00) in a sequence name: the name would be cut there; fix the header "
+    "(is the file text?)";
 static const char OUT_OF_MEMORY[] = "out of memory";
 
 /* Blanks separate words and are left out of sequences; '\r' is a line end. */
@@ -172,8 +179,13 @@ static const char *sequence_line(fasta_parse *p, const char *at, const char *end
 static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
 {
     const char *stop = at;
-    while (stop < end && !is_line_end((unsigned char)*stop) && !is_blank((unsigned char)*stop))
+    while (stop < end && !is_line_end((unsigned char)*stop) && !is_blank((unsigned char)*stop) &&
+           *stop != '\0')
         stop++;
+    if (stop < end && *stop == '\0') {
+        fail(p, NUL_IN_NAME);
+        return stop;
+    }
     size_t span = (size_t)(stop - at);
     if (reserve(p, span) != 0)
         return at;
@@ -217,6 +229,10 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
     case FASTA_BEFORE_NAME:
         if (is_line_end(c)) {
             fail(p, NO_NAME);
+            return at;
+        }
+        if (c == '#') {
+            fail(p, NAME_LIKE_COMMENT);
             return at;
         }
         if (!is_blank(c))

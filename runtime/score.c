@@ -396,7 +396,7 @@ static void describe_invalid(const run *r, const hmmrt_record *rec, const seq_re
     hmmrt_describe_byte(symbol, (unsigned char)rec->residues[res->position]);
     snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path, rec->line);
     hmmrt_buf_puts(msg, part);
-    hmmrt_buf_puts(msg, rec->name);
+    hmmrt_describe_text(msg, rec->name);
     snprintf(part, sizeof part, ": symbol '%s' at position %lld (1-based) is not in the alphabet of ",
              symbol, (long long)res->position + 1);
     hmmrt_buf_puts(msg, part);
@@ -429,7 +429,7 @@ void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec)
     char place[1024];
     snprintf(place, sizeof place, " (%s line %ld)", rec->path, rec->line);
     hmmrt_buf_puts(&where, "sequence ");
-    hmmrt_buf_puts(&where, rec->name);
+    hmmrt_describe_text(&where, rec->name);
     hmmrt_buf_puts(&where, place);
     hmmrt_out_incomplete(&r->out, where.len ? where.data : "a sequence");
     hmmrt_buf_free(&where);
@@ -446,10 +446,19 @@ static int stop_invalid(run *r, const hmmrt_record *rec, const seq_result *res)
     return HMMRT_EXIT_INPUT;
 }
 
+char *hmmrt_shown_name(const char *name)
+{
+    hmmrt_buf shown = {0};
+    hmmrt_describe_text(&shown, name);
+    return shown.data ? shown.data : strdup(name);
+}
+
 static int stop_out_of_memory(run *r, const hmmrt_record *rec)
 {
+    char *name = hmmrt_shown_name(rec->name);
     hmmrt_error("%s:%ld: out of memory while scoring sequence %s (%lld symbols)", rec->path,
-                rec->line, rec->name, (long long)rec->length);
+                rec->line, name ? name : "?", (long long)rec->length);
+    free(name);
     hmmrt_stop_at_sequence(r, rec);
     return HMMRT_EXIT_INTERNAL;
 }
@@ -470,10 +479,12 @@ static void report_name(run *r, const hmmrt_record *rec, const hmmrt_name_seen *
     if (seen->status == 0 || ++r->duplicates > DUPLICATE_WARNINGS_SHOWN)
         return;
     int file_again = seen->path != rec->path && strcmp(seen->path, rec->path) == 0;
+    char *name = hmmrt_shown_name(rec->name);
     hmmrt_warning("%s:%ld: sequence %s has the same name as the sequence at %s:%ld%s; both are "
-                  "printed%s", rec->path, rec->line, rec->name, seen->path, seen->line,
+                  "printed%s", rec->path, rec->line, name ? name : "?", seen->path, seen->line,
                   file_again ? " (the file is read twice)" : "",
                   r->duplicates == DUPLICATE_WARNINGS_SHOWN ? " (later ones are only counted)" : "");
+    free(name);
 }
 
 static void warn_duplicates_total(const run *r)

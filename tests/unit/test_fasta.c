@@ -302,6 +302,36 @@ static void test_header_without_name_at_end_of_file(void **state)
     free_reading(&rd);
 }
 
+/* A row whose name starts with '#' would read as a comment of the output;
+ * a NUL would cut the name (issue 21): both stop the reading at their line,
+ * after the records before. '#' later in a name is a name's byte. */
+static void test_names_like_comments_and_with_nul(void **state)
+{
+    reading rd;
+    const char *path = temp_file(">a#1\nAC\n>  #b desc\nGG\n");
+    read_all(&rd, &path, 1);
+    assert_int_equal(rd.n, 1);
+    expect_record(&rd, 0, "a#1", "AC", 1);
+    assert_int_equal(rd.last, -1);
+    char expected[512];
+    snprintf(expected, sizeof expected,
+             "%s:3: a sequence name that starts with '#': the output's lines that start with "
+             "'#' are comments, so its row would read as one; rename the sequence (e.g. drop "
+             "the '#')", path);
+    assert_string_equal(rd.err, expected);
+    free_reading(&rd);
+    static const char with_nul[] = ">a\nAC\n\n>ab\0cd\nGG\n";
+    path = temp_file_n(with_nul, sizeof with_nul - 1);
+    read_all(&rd, &path, 1);
+    assert_int_equal(rd.n, 1);
+    assert_int_equal(rd.last, -1);
+    snprintf(expected, sizeof expected,
+             "%s:4: a NUL byte (\\x00) in a sequence name: the name would be cut there; fix the "
+             "header (is the file text?)", path);
+    assert_string_equal(rd.err, expected);
+    free_reading(&rd);
+}
+
 static void test_error_is_sticky(void **state)
 {
     const char *path = temp_file("AC\n>a\nG\n");
@@ -355,6 +385,8 @@ static const char *const cut_inputs[] = {
     ">a\nAC\n>b\nG\n\nACGT\n>",
     "\n\nACGT\n>a\nAC\n",
     ">a\nA\n>b\nC\n>c\nG\n>d\nT\n>e\nAA\n>f\nCC\n>g\nGG\n>h\nTT\n>i\nA\n>j\nC\n",
+    ">a\nAC\n>b\nGG\n>#c\nTT\n>d\nA\n",
+    ">a\rAC\r>b\rGG\r> #c\rTT\r>d\rA\r",
     ">only_a_name_that_runs_over_many_pieces and a description that does too\n"
     "ACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT\nACGTACGT  ACGT\n>x\n",
 };
@@ -484,6 +516,7 @@ int main(void)
         cmocka_unit_test_teardown(test_data_before_first_header, remove_temps),
         cmocka_unit_test_teardown(test_header_without_name, remove_temps),
         cmocka_unit_test_teardown(test_header_without_name_at_end_of_file, remove_temps),
+        cmocka_unit_test_teardown(test_names_like_comments_and_with_nul, remove_temps),
         cmocka_unit_test_teardown(test_error_is_sticky, remove_temps),
         cmocka_unit_test_teardown(test_very_long_lines, remove_temps),
         cmocka_unit_test_teardown(test_cr_line_ends, remove_temps),
