@@ -434,8 +434,8 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
     fprintf(f,
             "Lines starting with '#' are comments: a column whose layout needs words has\n"
             "a line '# LABEL: NOTE' before the header. A run that stops early (bad input)\n"
-            "ends its output with '# incomplete: stopped at ...'; the rows before it\n"
-            "are complete.\n\n"
+            "ends its output with '# incomplete: stopped at ...' ('# incomplete: stopped\n"
+            "by SIGTERM' for SIGTERM, SIGINT, SIGHUP); the rows before it are complete.\n\n"
             "Exit status:\n"
             "  0  every sequence was scored and printed\n"
             "  1  bad command line (or OMP_NUM_THREADS); nothing was read\n"
@@ -444,7 +444,8 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "     the run stopped\n"
             "  3  the run finished, but --skip-invalid skipped sequences\n"
             "  4  standard output could not be written (closed pipe, full disk)\n"
-            "  5  out of memory, or a device error\n");
+            "  5  out of memory, or a device error\n"
+            "  128+N  killed by signal N (143 SIGTERM, 130 SIGINT, 129 SIGHUP)\n");
 }
 
 void hmmrt_print_version(FILE *f, const hmmrt_program *prog)

@@ -116,6 +116,12 @@ void hmmrt_format_row(hmmrt_buf *row, const hmmrt_program *prog, const char *nam
                       const hmmrt_value *values);
 /* "# incomplete: stopped at WHERE" (WHERE without the newline). */
 void hmmrt_out_incomplete(hmmrt_out *o, const char *where);
+/* From now on SIGTERM, SIGINT and SIGHUP (unless ignored) end o's output
+ * with "# incomplete: stopped by SIGTERM" after its last whole row and kill
+ * the program with the signal (status 128 + signal); one process-wide
+ * output. hmmrt_out_release_signals gives the signals back. */
+void hmmrt_out_catch_signals(const hmmrt_out *o);
+void hmmrt_out_release_signals(void);
 
 /* ---- cli.c: the command line of generated programs ------------------------ */
 enum { HMMRT_PROGRESS_AUTO = -1, HMMRT_PROGRESS_OFF = 0, HMMRT_PROGRESS_ON = 1 };

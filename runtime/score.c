@@ -742,16 +742,20 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    hmmrt_out_catch_signals(&r.out);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);
-    if (o->header)
+    if (o->header) /* out at once: a run stopped by a signal keeps it */
         hmmrt_out_header(&r.out, prog);
+    hmmrt_flush_output(&r);
     int status = score_everything(&r);
     hmmrt_progress_finish();
     warn_skipped_total(&r);
     warn_duplicates_total(&r);
     warn_below_range(&r);
-    if (hmmrt_flush_output(&r) != 0) {
+    int flushed = hmmrt_flush_output(&r);
+    hmmrt_out_release_signals(); /* every row is out, or cannot be */
+    if (flushed != 0) {
         hmmrt_error("cannot write the output: %s", strerror(r.out.error));
         status = HMMRT_EXIT_OUTPUT;
     } else if (!status && r.skipped > 0) {
