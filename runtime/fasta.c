@@ -93,6 +93,17 @@ hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
     return r;
 }
 
+long hmmrt_record_line_of(const hmmrt_record *rec, int64_t position)
+{
+    for (int64_t k = 0; k < rec->n_runs; k++) {
+        const hmmrt_line_run *run = &rec->runs[k];
+        if (position < run->residues)
+            return rec->line + run->first_line + (long)(position / run->width);
+        position -= run->residues;
+    }
+    return rec->line; /* not a residue of rec */
+}
+
 void hmmrt_record_release(hmmrt_record *rec)
 {
     struct hmmrt_pool *pool = rec->pool;
@@ -353,7 +364,9 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
                                  .length = f->length,
                                  .path = r->path,
                                  .line = f->line + line_offset,
-                                 .pool = pool};
+                                 .pool = pool,
+                                 .runs = (const hmmrt_line_run *)(store + f->runs_at),
+                                 .n_runs = (int64_t)f->n_runs};
     }
     r->n_pending += p->n_records;
     return 0;

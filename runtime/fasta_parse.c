@@ -59,7 +59,7 @@ int fasta_parse_start(fasta_parse *p, long first_line, size_t piece_bytes)
     /* a piece's names and residues, each with its NUL, take at most its
      * bytes and one: a record's '>' pays for its name's NUL, its header's
      * line end for its residues' */
-    p->store_cap = piece_bytes + 64;
+    p->store_cap = piece_bytes + piece_bytes / 4 + 64; /* and a run of lines a record */
     p->store = malloc(p->store_cap);
     return p->store ? 0 : fail(p, OUT_OF_MEMORY);
 }
@@ -68,8 +68,10 @@ void fasta_parse_free(fasta_parse *p)
 {
     free(p->store);
     free(p->records);
+    free(p->runs);
     p->store = NULL;
     p->records = NULL;
+    p->runs = NULL;
 }
 
 /* Room for more bytes in the store: 0, or -1. */
@@ -90,11 +92,43 @@ static int put_byte(fasta_parse *p, char c)
     return 0;
 }
 
-/* The record in progress is complete: its residues get their NUL. */
+/* The line in progress (of the record in progress) ended at p->line: its
+ * residues join the runs of lines. 0, or -1. */
+static int end_line(fasta_parse *p)
+{
+    int64_t n = (int64_t)(p->store_len - p->line_start);
+    p->line_start = p->store_len;
+    if (n <= 0)
+        return 0;
+    long line = p->line - p->name_line;
+    hmmrt_line_run *last = p->n_runs ? &p->runs[p->n_runs - 1] : NULL;
+    if (last && last->residues % last->width == 0 &&
+        last->first_line + last->residues / last->width == line && n <= last->width) {
+        last->residues += n;
+        return 0;
+    }
+    hmmrt_line_run *runs = hmmrt_grow(p->runs, &p->runs_cap, p->n_runs + 1, sizeof *runs, 4);
+    if (!runs)
+        return fail(p, OUT_OF_MEMORY);
+    p->runs = runs;
+    p->runs[p->n_runs++] = (hmmrt_line_run){.residues = n, .width = n, .first_line = line};
+    return 0;
+}
+
+/* The record in progress is complete: its residues get their NUL, and its
+ * runs of lines follow them in the store. */
 static int take_record(fasta_parse *p)
 {
-    if (put_byte(p, '\0') != 0)
+    if (end_line(p) != 0 || put_byte(p, '\0') != 0)
         return -1;
+    size_t length = p->store_len - 1 - p->residues_at;
+    size_t runs_at = (p->store_len + 7) & ~(size_t)7;
+    size_t run_bytes = p->n_runs * sizeof(hmmrt_line_run);
+    if (reserve(p, runs_at - p->store_len + run_bytes) != 0)
+        return -1;
+    if (run_bytes)
+        memcpy(p->store + runs_at, p->runs, run_bytes);
+    p->store_len = runs_at + run_bytes;
     fasta_parsed *records = hmmrt_grow(p->records, &p->records_cap, p->n_records + 1,
                                        sizeof *records, 1024);
     if (!records)
@@ -103,10 +137,13 @@ static int take_record(fasta_parse *p)
     p->records[p->n_records++] = (fasta_parsed){
         .name_at = p->name_at,
         .residues_at = p->residues_at,
-        .length = (int64_t)(p->store_len - 1 - p->residues_at),
+        .runs_at = runs_at,
+        .n_runs = p->n_runs,
+        .length = (int64_t)length,
         .line = p->name_line,
     };
     p->in_record = 0;
+    p->n_runs = 0;
     return 0;
 }
 
@@ -115,7 +152,7 @@ static int end_name(fasta_parse *p)
 {
     if (put_byte(p, '\0') != 0)
         return -1;
-    p->residues_at = p->store_len;
+    p->residues_at = p->line_start = p->store_len;
     p->state = FASTA_IN_DESCRIPTION;
     return 0;
 }
@@ -220,6 +257,8 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
         return at + 1;
     case FASTA_IN_SEQUENCE_LINE:
         if (is_line_end(c)) {
+            if (p->in_record && end_line(p) != 0)
+                return at;
             p->after_cr = c == '\r';
             p->line++;
             p->state = FASTA_AT_LINE_START;
@@ -294,5 +333,6 @@ int fasta_parse_keep_partial(fasta_parse *p, char **old_store)
      * when the name in progress ends */
     p->name_at = p->in_record ? p->name_at - from : 0;
     p->residues_at = p->residues_at >= from ? p->residues_at - from : 0;
+    p->line_start = p->line_start >= from ? p->line_start - from : 0;
     return 0;
 }

@@ -387,14 +387,15 @@ static const char *model_of_alphabet(const hmmrt_program *prog, int alphabet)
 }
 
 /* "FILE:LINE: sequence NAME: symbol 'c' at position P (1-based) is not in the
- * alphabet of model M [symbols]" into msg. */
+ * alphabet of model M [symbols]" into msg; LINE is the symbol's. */
 static void describe_invalid(const run *r, const hmmrt_record *rec, const seq_result *res,
                              hmmrt_buf *msg)
 {
     const char *model = model_of_alphabet(r->prog, res->alphabet);
     char symbol[8], part[1024];
     hmmrt_describe_byte(symbol, (unsigned char)rec->residues[res->position]);
-    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path, rec->line);
+    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path,
+             hmmrt_record_line_of(rec, res->position));
     hmmrt_buf_puts(msg, part);
     hmmrt_describe_text(msg, rec->name);
     snprintf(part, sizeof part, ": symbol '%s' at position %lld (1-based) is not in the alphabet of ",

@@ -396,8 +396,34 @@ static void expect_same_reading(const reading *a, const reading *b)
     assert_int_equal(a->last, b->last);
     assert_string_equal(a->err, b->err);
     assert_int_equal(a->n, b->n);
-    for (int i = 0; i < a->n; i++)
+    for (int i = 0; i < a->n; i++) {
         expect_record(b, i, a->rec[i].name, a->rec[i].residues, a->rec[i].line);
+        for (int64_t k = 0; k < a->rec[i].length; k++)
+            assert_int_equal(hmmrt_record_line_of(&a->rec[i], k),
+                             hmmrt_record_line_of(&b->rec[i], k));
+    }
+}
+
+/* The line of each residue (issue 21: a symbol error named the header's
+ * line): lines of equal width, blank lines, a short line in the middle, CR
+ * and CRLF line ends, blanks inside lines. */
+static void test_line_of_each_residue(void **state)
+{
+    reading rd;
+    read_one_file(&rd, ">a\nACGT\nACGT\n\nAC\nACGT\nA\n>b d\r\nAC GT\r\nA\rCC\n>c\n>d\nA");
+    assert_int_equal(rd.last, 0);
+    assert_int_equal(rd.n, 4);
+    static const long a_lines[] = {2, 2, 2, 2, 3, 3, 3, 3, 5, 5, 6, 6, 6, 6, 7};
+    assert_int_equal(rd.rec[0].length, 15);
+    for (int k = 0; k < 15; k++)
+        assert_int_equal(hmmrt_record_line_of(&rd.rec[0], k), a_lines[k]);
+    static const long b_lines[] = {9, 9, 9, 9, 10, 11, 11};
+    assert_int_equal(rd.rec[1].length, 7);
+    for (int k = 0; k < 7; k++)
+        assert_int_equal(hmmrt_record_line_of(&rd.rec[1], k), b_lines[k]);
+    assert_int_equal(rd.rec[2].n_runs, 0);
+    assert_int_equal(hmmrt_record_line_of(&rd.rec[3], 0), 14);
+    free_reading(&rd);
 }
 
 /* Every input, with every thread count from 1 to 4 and pieces of 1 to 9
@@ -520,6 +546,7 @@ int main(void)
         cmocka_unit_test_teardown(test_error_is_sticky, remove_temps),
         cmocka_unit_test_teardown(test_very_long_lines, remove_temps),
         cmocka_unit_test_teardown(test_cr_line_ends, remove_temps),
+        cmocka_unit_test_teardown(test_line_of_each_residue, remove_temps),
         cmocka_unit_test_teardown(test_pieces_do_not_change_the_reading, remove_temps),
         cmocka_unit_test_teardown(test_many_records_over_many_pieces, remove_temps),
         cmocka_unit_test(test_map_valid),
