@@ -1,5 +1,6 @@
 /* alphabet.c: maps residues to symbol indexes (hmmrt_map) through a 256-entry
- * table per alphabet, cached per thread, and shows symbols in messages. */
+ * table per alphabet, cached per thread, and shows symbols, and names and
+ * other text from the input, in messages (control bytes escaped). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -72,4 +73,21 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet)
         hmmrt_buf_puts(b, shown);
     }
     hmmrt_buf_putc(b, ']');
+}
+
+void hmmrt_describe_text(hmmrt_buf *b, const char *text)
+{
+    const char *run = text;
+    for (const char *p = text;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c != 0x7f)
+            continue;
+        hmmrt_buf_append(b, run, (size_t)(p - run));
+        if (!c)
+            return;
+        char shown[8];
+        hmmrt_describe_byte(shown, c);
+        hmmrt_buf_puts(b, shown);
+        run = p + 1;
+    }
 }

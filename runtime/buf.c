@@ -8,7 +8,11 @@
 #include <string.h>
 
 static int score_decimals = 6;
-/* Set when a buffer of this thread could not grow; see hmmrt_buf_take_failure. */
+/* Set when a buffer of this thread could not grow; see hmmrt_buf_take_failure.
+ * It is sticky: until it is taken (at the start of the next record), no
+ * buffer of this thread tries to grow again, so that a whole table of
+ * millions of fields fails once, not once a field (each a realloc of the
+ * table's size that memory cannot give). */
 static _Thread_local int buf_failed;
 
 void hmmrt_set_decimals(int decimals)
@@ -18,6 +22,11 @@ void hmmrt_set_decimals(int decimals)
     if (decimals > 17)
         decimals = 17;
     score_decimals = decimals;
+}
+
+int hmmrt_buf_failed(void)
+{
+    return buf_failed;
 }
 
 int hmmrt_buf_take_failure(void)
@@ -56,9 +65,12 @@ void *hmmrt_grow(void *data, size_t *cap, size_t need, size_t size, size_t first
     return bigger;
 }
 
-/* Room for `more` bytes and the NUL; 0, or -1 (and the failure noted). */
+/* Room for `more` bytes and the NUL; 0, or -1 (and the failure noted; after
+ * a failure, -1 at once until it is taken). */
 static int buf_reserve(hmmrt_buf *b, size_t more)
 {
+    if (buf_failed)
+        return -1;
     char *data = more < SIZE_MAX / 2 - b->len
                      ? hmmrt_grow(b->data, &b->cap, b->len + more + 1, 1, 64)
                      : NULL;

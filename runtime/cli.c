@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,10 +87,12 @@ static int apply_no_header(parse_state *st, const char *v) { st->o->header = 0; 
 static int apply_progress(parse_state *st, const char *v) { st->o->progress = HMMRT_PROGRESS_ON; return 0; }
 static int apply_no_progress(parse_state *st, const char *v) { st->o->progress = HMMRT_PROGRESS_OFF; return 0; }
 
+enum { MAX_THREADS = 4096 };
+
 static int apply_threads(parse_state *st, const char *v)
 {
     long long n;
-    if (parse_number(v, 1, 4096, &n) != 0)
+    if (parse_number(v, 1, MAX_THREADS, &n) != 0)
         return bad_value("threads", "a number of threads from 1 to 4096", v);
     st->o->threads = (int)n;
     return 0;
@@ -240,6 +243,43 @@ static int parse_option(parse_state *st, int argc, char **argv, int *i)
     return spec->apply(st, argv[++*i]);
 }
 
+/* The team size when --threads is not given: OMP_NUM_THREADS, checked as
+ * --threads is (OpenMP's own handling crashes or exits 1 on 100000), else
+ * every core, at most MAX_THREADS. The run sets it explicitly. 0, or
+ * HMMRT_EXIT_USAGE after saying why. */
+static int threads_from_environment(hmmrt_options *o)
+{
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (!env || !*env) {
+        int procs = omp_get_num_procs();
+        o->threads = procs < 1 ? 1 : procs > MAX_THREADS ? MAX_THREADS : procs;
+        return 0;
+    }
+    /* OpenMP allows blanks around the number and a list for nested levels,
+     * of which the first is this level's */
+    char first[32];
+    size_t skip = strspn(env, " \t"), len = strcspn(env + skip, ",");
+    while (len > 0 && (env[skip + len - 1] == ' ' || env[skip + len - 1] == '\t'))
+        len--;
+    long long n = 0;
+    if (len > 0 && len < sizeof first) {
+        memcpy(first, env + skip, len);
+        first[len] = '\0';
+    }
+    if (len == 0 || len >= sizeof first || parse_number(first, 1, MAX_THREADS, &n) != 0) {
+        hmmrt_buf shown = {0};
+        hmmrt_describe_text(&shown, env);
+        int status = usage_error("the environment's OMP_NUM_THREADS='%s' is not a number of "
+                                 "threads from 1 to %d: set it to one, or unset it (every core), "
+                                 "or pass --threads N, which takes precedence",
+                                 shown.len ? shown.data : "", MAX_THREADS);
+        hmmrt_buf_free(&shown);
+        return status;
+    }
+    o->threads = (int)n;
+    return 0;
+}
+
 /* The checks that need every option seen. */
 static int check_combination(parse_state *st)
 {
@@ -261,7 +301,7 @@ static int check_combination(parse_state *st)
         return usage_error("no sequence file given: name one, or - for standard input "
                            "(%s --help lists the options)",
                            hmmrt_progname());
-    return 0;
+    return o->threads ? 0 : threads_from_environment(o);
 }
 
 static void set_defaults(hmmrt_options *o)
@@ -354,12 +394,13 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "       %s --sample N [--length L] [--seed S] [--with-path] [--model NAME]\n"
             "Scores every sequence of the FASTA files SEQFILE... (- is standard input) with\n"
             "the program compiled by hmmc from %s, and prints one row per sequence.\n"
-            "A sequence's name is the first word after '>'; white space inside sequences\n"
-            "is ignored.\n\n",
+            "A sequence's name is the first word after '>' (not starting with '#'); white\n"
+            "space inside sequences is ignored; lines end in LF, CRLF or CR.\n\n",
             me, me, prog->source);
     fprintf(f,
             "Options (write --opt VALUE or --opt=VALUE):\n"
-            "  --threads N      use N threads (default: OMP_NUM_THREADS, else every core)\n"
+            "  --threads N      use N threads, 1 to 4096 (default: OMP_NUM_THREADS, which\n"
+            "                   must be such a number, else every core)\n"
             "  --skip-invalid   skip a sequence with a symbol outside the alphabet, with a\n"
             "                   warning, instead of stopping (the exit status is then 3)\n"
             "  --decimals N     decimals of scores, 0 to 17 (default 6)\n"
@@ -393,17 +434,18 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
     fprintf(f,
             "Lines starting with '#' are comments: a column whose layout needs words has\n"
             "a line '# LABEL: NOTE' before the header. A run that stops early (bad input)\n"
-            "ends its output with '# incomplete: stopped at ...'; the rows before it\n"
-            "are complete.\n\n"
+            "ends its output with '# incomplete: stopped at ...' ('# incomplete: stopped\n"
+            "by SIGTERM' for SIGTERM, SIGINT, SIGHUP); the rows before it are complete.\n\n"
             "Exit status:\n"
             "  0  every sequence was scored and printed\n"
-            "  1  bad command line; nothing was read\n"
+            "  1  bad command line (or OMP_NUM_THREADS); nothing was read\n"
             "  2  unreadable or malformed input, or a symbol outside the alphabet\n"
             "     (without --skip-invalid), or --sample could not draw a sequence:\n"
             "     the run stopped\n"
             "  3  the run finished, but --skip-invalid skipped sequences\n"
             "  4  standard output could not be written (closed pipe, full disk)\n"
-            "  5  out of memory, or a device error\n");
+            "  5  out of memory, or a device error\n"
+            "  128+N  killed by signal N (143 SIGTERM, 130 SIGINT, 129 SIGHUP)\n");
 }
 
 void hmmrt_print_version(FILE *f, const hmmrt_program *prog)

@@ -1,5 +1,6 @@
 /* fasta.c: the FASTA reader (hmmrt_reader_*): several files in turn, "-" for
- * standard input. A file is read in blocks; a block is cut into pieces at
+ * standard input, each opened once (a run opens them all before it reads,
+ * and checks the descriptors it got). A file is read in blocks; a block is cut into pieces at
  * lines that start with '>', and the pieces are parsed at once on several
  * threads (fasta_parse.c), the first one going on with the record that the
  * last block left unfinished. Records are then handed out one by one, in
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@ struct hmmrt_pool {
 
 struct hmmrt_reader {
     char **paths; /* copies of the file names */
+    int *fds;     /* per file: opened by hmmrt_reader_open_files, else -1 */
     int n_paths;
     int next_path;    /* the next file to open */
     int fd;           /* -1 between files */
@@ -73,12 +76,14 @@ hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
     r->fd = -1;
     hmmrt_reader_set_pieces(r, 1, DEFAULT_PIECE_BYTES);
     r->paths = calloc((size_t)(n_paths > 0 ? n_paths : 1), sizeof *r->paths);
-    if (!r->paths) {
+    r->fds = malloc((size_t)(n_paths > 0 ? n_paths : 1) * sizeof *r->fds);
+    if (!r->paths || !r->fds) {
         hmmrt_reader_close(r);
         return NULL;
     }
     for (int i = 0; i < n_paths; i++) {
         r->paths[i] = strdup(paths[i]);
+        r->fds[i] = -1;
         if (!r->paths[i]) {
             hmmrt_reader_close(r);
             return NULL;
@@ -86,6 +91,17 @@ hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
         r->n_paths++;
     }
     return r;
+}
+
+long hmmrt_record_line_of(const hmmrt_record *rec, int64_t position)
+{
+    for (int64_t k = 0; k < rec->n_runs; k++) {
+        const hmmrt_line_run *run = &rec->runs[k];
+        if (position < run->residues)
+            return rec->line + run->first_line + (long)(position / run->width);
+        position -= run->residues;
+    }
+    return rec->line; /* not a residue of rec */
 }
 
 void hmmrt_record_release(hmmrt_record *rec)
@@ -114,9 +130,13 @@ void hmmrt_reader_close(hmmrt_reader *r)
     for (size_t i = r->next_pending; i < r->n_pending; i++)
         hmmrt_record_release(&r->pending[i]);
     free(r->pending);
-    for (int i = 0; i < r->n_paths; i++)
+    for (int i = 0; i < r->n_paths; i++) {
+        if (r->fds[i] > STDIN_FILENO)
+            close(r->fds[i]);
         free(r->paths[i]);
+    }
     free(r->paths);
+    free(r->fds);
     free(r->block);
     free(r);
 }
@@ -161,21 +181,73 @@ static int open_file(const char *path, int *fd, char *err, size_t errlen)
         why = "it is a directory";
     if (!why)
         return 0;
+    int saved = *fd < 0 ? errno : EISDIR;
     snprintf(err, errlen, "%s: cannot open: %s", path, why);
     if (*fd >= 0)
         close(*fd);
     *fd = -1;
+    errno = saved;
     return -1;
 }
 
-int hmmrt_check_readable(const char *path, char *err, size_t errlen)
+/* Lets this process hold n more descriptors than now, if its hard limit
+ * does (the soft one is often 1,024). */
+static void allow_descriptors(int n)
 {
-    int fd;
-    if (open_file(path, &fd, err, errlen) != 0)
-        return -1;
-    if (fd != STDIN_FILENO)
-        close(fd);
-    return 0;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+        return;
+    rlim_t want = (rlim_t)n + 64;
+    if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+        lim.rlim_cur = lim.rlim_max == RLIM_INFINITY || lim.rlim_max > want ? want : lim.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
+}
+
+static int is_regular(int fd)
+{
+    struct stat st;
+    return fd > STDIN_FILENO && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Closes the regular files opened so far (below n): they open again in
+ * their turn, to the same effect, while a FIFO or a device keeps its one
+ * opening. */
+static void release_regular_files(hmmrt_reader *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (is_regular(r->fds[i])) {
+            close(r->fds[i]);
+            r->fds[i] = -1;
+        }
+}
+
+int hmmrt_reader_open_files(hmmrt_reader *r, char *err, size_t errlen)
+{
+    allow_descriptors(r->n_paths);
+    int keep_regular = 1; /* until descriptors run short */
+    for (int i = 0; i < r->n_paths; i++) {
+        int opened = open_file(r->paths[i], &r->fds[i], err, errlen) == 0;
+        if (!opened && errno == EMFILE && keep_regular) {
+            keep_regular = 0;
+            release_regular_files(r, i);
+            opened = open_file(r->paths[i], &r->fds[i], err, errlen) == 0;
+        }
+        if (opened && !keep_regular && is_regular(r->fds[i])) {
+            close(r->fds[i]);
+            r->fds[i] = -1;
+        }
+        if (opened)
+            continue;
+        if (errno == EMFILE) {
+            size_t len = strlen(err);
+            snprintf(err + len, errlen - len, " (input that is not a regular file, such as a "
+                     "FIFO, is held open from the start, a descriptor each: raise ulimit -n or "
+                     "pass fewer such files a run)");
+        }
+        return i;
+    }
+    return -1;
 }
 
 /* Opens the next file: 1, 0 when none is left, -1 after setting an error. */
@@ -186,7 +258,11 @@ static int open_next_file(hmmrt_reader *r)
     const char *path = r->paths[r->next_path++];
     r->path = display_name(path);
     r->line = 0;
-    if (open_file(path, &r->fd, r->error, sizeof r->error) != 0) {
+    if (r->fds[r->next_path - 1] >= 0) { /* opened once, at the start: a FIFO
+                                             cannot be opened a second time */
+        r->fd = r->fds[r->next_path - 1];
+        r->fds[r->next_path - 1] = -1;
+    } else if (open_file(path, &r->fd, r->error, sizeof r->error) != 0) {
         r->error_pending = 1;
         return -1;
     }
@@ -288,7 +364,9 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
                                  .length = f->length,
                                  .path = r->path,
                                  .line = f->line + line_offset,
-                                 .pool = pool};
+                                 .pool = pool,
+                                 .runs = (const hmmrt_line_run *)(store + f->runs_at),
+                                 .n_runs = (int64_t)f->n_runs};
     }
     r->n_pending += p->n_records;
     return 0;

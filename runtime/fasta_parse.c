@@ -1,6 +1,8 @@
 /* fasta_parse.c: the FASTA state machine (fasta_parse.h): records over many
- * lines, CRLF, blank lines and white space inside sequences, the name as the
- * first word after '>', no limit on the length of a line. It sees bytes only;
+ * lines, line ends LF, CRLF and CR alone (old Mac files), blank lines and
+ * white space inside sequences, the name as the first word after '>' (not
+ * starting with '#', which starts the output's comments, and without NUL
+ * bytes), no limit on the length of a line. It sees bytes only;
  * files, blocks and threads are the reader's (fasta.c). */
 #include "fasta_parse.h"
 
@@ -13,11 +15,31 @@ static const char DATA_BEFORE_HEADER[] =
     "sequence data before the first '>' header: a FASTA record starts with a line '>NAME'";
 static const char NO_NAME[] =
     "a '>' header without a name: write the sequence's name right after '>'";
+static const char NAME_LIKE_COMMENT[] =
+    "a sequence name that starts with '#': the output's lines that start with '#' are "
+    "comments, so its row would read as one; rename the sequence (e.g. drop the '#')";
+static const char NUL_IN_NAME[] =
+    "a NUL byte (\\x00) in a sequence name: the name would be cut there; fix the header "
+    "(is the file text?)";
 static const char OUT_OF_MEMORY[] = "out of memory";
 
+/* Blanks separate words and are left out of sequences; '\r' is a line end. */
 static int is_blank(unsigned char c)
 {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+
+static int is_line_end(unsigned char c)
+{
+    return c == '\n' || c == '\r';
+}
+
+/* The first line end in [at, end), or NULL. */
+static const char *find_line_end(const char *at, const char *end)
+{
+    const char *newline = memchr(at, '\n', (size_t)(end - at));
+    const char *cr = memchr(at, '\r', (size_t)((newline ? newline : end) - at));
+    return cr ? cr : newline;
 }
 
 static int fail(fasta_parse *p, const char *error)
@@ -37,7 +59,7 @@ int fasta_parse_start(fasta_parse *p, long first_line, size_t piece_bytes)
     /* a piece's names and residues, each with its NUL, take at most its
      * bytes and one: a record's '>' pays for its name's NUL, its header's
      * line end for its residues' */
-    p->store_cap = piece_bytes + 64;
+    p->store_cap = piece_bytes + piece_bytes / 4 + 64; /* and a run of lines a record */
     p->store = malloc(p->store_cap);
     return p->store ? 0 : fail(p, OUT_OF_MEMORY);
 }
@@ -46,8 +68,10 @@ void fasta_parse_free(fasta_parse *p)
 {
     free(p->store);
     free(p->records);
+    free(p->runs);
     p->store = NULL;
     p->records = NULL;
+    p->runs = NULL;
 }
 
 /* Room for more bytes in the store: 0, or -1. */
@@ -68,11 +92,43 @@ static int put_byte(fasta_parse *p, char c)
     return 0;
 }
 
-/* The record in progress is complete: its residues get their NUL. */
+/* The line in progress (of the record in progress) ended at p->line: its
+ * residues join the runs of lines. 0, or -1. */
+static int end_line(fasta_parse *p)
+{
+    int64_t n = (int64_t)(p->store_len - p->line_start);
+    p->line_start = p->store_len;
+    if (n <= 0)
+        return 0;
+    long line = p->line - p->name_line;
+    hmmrt_line_run *last = p->n_runs ? &p->runs[p->n_runs - 1] : NULL;
+    if (last && last->residues % last->width == 0 &&
+        last->first_line + last->residues / last->width == line && n <= last->width) {
+        last->residues += n;
+        return 0;
+    }
+    hmmrt_line_run *runs = hmmrt_grow(p->runs, &p->runs_cap, p->n_runs + 1, sizeof *runs, 4);
+    if (!runs)
+        return fail(p, OUT_OF_MEMORY);
+    p->runs = runs;
+    p->runs[p->n_runs++] = (hmmrt_line_run){.residues = n, .width = n, .first_line = line};
+    return 0;
+}
+
+/* The record in progress is complete: its residues get their NUL, and its
+ * runs of lines follow them in the store. */
 static int take_record(fasta_parse *p)
 {
-    if (put_byte(p, '\0') != 0)
+    if (end_line(p) != 0 || put_byte(p, '\0') != 0)
         return -1;
+    size_t length = p->store_len - 1 - p->residues_at;
+    size_t runs_at = (p->store_len + 7) & ~(size_t)7;
+    size_t run_bytes = p->n_runs * sizeof(hmmrt_line_run);
+    if (reserve(p, runs_at - p->store_len + run_bytes) != 0)
+        return -1;
+    if (run_bytes)
+        memcpy(p->store + runs_at, p->runs, run_bytes);
+    p->store_len = runs_at + run_bytes;
     fasta_parsed *records = hmmrt_grow(p->records, &p->records_cap, p->n_records + 1,
                                        sizeof *records, 1024);
     if (!records)
@@ -81,10 +137,13 @@ static int take_record(fasta_parse *p)
     p->records[p->n_records++] = (fasta_parsed){
         .name_at = p->name_at,
         .residues_at = p->residues_at,
-        .length = (int64_t)(p->store_len - 1 - p->residues_at),
+        .runs_at = runs_at,
+        .n_runs = p->n_runs,
+        .length = (int64_t)length,
         .line = p->name_line,
     };
     p->in_record = 0;
+    p->n_runs = 0;
     return 0;
 }
 
@@ -93,7 +152,7 @@ static int end_name(fasta_parse *p)
 {
     if (put_byte(p, '\0') != 0)
         return -1;
-    p->residues_at = p->store_len;
+    p->residues_at = p->line_start = p->store_len;
     p->state = FASTA_IN_DESCRIPTION;
     return 0;
 }
@@ -131,7 +190,7 @@ static const char *copy_plain(char **out, const char *at, const char *end)
 static const char *sequence_line(fasta_parse *p, const char *at, const char *end)
 {
     if (!p->in_record) {
-        for (; at < end && *at != '\n'; at++)
+        for (; at < end && !is_line_end((unsigned char)*at); at++)
             if (!is_blank((unsigned char)*at)) {
                 fail(p, DATA_BEFORE_HEADER);
                 return at;
@@ -143,7 +202,7 @@ static const char *sequence_line(fasta_parse *p, const char *at, const char *end
     char *out = p->store + p->store_len;
     for (;;) {
         at = copy_plain(&out, at, end);
-        if (at == end || *at == '\n')
+        if (at == end || is_line_end((unsigned char)*at))
             break;
         if (!is_blank((unsigned char)*at))
             *out++ = *at;
@@ -157,8 +216,13 @@ static const char *sequence_line(fasta_parse *p, const char *at, const char *end
 static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
 {
     const char *stop = at;
-    while (stop < end && *stop != '\n' && !is_blank((unsigned char)*stop))
+    while (stop < end && !is_line_end((unsigned char)*stop) && !is_blank((unsigned char)*stop) &&
+           *stop != '\0')
         stop++;
+    if (stop < end && *stop == '\0') {
+        fail(p, NUL_IN_NAME);
+        return stop;
+    }
     size_t span = (size_t)(stop - at);
     if (reserve(p, span) != 0)
         return at;
@@ -173,6 +237,11 @@ static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
 static const char *step(fasta_parse *p, const char *at, const char *end)
 {
     unsigned char c = (unsigned char)*at;
+    if (p->after_cr) { /* the '\n' of a CRLF ends no second line */
+        p->after_cr = 0;
+        if (c == '\n')
+            return at + 1;
+    }
     switch (p->state) {
     case FASTA_AT_LINE_START:
         if (c != '>') {
@@ -187,15 +256,22 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
         p->state = FASTA_BEFORE_NAME;
         return at + 1;
     case FASTA_IN_SEQUENCE_LINE:
-        if (c == '\n') {
+        if (is_line_end(c)) {
+            if (p->in_record && end_line(p) != 0)
+                return at;
+            p->after_cr = c == '\r';
             p->line++;
             p->state = FASTA_AT_LINE_START;
             return at + 1;
         }
         return sequence_line(p, at, end);
     case FASTA_BEFORE_NAME:
-        if (c == '\n') {
+        if (is_line_end(c)) {
             fail(p, NO_NAME);
+            return at;
+        }
+        if (c == '#') {
+            fail(p, NAME_LIKE_COMMENT);
             return at;
         }
         if (!is_blank(c))
@@ -204,7 +280,7 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
     case FASTA_IN_NAME:
         return name_bytes(p, at, end);
     case FASTA_IN_DESCRIPTION: {
-        const char *newline = memchr(at, '\n', (size_t)(end - at));
+        const char *newline = find_line_end(at, end);
         if (!newline)
             return end;
         p->state = FASTA_IN_SEQUENCE_LINE; /* ends the line as a sequence line would */
@@ -257,5 +333,6 @@ int fasta_parse_keep_partial(fasta_parse *p, char **old_store)
      * when the name in progress ends */
     p->name_at = p->in_record ? p->name_at - from : 0;
     p->residues_at = p->residues_at >= from ? p->residues_at - from : 0;
+    p->line_start = p->line_start >= from ? p->line_start - from : 0;
     return 0;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmmrt.h"
+
 /* Where the parse is inside the current line. */
 typedef enum fasta_line_state {
     FASTA_AT_LINE_START,
@@ -19,9 +21,11 @@ typedef enum fasta_line_state {
     FASTA_IN_DESCRIPTION  /* the rest of a header line, ignored */
 } fasta_line_state;
 
-/* A complete record: its name and residues (each NUL-terminated) in the store. */
+/* A complete record: its name and residues (each NUL-terminated) and the
+ * runs of lines its residues lie on, in the store. */
 typedef struct fasta_parsed {
     size_t name_at, residues_at;
+    size_t runs_at, n_runs; /* its hmmrt_line_runs in the store (8-byte aligned) */
     int64_t length;
     long line; /* of its '>' header, counted as the parse counts lines */
 } fasta_parsed;
@@ -29,10 +33,14 @@ typedef struct fasta_parsed {
 typedef struct fasta_parse {
     fasta_line_state state;
     long line;          /* the line of the next byte */
+    int after_cr;       /* the last byte ended a line with '\r': a '\n' next is its CRLF */
     int in_record;      /* a header was read: residues belong to it */
     size_t name_at;     /* where the record in progress starts in store */
     size_t residues_at; /* ... and its residues, once its name has ended */
     long name_line;
+    size_t line_start;  /* store_len where the current line's residues start */
+    hmmrt_line_run *runs; /* the lines of the record in progress */
+    size_t n_runs, runs_cap;
 
     char *store; /* names and residues, records one after the other */
     size_t store_len, store_cap;

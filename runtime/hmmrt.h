@@ -216,6 +216,13 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog);
  * lines; CRLF, blank lines and white space inside sequences are accepted; the
  * name is the first word after '>'. */
 typedef struct hmmrt_reader hmmrt_reader;
+/* Lines of a record's residues: `residues` of them on consecutive lines
+ * from the header's line + first_line, `width` a line but the last. */
+typedef struct hmmrt_line_run {
+    int64_t residues, width;
+    long first_line;
+} hmmrt_line_run;
+
 typedef struct hmmrt_record {
     const char *name;
     const char *residues; /* NUL-terminated */
@@ -223,7 +230,12 @@ typedef struct hmmrt_record {
     const char *path;     /* the file it came from (owned by the reader) */
     long line;            /* line of its '>' header */
     struct hmmrt_pool *pool; /* holds name and residues: see hmmrt_record_release */
+    const hmmrt_line_run *runs; /* where its residues lie (in the pool), n_runs of them */
+    int64_t n_runs;
 } hmmrt_record;
+
+/* The line of the file that holds residue `position` (0-based) of rec. */
+long hmmrt_record_line_of(const hmmrt_record *rec, int64_t position);
 
 hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths);
 /* The reader parses blocks of threads x piece_bytes bytes, a piece a thread

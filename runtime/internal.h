@@ -17,8 +17,11 @@
 /* Writes score as the output table does into out; returns its length. */
 size_t hmmrt_format_score(char out[HMMRT_SCORE_MAX], double score);
 void hmmrt_buf_append(hmmrt_buf *b, const char *s, size_t n);
-/* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it. */
+/* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it.
+ * Until then the failure is sticky: no buffer of this thread grows. */
 int hmmrt_buf_take_failure(void);
+/* 1 while a failure of this thread is not taken: loops that fill a buffer stop. */
+int hmmrt_buf_failed(void);
 /* An array of *cap elements of `size` bytes (data, or NULL with *cap 0) with
  * room for `need` of them: data itself when it has, else a realloc to
  * `first` or double *cap until it does (*cap updated). NULL when memory
@@ -37,6 +40,12 @@ void hmmrt_note(const char *fmt, ...) HMMRT_PRINTF(1, 2);    /* "PROG: note: ...
 /* ---- alphabet.c ------------------------------------------------------------ */
 /* A byte as messages show it: itself when printable, else \xNN. */
 void hmmrt_describe_byte(char out[8], unsigned char c);
+/* Text from the input (a name) as messages show it: control bytes as \xNN,
+ * so that a message is one line and never drives the terminal. */
+void hmmrt_describe_text(hmmrt_buf *b, const char *text);
+/* A sequence's name as messages show it (hmmrt_describe_text), malloc'd
+ * (NULL when memory runs out); score.c. */
+char *hmmrt_shown_name(const char *name);
 /* An alphabet as messages show it: "[1, 2, 3]". */
 void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 
@@ -45,9 +54,12 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
 /* 1 when the reader's error was a failed allocation. */
 int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
-/* Checks that the file opens for reading and is not a directory ("-" always
- * does); 0, or -1 with a message in err. */
-int hmmrt_check_readable(const char *path, char *err, size_t errlen);
+/* Opens every file of the reader now, keeping the descriptors for the
+ * reading (each file is opened once: a named FIFO would not give its data
+ * to a second open), and checks each opened descriptor (not a directory):
+ * -1 when all opened, else the index of the first that did not (err says
+ * why; "-" always opens). Without this call each file opens in its turn. */
+int hmmrt_reader_open_files(hmmrt_reader *r, char *err, size_t errlen);
 
 /* ---- read_block.c: the FASTA reader's block from a file ---------------------- */
 /* The most ranges (the reader's pieces) a block is read and parsed in. */
@@ -104,13 +116,20 @@ void hmmrt_format_row(hmmrt_buf *row, const hmmrt_program *prog, const char *nam
                       const hmmrt_value *values);
 /* "# incomplete: stopped at WHERE" (WHERE without the newline). */
 void hmmrt_out_incomplete(hmmrt_out *o, const char *where);
+/* From now on SIGTERM, SIGINT and SIGHUP (unless ignored) end o's output
+ * with "# incomplete: stopped by SIGTERM" after its last whole row and kill
+ * the program with the signal (status 128 + signal); one process-wide
+ * output. hmmrt_out_release_signals gives the signals back. */
+void hmmrt_out_catch_signals(const hmmrt_out *o);
+void hmmrt_out_release_signals(void);
 
 /* ---- cli.c: the command line of generated programs ------------------------ */
 enum { HMMRT_PROGRESS_AUTO = -1, HMMRT_PROGRESS_OFF = 0, HMMRT_PROGRESS_ON = 1 };
 
 typedef struct hmmrt_options {
     int help, version;
-    int threads;           /* 0: OpenMP's default (OMP_NUM_THREADS, else every core) */
+    int threads;           /* --threads, else OMP_NUM_THREADS (checked), else every core;
+                              0 only for --help, --version and --sample */
     int skip_invalid;
     int decimals;          /* 0..17 */
     int header;            /* print the '#name ...' line */

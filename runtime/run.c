@@ -42,6 +42,8 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog)
 {
     /* A closed pipe must show as a failed write (EPIPE), not kill us silently. */
     signal(SIGPIPE, SIG_IGN);
+    /* ... nor a file size limit (ulimit -f): a failed write (EFBIG), reported */
+    signal(SIGXFSZ, SIG_IGN);
     /* Every batch allocates and frees millions of records: keep freed memory
      * for the next batch rather than giving it back to the system and taking
      * page faults to get it again. */

@@ -8,8 +8,10 @@
 
 #include "hmmrt_gpu.h"
 
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +32,49 @@ enum {
 #define GPU_BATCH_RESIDUES ((int64_t)1 << 28)
 
 /* ---- setting up and taking down ------------------------------------------ */
+
+/* Threads of the probe wait here until every one has started. */
+typedef struct thread_probe {
+    pthread_mutex_t lock;
+    pthread_cond_t go;
+    int released;
+} thread_probe;
+
+static void *wait_for_release(void *arg)
+{
+    thread_probe *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->released)
+        pthread_cond_wait(&p->go, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Starts n - 1 threads (as OpenMP's team will, with the same default
+ * stacks), all alive at once, and ends them: 0, or the error of the first
+ * that would not start. OpenMP exits with status 1 when it cannot start its
+ * team (a memory limit, the limit on processes), which a caller would read
+ * as a bad command line. */
+static int threads_start(int n)
+{
+    pthread_t *threads = calloc((size_t)(n > 1 ? n : 1), sizeof *threads);
+    if (!threads)
+        return ENOMEM;
+    thread_probe p = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    int started = 0, error = 0;
+    while (started < n - 1 && !error) {
+        error = pthread_create(&threads[started], NULL, wait_for_release, &p);
+        started += !error;
+    }
+    pthread_mutex_lock(&p.lock);
+    p.released = 1;
+    pthread_cond_broadcast(&p.go);
+    pthread_mutex_unlock(&p.lock);
+    for (int k = 0; k < started; k++)
+        pthread_join(threads[k], NULL);
+    free(threads);
+    return error;
+}
 
 static size_t at_least_one(int n)
 {
@@ -342,16 +387,17 @@ static const char *model_of_alphabet(const hmmrt_program *prog, int alphabet)
 }
 
 /* "FILE:LINE: sequence NAME: symbol 'c' at position P (1-based) is not in the
- * alphabet of model M [symbols]" into msg. */
+ * alphabet of model M [symbols]" into msg; LINE is the symbol's. */
 static void describe_invalid(const run *r, const hmmrt_record *rec, const seq_result *res,
                              hmmrt_buf *msg)
 {
     const char *model = model_of_alphabet(r->prog, res->alphabet);
     char symbol[8], part[1024];
     hmmrt_describe_byte(symbol, (unsigned char)rec->residues[res->position]);
-    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path, rec->line);
+    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path,
+             hmmrt_record_line_of(rec, res->position));
     hmmrt_buf_puts(msg, part);
-    hmmrt_buf_puts(msg, rec->name);
+    hmmrt_describe_text(msg, rec->name);
     snprintf(part, sizeof part, ": symbol '%s' at position %lld (1-based) is not in the alphabet of ",
              symbol, (long long)res->position + 1);
     hmmrt_buf_puts(msg, part);
@@ -384,7 +430,7 @@ void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec)
     char place[1024];
     snprintf(place, sizeof place, " (%s line %ld)", rec->path, rec->line);
     hmmrt_buf_puts(&where, "sequence ");
-    hmmrt_buf_puts(&where, rec->name);
+    hmmrt_describe_text(&where, rec->name);
     hmmrt_buf_puts(&where, place);
     hmmrt_out_incomplete(&r->out, where.len ? where.data : "a sequence");
     hmmrt_buf_free(&where);
@@ -401,10 +447,19 @@ static int stop_invalid(run *r, const hmmrt_record *rec, const seq_result *res)
     return HMMRT_EXIT_INPUT;
 }
 
+char *hmmrt_shown_name(const char *name)
+{
+    hmmrt_buf shown = {0};
+    hmmrt_describe_text(&shown, name);
+    return shown.data ? shown.data : strdup(name);
+}
+
 static int stop_out_of_memory(run *r, const hmmrt_record *rec)
 {
+    char *name = hmmrt_shown_name(rec->name);
     hmmrt_error("%s:%ld: out of memory while scoring sequence %s (%lld symbols)", rec->path,
-                rec->line, rec->name, (long long)rec->length);
+                rec->line, name ? name : "?", (long long)rec->length);
+    free(name);
     hmmrt_stop_at_sequence(r, rec);
     return HMMRT_EXIT_INTERNAL;
 }
@@ -425,10 +480,12 @@ static void report_name(run *r, const hmmrt_record *rec, const hmmrt_name_seen *
     if (seen->status == 0 || ++r->duplicates > DUPLICATE_WARNINGS_SHOWN)
         return;
     int file_again = seen->path != rec->path && strcmp(seen->path, rec->path) == 0;
+    char *name = hmmrt_shown_name(rec->name);
     hmmrt_warning("%s:%ld: sequence %s has the same name as the sequence at %s:%ld%s; both are "
-                  "printed%s", rec->path, rec->line, rec->name, seen->path, seen->line,
+                  "printed%s", rec->path, rec->line, name ? name : "?", seen->path, seen->line,
                   file_again ? " (the file is read twice)" : "",
                   r->duplicates == DUPLICATE_WARNINGS_SHOWN ? " (later ones are only counted)" : "");
+    free(name);
 }
 
 static void warn_duplicates_total(const run *r)
@@ -505,14 +562,11 @@ int hmmrt_stop_at_input_error(run *r, const batch *b)
 }
 
 /* Every file must open before anything is scored: a typo in the last name
- * should not cost a long run. The first file that does not open (err says
- * why), or -1. */
+ * should not cost a long run. The reader keeps what it opened. The first
+ * file that does not open (err says why), or -1. */
 static int first_unreadable(const run *r, char *err, size_t errlen)
 {
-    for (int i = 0; i < r->o->n_files; i++)
-        if (hmmrt_check_readable(r->o->files[i], err, errlen) != 0)
-            return i;
-    return -1;
+    return hmmrt_reader_open_files(r->reader, err, errlen);
 }
 
 static int stop_at_unreadable(run *r, int file, const char *err)
@@ -671,6 +725,12 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         return HMMRT_EXIT_INTERNAL;
     }
     hmmrt_set_decimals(o->decimals);
+    int threads_error = o->threads > 1 ? threads_start(o->threads) : 0;
+    if (threads_error) {
+        hmmrt_error("cannot start %d threads: %s (out of memory, or a limit on processes); "
+                    "pass --threads with fewer", o->threads, strerror(threads_error));
+        return HMMRT_EXIT_INTERNAL;
+    }
     double started = hmmrt_seconds();
     gpu_opening opening;
     hmmrt_start_opening_gpu(&opening, prog, o);
@@ -683,16 +743,20 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    hmmrt_out_catch_signals(&r.out);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);
-    if (o->header)
+    if (o->header) /* out at once: a run stopped by a signal keeps it */
         hmmrt_out_header(&r.out, prog);
+    hmmrt_flush_output(&r);
     int status = score_everything(&r);
     hmmrt_progress_finish();
     warn_skipped_total(&r);
     warn_duplicates_total(&r);
     warn_below_range(&r);
-    if (hmmrt_flush_output(&r) != 0) {
+    int flushed = hmmrt_flush_output(&r);
+    hmmrt_out_release_signals(); /* every row is out, or cannot be */
+    if (flushed != 0) {
         hmmrt_error("cannot write the output: %s", strerror(r.out.error));
         status = HMMRT_EXIT_OUTPUT;
     } else if (!status && r.skipped > 0) {

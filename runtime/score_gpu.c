@@ -151,9 +151,12 @@ static void sent_range(const run *r, int64_t *first, int64_t *last)
 static int stop_at_gpu_error(run *r, const char *message, int64_t first, int64_t last)
 {
     const hmmrt_record *a = &r->current->records[first], *z = &r->current->records[last];
+    char *a_name = hmmrt_shown_name(a->name), *z_name = hmmrt_shown_name(z->name);
     hmmrt_error("GPU: %s; in the batch of sequences %s (%s line %ld) to %s (%s line %ld)",
-                message[0] ? message : "scoring failed, no reason given", a->name, a->path,
-                a->line, z->name, z->path, z->line);
+                message[0] ? message : "scoring failed, no reason given", a_name ? a_name : "?",
+                a->path, a->line, z_name ? z_name : "?", z->path, z->line);
+    free(a_name);
+    free(z_name);
     hmmrt_stop_at_sequence(r, &r->current->records[0]);
     return HMMRT_EXIT_INTERNAL;
 }

@@ -128,7 +128,7 @@ static int predecessor(const hmmrt_paths *p, const void *bp, int bp_bytes, int64
 void hmmrt_traceback_table(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
                            const int *shown, int n_shown, hmmrt_buf *out)
 {
-    for (int64_t pos = 0; pos <= length; pos++) {
+    for (int64_t pos = 0; pos <= length && !hmmrt_buf_failed(); pos++) {
         if (pos)
             hmmrt_buf_putc(out, ';');
         for (int k = 0; k < n_shown; k++) {
@@ -143,7 +143,7 @@ void hmmrt_traceback_table(const hmmrt_paths *p, const void *bp, int bp_bytes, i
 void hmmrt_buf_table(hmmrt_buf *out, const double *values, int64_t n_positions, int n_states,
                      const int *shown, int n_shown)
 {
-    for (int64_t pos = 0; pos < n_positions; pos++) {
+    for (int64_t pos = 0; pos < n_positions && !hmmrt_buf_failed(); pos++) {
         if (pos)
             hmmrt_buf_putc(out, ';');
         for (int k = 0; k < n_shown; k++) {

@@ -475,7 +475,7 @@ static void test_invalid_symbol_stops_the_run(void **state)
                     "# incomplete: stopped at sequence b (%s line 3)\n",
              f);
     snprintf(err, sizeof err,
-             "toy: error: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "toy: error: %s:4: sequence b: symbol 'X' at position 2 (1-based) is not in the "
              "alphabet of model dna [A, C, G, T]; fix the input or pass --skip-invalid to skip "
              "such sequences\n",
              f);
@@ -496,7 +496,7 @@ static void test_standard_input_in_messages(void **state)
     stdin_text = ">x\nAZ\n";
     expect(run_toy("--no-header", "-", NULL), HMMRT_EXIT_INPUT,
            "# incomplete: stopped at sequence x (<stdin> line 1)\n",
-           "toy: error: <stdin>:1: sequence x: symbol 'Z' at position 2 (1-based) is not in the "
+           "toy: error: <stdin>:2: sequence x: symbol 'Z' at position 2 (1-based) is not in the "
            "alphabet of model dna [A, C, G, T]; fix the input or pass --skip-invalid to skip "
            "such sequences\n");
 }
@@ -506,7 +506,7 @@ static void test_skip_invalid(void **state)
     const char *f = temp_file(bad_second);
     char err[1024];
     snprintf(err, sizeof err,
-             "toy: warning: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "toy: warning: %s:4: sequence b: symbol 'X' at position 2 (1-based) is not in the "
              "alphabet of model dna [A, C, G, T]; skipped\n"
              "toy: warning: 1 sequence was skipped\n",
              f);
@@ -635,6 +635,27 @@ static void test_usage_errors(void **state)
     expect_usage_error("toy: error: --decimals needs a value: --decimals N or --decimals=N\n");
     run_toy("--threads", "0", f, NULL);
     expect_usage_error("toy: error: --threads takes a number of threads from 1 to 4096, not '0'\n");
+    /* the environment's count is checked as --threads is; --threads wins */
+    const char *bad_counts[] = {"100000", "0", "x\x1b[2J", " ", "-3"};
+    for (size_t k = 0; k < sizeof bad_counts / sizeof bad_counts[0]; k++) {
+        setenv("OMP_NUM_THREADS", bad_counts[k], 1);
+        run_toy(f, NULL);
+        char want[512];
+        hmmrt_buf shown = {0};
+        hmmrt_describe_text(&shown, bad_counts[k]);
+        snprintf(want, sizeof want,
+                 "toy: error: the environment's OMP_NUM_THREADS='%s' is not a number of threads "
+                 "from 1 to 4096: set it to one, or unset it (every core), or pass --threads N, "
+                 "which takes precedence\n", shown.data);
+        hmmrt_buf_free(&shown);
+        expect_usage_error(want);
+        run_toy("--threads", "2", "--no-header", f, NULL);
+        assert_int_equal(last.status, HMMRT_EXIT_OK);
+    }
+    setenv("OMP_NUM_THREADS", " 3,2 ", 1); /* OpenMP's list for nested levels */
+    run_toy("--no-header", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    unsetenv("OMP_NUM_THREADS");
     run_toy("--length", "5", f, NULL);
     expect_usage_error("toy: error: --length applies only with --sample N: add --sample N, or "
                        "drop --length\n");
@@ -871,7 +892,7 @@ static void test_gpu_skip_invalid(void **state)
     char err[1024];
     snprintf(err, sizeof err,
              "fake gpu: 3 sequences, 2 scored, ordered\n"
-             "toy: warning: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "toy: warning: %s:4: sequence b: symbol 'X' at position 2 (1-based) is not in the "
              "alphabet of model dna [A, C, G, T]; skipped\n"
              "toy: warning: 1 sequence was skipped\n",
              f);
@@ -893,7 +914,7 @@ static void test_gpu_invalid_symbol_stops_the_run(void **state)
              f);
     snprintf(err, sizeof err,
              "fake gpu: 3 sequences, 1 scored, ordered\n"
-             "toy: error: %s:3: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "toy: error: %s:4: sequence b: symbol 'X' at position 2 (1-based) is not in the "
              "alphabet of model dna [A, C, G, T]; fix the input or pass --skip-invalid to skip "
              "such sequences\n",
              f);
@@ -935,7 +956,7 @@ static void test_gpu_stop_in_the_first_of_two_batches(void **state)
     assert_int_equal(last.status, HMMRT_EXIT_INPUT);
     assert_string_equal(last.out, rows.data);
     assert_int_equal(count_lines_with(last.err, "fake gpu:"), 1);
-    assert_non_null(strstr(last.err, ":2001: sequence s1000: symbol 'X' at position 2"));
+    assert_non_null(strstr(last.err, ":2002: sequence s1000: symbol 'X' at position 2"));
     hmmrt_buf_free(&input);
     hmmrt_buf_free(&rows);
 }

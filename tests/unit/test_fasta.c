@@ -1,6 +1,7 @@
 /* test_fasta.c: unit tests of the runtime's input side: the FASTA reader
- * (records over many lines, CRLF, blank lines, empty sequences, names, several
- * files, standard input, error messages, very long lines) and hmmrt_map. */
+ * (records over many lines, CRLF and CR line ends, blank lines, empty
+ * sequences, names, several files, standard input, error messages, very
+ * long lines) and hmmrt_map. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,6 +123,34 @@ static void test_crlf_line_ends(void **state)
     assert_int_equal(rd.n, 2);
     expect_record(&rd, 0, "s1", "ACGT", 1);
     expect_record(&rd, 1, "s2", "A", 4);
+    free_reading(&rd);
+}
+
+/* Old Mac files end lines with CR alone: every record is read, with its
+ * lines (issue 21: ">a\rACGT\r>b..." was one record "a", empty). A CR
+ * followed by LF is one line end; CRs in a row are blank lines. */
+static void test_cr_line_ends(void **state)
+{
+    reading rd;
+    read_one_file(&rd, ">a\rACGT\r>b desc\rAC\r\rGT\r>c\rGG\r");
+    assert_int_equal(rd.last, 0);
+    assert_int_equal(rd.n, 3);
+    expect_record(&rd, 0, "a", "ACGT", 1);
+    expect_record(&rd, 1, "b", "ACGT", 3);
+    expect_record(&rd, 2, "c", "GG", 7);
+    free_reading(&rd);
+    remove_temps(state);
+    read_one_file(&rd, ">a\r\r\n\rAC\r\nG\r>b\r\n\rX\nT");
+    assert_int_equal(rd.last, 0);
+    assert_int_equal(rd.n, 2);
+    expect_record(&rd, 0, "a", "ACG", 1);
+    expect_record(&rd, 1, "b", "XT", 6);
+    free_reading(&rd);
+    remove_temps(state);
+    read_one_file(&rd, ">a\rAC\r>\rGG\r");
+    assert_int_equal(rd.last, -1);
+    assert_int_equal(rd.n, 1);
+    assert_non_null(strstr(rd.err, ":3: a '>' header without a name"));
     free_reading(&rd);
 }
 
@@ -273,6 +302,36 @@ static void test_header_without_name_at_end_of_file(void **state)
     free_reading(&rd);
 }
 
+/* A row whose name starts with '#' would read as a comment of the output;
+ * a NUL would cut the name (issue 21): both stop the reading at their line,
+ * after the records before. '#' later in a name is a name's byte. */
+static void test_names_like_comments_and_with_nul(void **state)
+{
+    reading rd;
+    const char *path = temp_file(">a#1\nAC\n>  #b desc\nGG\n");
+    read_all(&rd, &path, 1);
+    assert_int_equal(rd.n, 1);
+    expect_record(&rd, 0, "a#1", "AC", 1);
+    assert_int_equal(rd.last, -1);
+    char expected[512];
+    snprintf(expected, sizeof expected,
+             "%s:3: a sequence name that starts with '#': the output's lines that start with "
+             "'#' are comments, so its row would read as one; rename the sequence (e.g. drop "
+             "the '#')", path);
+    assert_string_equal(rd.err, expected);
+    free_reading(&rd);
+    static const char with_nul[] = ">a\nAC\n\n>ab\0cd\nGG\n";
+    path = temp_file_n(with_nul, sizeof with_nul - 1);
+    read_all(&rd, &path, 1);
+    assert_int_equal(rd.n, 1);
+    assert_int_equal(rd.last, -1);
+    snprintf(expected, sizeof expected,
+             "%s:4: a NUL byte (\\x00) in a sequence name: the name would be cut there; fix the "
+             "header (is the file text?)", path);
+    assert_string_equal(rd.err, expected);
+    free_reading(&rd);
+}
+
 static void test_error_is_sticky(void **state)
 {
     const char *path = temp_file("AC\n>a\nG\n");
@@ -318,6 +377,7 @@ static void test_very_long_lines(void **state)
 static const char *const cut_inputs[] = {
     ">s1\nACG\nTT\nA\n>s2\nGG\n",
     ">s1 first\r\nAC\r\nGT\r\n>s2\r\nA\r\n",
+    ">s1 first\rAC\rGT\r>s2\rA\r\r>s3\r\n\rC\r\nG\n\r>s4 d\r\n",
     "\n  \n>s1\n\nA C\tG \n\n\n>s2\n \t\nT\n",
     ">a\n>b\n\n>c\nAC\n>d",
     ">seq1 a description > here\nA\n>seq2\tTAB desc\nC\n>  spaced name\nG\n>x|y|z\r\nT",
@@ -325,6 +385,8 @@ static const char *const cut_inputs[] = {
     ">a\nAC\n>b\nG\n\nACGT\n>",
     "\n\nACGT\n>a\nAC\n",
     ">a\nA\n>b\nC\n>c\nG\n>d\nT\n>e\nAA\n>f\nCC\n>g\nGG\n>h\nTT\n>i\nA\n>j\nC\n",
+    ">a\nAC\n>b\nGG\n>#c\nTT\n>d\nA\n",
+    ">a\rAC\r>b\rGG\r> #c\rTT\r>d\rA\r",
     ">only_a_name_that_runs_over_many_pieces and a description that does too\n"
     "ACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT\nACGTACGT  ACGT\n>x\n",
 };
@@ -334,8 +396,34 @@ static void expect_same_reading(const reading *a, const reading *b)
     assert_int_equal(a->last, b->last);
     assert_string_equal(a->err, b->err);
     assert_int_equal(a->n, b->n);
-    for (int i = 0; i < a->n; i++)
+    for (int i = 0; i < a->n; i++) {
         expect_record(b, i, a->rec[i].name, a->rec[i].residues, a->rec[i].line);
+        for (int64_t k = 0; k < a->rec[i].length; k++)
+            assert_int_equal(hmmrt_record_line_of(&a->rec[i], k),
+                             hmmrt_record_line_of(&b->rec[i], k));
+    }
+}
+
+/* The line of each residue (issue 21: a symbol error named the header's
+ * line): lines of equal width, blank lines, a short line in the middle, CR
+ * and CRLF line ends, blanks inside lines. */
+static void test_line_of_each_residue(void **state)
+{
+    reading rd;
+    read_one_file(&rd, ">a\nACGT\nACGT\n\nAC\nACGT\nA\n>b d\r\nAC GT\r\nA\rCC\n>c\n>d\nA");
+    assert_int_equal(rd.last, 0);
+    assert_int_equal(rd.n, 4);
+    static const long a_lines[] = {2, 2, 2, 2, 3, 3, 3, 3, 5, 5, 6, 6, 6, 6, 7};
+    assert_int_equal(rd.rec[0].length, 15);
+    for (int k = 0; k < 15; k++)
+        assert_int_equal(hmmrt_record_line_of(&rd.rec[0], k), a_lines[k]);
+    static const long b_lines[] = {9, 9, 9, 9, 10, 11, 11};
+    assert_int_equal(rd.rec[1].length, 7);
+    for (int k = 0; k < 7; k++)
+        assert_int_equal(hmmrt_record_line_of(&rd.rec[1], k), b_lines[k]);
+    assert_int_equal(rd.rec[2].n_runs, 0);
+    assert_int_equal(hmmrt_record_line_of(&rd.rec[3], 0), 14);
+    free_reading(&rd);
 }
 
 /* Every input, with every thread count from 1 to 4 and pieces of 1 to 9
@@ -454,8 +542,11 @@ int main(void)
         cmocka_unit_test_teardown(test_data_before_first_header, remove_temps),
         cmocka_unit_test_teardown(test_header_without_name, remove_temps),
         cmocka_unit_test_teardown(test_header_without_name_at_end_of_file, remove_temps),
+        cmocka_unit_test_teardown(test_names_like_comments_and_with_nul, remove_temps),
         cmocka_unit_test_teardown(test_error_is_sticky, remove_temps),
         cmocka_unit_test_teardown(test_very_long_lines, remove_temps),
+        cmocka_unit_test_teardown(test_cr_line_ends, remove_temps),
+        cmocka_unit_test_teardown(test_line_of_each_residue, remove_temps),
         cmocka_unit_test_teardown(test_pieces_do_not_change_the_reading, remove_temps),
         cmocka_unit_test_teardown(test_many_records_over_many_pieces, remove_temps),
         cmocka_unit_test(test_map_valid),
