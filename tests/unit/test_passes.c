@@ -165,16 +165,20 @@ static int has_move(const IrModel *m, int from, int to)
 
 /* Checks a move's weights (given as plain numbers, not logs), its emission
  * and its via list (state indexes, n_via of them). */
-static void assert_move_is(const IrMove *mv, int emission, double sum, double max, int n_via,
-                           const int *via)
+static void assert_move_in(const IrModel *via_model, const IrMove *mv, int emission, double sum,
+                           double max, int n_via, const int *via)
 {
     assert_int_equal(mv->emission, emission);
     assert_close(mv->lw_sum, log(sum));
     assert_close(mv->lw_max, log(max));
     assert_int_equal(mv->n_via, n_via);
+    int states[n_via + 1];
+    ir_move_via(via_model, mv, states);
     for (int v = 0; v < n_via; v++)
-        assert_int_equal(mv->via[v], via[v]);
+        assert_int_equal(states[v], via[v]);
 }
+/* the via paths are the model's: every caller names its model m */
+#define assert_move_is(mv, ...) assert_move_in(m, (mv), __VA_ARGS__)
 
 /* Start, end and emitting states are never folded. */
 static void assert_only_silent_states_folded(const IrModel *m)
@@ -1264,9 +1268,11 @@ static int best_path_states(const PathSearch *ps, int *out)
     out[n++] = m->start;
     for (int k = 0; k < ps->n_best_moves; k++) {
         const IrMove *mv = &m->moves[ps->best_moves[k]];
+        int via[mv->n_via + 1];
+        ir_move_via(m, mv, via);
         for (int v = 0; v < mv->n_via; v++)
-            if (m->states[mv->via[v]].aux_of < 0)
-                out[n++] = mv->via[v];
+            if (m->states[via[v]].aux_of < 0)
+                out[n++] = via[v];
         if (m->states[mv->to].aux_of < 0)
             out[n++] = mv->to;
     }
