@@ -440,6 +440,74 @@ static void test_close_two_separate_cycles(void **state)
     compiled_free(&c);
 }
 
+/* A cycle of weight product 1 - 2^-43: its closing weight is 2^43 to 1e-9
+ * relative (1 - T from expm1 of the summed logs, not 1 - the product). */
+static void test_close_cycle_of_product_near_one(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(
+        &c,
+        "hmm m {\n"
+        "  alphabet [a];\n"
+        "  startstate s; state x; state y; state o emits e; endstate t;\n"
+        "  emission e = [1];\n"
+        "  s -> x 1;\n"
+        "  x -> y 0.9999999999998863131622783839702606201171875; y -> x 1;\n"
+        "  y -> o 0.5; o -> t 1;\n"
+        "}\n"
+        "main { print forward(new m()).score; }\n",
+        "cycles", FOLD_ON));
+    int x = state_index(m, "x"), y = state_index(m, "y");
+    const IrMove *mv = move_between(m, aux_state_of(m, x), x);
+    assert_true(fabs(mv->lw_sum - 43 * log(2)) < 1e-9);
+    mv = move_between(m, aux_state_of(m, x), y);
+    assert_true(fabs(mv->lw_sum - 43 * log(2)) < 1e-9);
+    compiled_free(&c);
+}
+
+/* A cycle of 2,000 states is closed through one cut state: O(n) states and
+ * moves (not 4 million), with the numbers of the model as written. */
+static void test_close_long_cycle_sparsely(void **state)
+{
+    enum { N = 2000 };
+    Arena scratch;
+    arena_init(&scratch);
+    char *src = arena_printf(&scratch, "hmm m {\n  alphabet [a];\n  startstate s; endstate t;\n"
+                                       "  state o emits e; emission e = [1];\n");
+    for (int i = 0; i < N; i++)
+        src = arena_printf(&scratch, "%s  state q%d; q%d -> q%d 0.999;\n", src, i, i, (i + 1) % N);
+    src = arena_printf(&scratch, "%s  s -> q0 1; q%d -> o 0.01; o -> t 1;\n}\n"
+                                 "main { print forward(new m()).score; }\n", src, N / 2);
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(&c, src, "cycles", FOLD_OFF));
+    assert_true(m->n_states <= 3 * N + 10);
+    assert_true(m->n_moves <= 5 * N + 10);
+    assert_no_silent_cycle(&c.arena, m);
+    /* the one way from s to o: into q0, around the cycle any number of times,
+     * to q(N/2): sum 0.999^(N/2) / (1 - 0.999^N) * 0.01; through the pass's
+     * copies and closing moves, summed over the moves' DAG */
+    int o = state_index(m, "o");
+    double *sum = calloc((size_t)m->n_states, sizeof(double));
+    sum[state_index(m, "s")] = 1;
+    for (int round = 0; round < 4 * N; round++) { /* relax until stable (a DAG) */
+        double *next = calloc((size_t)m->n_states, sizeof(double));
+        next[state_index(m, "s")] = 1;
+        for (int i = 0; i < m->n_moves; i++)
+            if (m->moves[i].emission < 0 || m->moves[i].to == o)
+                next[m->moves[i].to] += sum[m->moves[i].from] * exp(m->moves[i].lw_sum);
+        int same = memcmp(next, sum, sizeof(double) * (size_t)m->n_states) == 0;
+        free(sum);
+        sum = next;
+        if (same)
+            break;
+    }
+    double want = pow(0.999, N / 2) / (1 - pow(0.999, N)) * 0.01;
+    assert_true(fabs(sum[o] / want - 1) < 1e-9);
+    free(sum);
+    compiled_free(&c);
+    arena_free(&scratch);
+}
+
 static void test_no_silent_cycle_then_order_succeeds(void **state)
 {
     const char *models[] = {SELF_LOOP, TWO_CYCLE};
@@ -1480,6 +1548,8 @@ int main(void)
         cmocka_unit_test(test_close_two_cycle),
         cmocka_unit_test(test_close_three_cycle_with_chord),
         cmocka_unit_test(test_close_two_separate_cycles),
+        cmocka_unit_test(test_close_cycle_of_product_near_one),
+        cmocka_unit_test(test_close_long_cycle_sparsely),
         cmocka_unit_test(test_no_silent_cycle_then_order_succeeds),
         cmocka_unit_test(test_fold_silent_chain),
         cmocka_unit_test(test_fold_merges_parallel_paths),
