@@ -283,26 +283,36 @@ static void close_dense(Arena *a, IrModel *m, const SilentScc *c, const Edges *s
     int *order = topological(a, c, &n_order);
     double *sum = ARENA_ARRAY(a, double, nodes), *max = ARENA_ARRAY(a, double, nodes);
     int *via = ARENA_ARRAY(a, int, nodes), *len = ARENA_ARRAY(a, int, nodes);
+    int *pred = ARENA_ARRAY(a, int, nodes); /* the best path's last edge into each node */
     for (int i = 0; i < n; i++) {
         for (int v = 0; v < nodes; v++)
-            sum[v] = max[v] = -INFINITY;
+            sum[v] = max[v] = -INFINITY, pred[v] = -1;
         sum[2 * n + i] = max[2 * n + i] = 0;
-        via[2 * n + i] = len[2 * n + i] = 0;
         for (int t = 0; t < n_order; t++) {
             int v = order[t];
             if (sum[v] == -INFINITY && max[v] == -INFINITY)
                 continue;
-            int passed = v < n ? c->members[v] : -1; /* a state of C the path goes through */
             for (int k = start[v]; k < start[v + 1]; k++) {
                 const Edge *e = &sparse->v[adj[k]];
                 sum[e->to] = log_add(sum[e->to], sum[v] + e->sum);
                 double cand = max[v] + e->max;
                 if (cand > max[e->to]) {
                     max[e->to] = cand;
-                    via[e->to] = ir_path_join(a, m, via[v], passed, e->via);
-                    len[e->to] = len[v] + (passed >= 0) + e->n_via;
+                    pred[e->to] = adj[k];
                 }
             }
+        }
+        /* via paths along the best paths only (their edges come earlier in order):
+           the path to the edge's source, that source when it is a state of C, the edge's */
+        for (int t = 0; t < n_order; t++) {
+            int v = order[t];
+            via[v] = len[v] = 0;
+            if (pred[v] < 0)
+                continue;
+            const Edge *e = &sparse->v[pred[v]];
+            int passed = e->from < n ? c->members[e->from] : -1;
+            via[v] = ir_path_join(a, m, via[e->from], passed, e->via);
+            len[v] = len[e->from] + (passed >= 0) + e->n_via;
         }
         for (int j = 0; j < n; j++)
             if (sum[j] > -INFINITY)
