@@ -149,10 +149,12 @@ sanitize: deps
 
 # The catalogue of bad inputs beyond the golden tests: missing files, huge
 # models, bad sequences, closed pipes, full disks (tests/badinput/run); bad
-# -o and --emit-dir, interrupted and failed builds (tests/badinput/compiler).
+# -o and --emit-dir, interrupted and failed builds (tests/badinput/compiler);
+# silent chains of 100,000 states and cycles of 10,000 (tests/badinput/passes).
 .PHONY: badinput
 badinput: $(HMMC_BIN) $(BUILD)/libhmmrt.a
 	@HMMC=$(HMMC_BIN) tests/badinput/run && HMMC=$(HMMC_BIN) tests/badinput/compiler
+	@$(MAKE) --no-print-directory $(BUILD)/tools/hmmref && HMMC=$(HMMC_BIN) REF=$(BUILD)/tools/hmmref tests/badinput/passes
 
 # hmmc on every model under valgrind (tests/valgrind/run).
 valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a

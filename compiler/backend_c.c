@@ -17,6 +17,7 @@
 #include "backend.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend_dense.h"
@@ -342,10 +343,16 @@ static void write_paths(CallWriter *w)
     for (int i = 0; i < m->n_moves; i++)
         fprintf(o, ", %d", total += m->moves[i].n_via);
     fprintf(o, "};\nstatic const int c%d_via[] = {", c);
-    int first = 1;
+    int first = 1, longest = 1;
     for (int i = 0; i < m->n_moves; i++)
+        longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
+    int *via = malloc(sizeof(int) * (size_t)longest);
+    for (int i = 0; i < m->n_moves; i++) {
+        ir_move_via(m, &m->moves[i], via);
         for (int v = 0; v < m->moves[i].n_via; v++, first = 0)
-            fprintf(o, "%s%d", first ? "" : ", ", m->moves[i].via[v]);
+            fprintf(o, "%s%d", first ? "" : ", ", via[v]);
+    }
+    free(via);
     fprintf(o, "%s};\n", total ? "" : "0");
     fprintf(o, "static const hmmrt_paths c%d_paths = {%d, c%d_names, c%d_hidden, %d, %d, "
                "c%d_in_start, c%d_in_moves, c%d_move_from, c%d_move_emits, c%d_via_start, c%d_via};\n",

@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *algorithm_name(Algorithm alg)
@@ -60,6 +61,78 @@ void ir_model_own_moves(Arena *a, IrModel *m)
     memcpy(own, m->moves, sizeof(IrMove) * (size_t)m->n_moves);
     m->moves = own;
     m->moves_shared = 0;
+}
+
+static IrPaths *paths_of(Arena *a, IrModel *m)
+{
+    if (!m->paths)
+        m->paths = ARENA_NEW(a, IrPaths);
+    IrPaths *p = m->paths;
+    if (p->n == 0) { /* node 0: the empty path */
+        p->cap = 1024;
+        p->node = arena_grow(a, NULL, 0, sizeof(IrPathNode) * (size_t)p->cap);
+        p->node[0] = (IrPathNode){0, -1, 0, 0};
+        p->n = 1;
+    }
+    return p;
+}
+
+int ir_path_join(Arena *a, IrModel *m, int left, int state, int right)
+{
+    IrPaths *p = paths_of(a, m);
+    if (state < 0 && (left == 0 || right == 0))
+        return left ? left : right;
+    if (p->n == p->cap) {
+        p->node = arena_grow(a, p->node, sizeof(IrPathNode) * (size_t)p->cap,
+                             sizeof(IrPathNode) * (size_t)p->cap * 2);
+        p->cap *= 2;
+    }
+    int length = p->node[left].length + (state >= 0) + p->node[right].length;
+    p->node[p->n] = (IrPathNode){left, state, right, length};
+    return p->n++;
+}
+
+int ir_path_length(const IrModel *m, int node)
+{
+    return node && m->paths ? m->paths->node[node].length : 0;
+}
+
+void ir_path_states(const IrModel *m, int node, int *out)
+{
+    if (!node || !m->paths)
+        return;
+    /* in order, without recursion (a path may nest 100,000 deep): a stack of
+     * nodes whose left part is done, its depth bounded by the path's length */
+    const IrPathNode *nodes = m->paths->node;
+    int depth = 0, cap = 64, n = 0;
+    int *stack = malloc(sizeof(int) * (size_t)cap);
+    for (;;) {
+        while (node) { /* go left, remembering each node */
+            if (depth == cap) {
+                cap *= 2;
+                stack = realloc(stack, sizeof(int) * (size_t)cap);
+            }
+            if (!stack) {
+                fprintf(stderr, "hmmc: out of memory\n");
+                exit(1);
+            }
+            stack[depth++] = node;
+            node = nodes[node].left;
+        }
+        if (!depth)
+            break;
+        int top = stack[--depth];
+        if (nodes[top].state >= 0)
+            out[n++] = nodes[top].state;
+        node = nodes[top].right;
+    }
+    free(stack);
+}
+
+void ir_move_via(const IrModel *m, const IrMove *mv, int *out)
+{
+    if (mv->n_via)
+        ir_path_states(m, mv->via, out);
 }
 
 /* The moves grouped by destination (by_source 0) or by source, as
@@ -148,9 +221,12 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
         fprintf(out, " max ");
         dump_weight(out, mv->lw_max);
         if (mv->n_via) {
+            int *via = malloc(sizeof(int) * (size_t)mv->n_via);
+            ir_move_via(m, mv, via);
             fprintf(out, " via");
             for (int v = 0; v < mv->n_via; v++)
-                fprintf(out, " %s", m->states[mv->via[v]].name);
+                fprintf(out, " %s", m->states[via[v]].name);
+            free(via);
         }
         fprintf(out, "\n");
     }

@@ -41,13 +41,21 @@ static void vec_push(IntVec *x, int value)
     x->v[x->n++] = value;
 }
 
-/* The model being folded, with move lists per state that a fold updates. */
+/* The model being folded, with move lists per state that a fold updates.
+ * Memory stays proportional to the live moves, not to the folds made: a
+ * killed move's index is dropped from the lists that hold it (at once from
+ * its pair's bucket and the folded state's lists, from its other end's list
+ * when half of that list is dead), and a slot no list holds any more is
+ * used again. Via paths are shared nodes (ir.h, IrPaths): composing two
+ * moves costs O(1) however long their paths are. */
 typedef struct Folder {
     Arena *arena;
     IrModel *m;
     IrMove *moves;
     char *dead;
+    unsigned char *refs;    /* lists that hold each slot (its from's out, its to's in, its bucket) */
     int n_moves, cap_moves;
+    IntVec free_slots;      /* dead slots no list holds */
     IntVec *in, *out;       /* move indexes per state; dead moves are skipped */
     int *n_in, *n_out;      /* live moves per state */
     int *emit_in, *emit_out;/* live emitting moves per state */
@@ -55,6 +63,43 @@ typedef struct Folder {
     IntVec *buckets;
     int n_buckets, cap_buckets;
 } Folder;
+
+static void release(Folder *f, int i)
+{
+    if (--f->refs[i] == 0)
+        vec_push(&f->free_slots, i);
+}
+
+/* Drops the dead moves' indexes from a list. */
+static void compact(Folder *f, IntVec *list)
+{
+    int kept = 0;
+    for (int k = 0; k < list->n; k++) {
+        if (f->dead[list->v[k]])
+            release(f, list->v[k]);
+        else
+            list->v[kept++] = list->v[k];
+    }
+    list->n = kept;
+}
+
+static IntVec *bucket_of(Folder *f, int from, int to)
+{
+    int b = symtab_get_pair(&f->by_pair, from, to);
+    if (b >= 0)
+        return &f->buckets[b];
+    if (f->n_buckets == f->cap_buckets) {
+        f->cap_buckets *= 2;
+        f->buckets = realloc(f->buckets, sizeof(IntVec) * (size_t)f->cap_buckets);
+        if (!f->buckets) {
+            fprintf(stderr, "hmmc: out of memory\n");
+            exit(1);
+        }
+        memset(f->buckets + f->n_buckets, 0, sizeof(IntVec) * (size_t)(f->cap_buckets - f->n_buckets));
+    }
+    symtab_put_pair(&f->by_pair, from, to, f->n_buckets);
+    return &f->buckets[f->n_buckets++];
+}
 
 static void kill_move(Folder *f, int i)
 {
@@ -66,32 +111,34 @@ static void kill_move(Folder *f, int i)
         f->emit_out[mv->from]--;
         f->emit_in[mv->to]--;
     }
-}
-
-static IntVec *bucket_of(Folder *f, int from, int to)
-{
-    int b = symtab_get_pair(&f->by_pair, from, to);
-    if (b >= 0)
-        return &f->buckets[b];
-    if (f->n_buckets == f->cap_buckets) {
-        f->cap_buckets *= 2;
-        f->buckets = realloc(f->buckets, sizeof(IntVec) * (size_t)f->cap_buckets);
-        memset(f->buckets + f->n_buckets, 0, sizeof(IntVec) * (size_t)(f->cap_buckets - f->n_buckets));
-    }
-    symtab_put_pair(&f->by_pair, from, to, f->n_buckets);
-    return &f->buckets[f->n_buckets++];
+    compact(f, bucket_of(f, mv->from, mv->to));
+    if (f->out[mv->from].n > 2 * f->n_out[mv->from] + 8)
+        compact(f, &f->out[mv->from]);
+    if (f->in[mv->to].n > 2 * f->n_in[mv->to] + 8)
+        compact(f, &f->in[mv->to]);
 }
 
 static void add_move(Folder *f, const IrMove *mv)
 {
-    if (f->n_moves == f->cap_moves) {
-        f->cap_moves *= 2;
-        f->moves = realloc(f->moves, sizeof(IrMove) * (size_t)f->cap_moves);
-        f->dead = realloc(f->dead, (size_t)f->cap_moves);
+    int i;
+    if (f->free_slots.n) {
+        i = f->free_slots.v[--f->free_slots.n];
+    } else {
+        if (f->n_moves == f->cap_moves) {
+            f->cap_moves *= 2;
+            f->moves = realloc(f->moves, sizeof(IrMove) * (size_t)f->cap_moves);
+            f->dead = realloc(f->dead, (size_t)f->cap_moves);
+            f->refs = realloc(f->refs, (size_t)f->cap_moves);
+            if (!f->moves || !f->dead || !f->refs) {
+                fprintf(stderr, "hmmc: out of memory\n");
+                exit(1);
+            }
+        }
+        i = f->n_moves++;
     }
-    int i = f->n_moves++;
     f->moves[i] = *mv;
     f->dead[i] = 0;
+    f->refs[i] = 3;
     vec_push(&f->out[mv->from], i);
     vec_push(&f->in[mv->to], i);
     vec_push(bucket_of(f, mv->from, mv->to), i);
@@ -121,13 +168,6 @@ static void compose(Folder *f, const IrMove *in, int s, const IrMove *out)
     mv.emission = in->emission >= 0 ? in->emission : out->emission;
     mv.lw_sum = in->lw_sum + out->lw_sum;
     mv.lw_max = in->lw_max + out->lw_max;
-    mv.n_via = in->n_via + 1 + out->n_via;
-    mv.via = ARENA_ARRAY(f->arena, int, mv.n_via);
-    if (in->n_via)
-        memcpy(mv.via, in->via, sizeof(int) * (size_t)in->n_via);
-    mv.via[in->n_via] = s;
-    if (out->n_via)
-        memcpy(mv.via + in->n_via + 1, out->via, sizeof(int) * (size_t)out->n_via);
     IntVec *bucket = bucket_of(f, mv.from, mv.to);
     for (int k = 0; k < bucket->n; k++) {
         IrMove *old = &f->moves[bucket->v[k]];
@@ -136,23 +176,26 @@ static void compose(Folder *f, const IrMove *in, int s, const IrMove *out)
         old->lw_sum = log_add(old->lw_sum, mv.lw_sum);
         if (mv.lw_max > old->lw_max) {
             old->lw_max = mv.lw_max;
-            old->via = mv.via;
-            old->n_via = mv.n_via;
+            old->n_via = in->n_via + 1 + out->n_via;
+            old->via = ir_path_join(f->arena, f->m, in->via, s, out->via);
         }
         return;
     }
+    mv.n_via = in->n_via + 1 + out->n_via;
+    mv.via = ir_path_join(f->arena, f->m, in->via, s, out->via);
     add_move(f, &mv);
 }
 
-static int foldable(const Folder *f, int s)
+/* The moves folding s makes (0 when it is not folded). */
+static long fold_cost(const Folder *f, int s)
 {
     const IrState *st = &f->m->states[s];
     if (st->folded || st->kind != STATE_SILENT)
-        return 0;
+        return -1;
     if (f->emit_in[s] > 0 && f->emit_out[s] > 0)
-        return 0;
+        return -1;
     long i = f->n_in[s], o = f->n_out[s];
-    return i * o < i + o;
+    return i * o < i + o ? i * o : -1;
 }
 
 static void fold(Folder *f, int s)
@@ -164,16 +207,26 @@ static void fold(Folder *f, int s)
     for (int k = 0; k < f->out[s].n; k++)
         if (!f->dead[f->out[s].v[k]])
             vec_push(&outs, f->out[s].v[k]);
-    for (int k = 0; k < ins.n; k++)
+    IrMove *in = malloc(sizeof(IrMove) * (size_t)(ins.n + 1));
+    IrMove *out = malloc(sizeof(IrMove) * (size_t)(outs.n + 1));
+    for (int k = 0; k < ins.n; k++) {
+        in[k] = f->moves[ins.v[k]];
         kill_move(f, ins.v[k]);
-    for (int k = 0; k < outs.n; k++)
+    }
+    for (int k = 0; k < outs.n; k++) {
+        out[k] = f->moves[outs.v[k]];
         kill_move(f, outs.v[k]);
-    for (int a = 0; a < ins.n; a++)
-        for (int b = 0; b < outs.n; b++) {
-            IrMove in = f->moves[ins.v[a]], out = f->moves[outs.v[b]];
-            compose(f, &in, s, &out);
-        }
+    }
+    /* s is gone: its lists hold nothing any more (a self-loop's move is in both) */
     f->m->states[s].folded = 1;
+    compact(f, &f->in[s]);
+    compact(f, &f->out[s]);
+    for (int a = 0; a < ins.n; a++)
+        for (int b = 0; b < outs.n; b++)
+            compose(f, &in[a], s, &out[b]);
+    free(f->in[s].v), free(f->out[s].v);
+    f->in[s] = f->out[s] = (IntVec){0};
+    free(in), free(out);
     free(ins.v);
     free(outs.v);
 }
@@ -184,9 +237,10 @@ static void folder_init(Folder *f, Arena *a, IrModel *m)
     memset(f, 0, sizeof *f);
     f->arena = a;
     f->m = m;
-    f->cap_moves = m->n_moves > 8 ? 2 * m->n_moves : 16;
+    f->cap_moves = m->n_moves > 8 ? m->n_moves + m->n_moves / 4 : 16;
     f->moves = malloc(sizeof(IrMove) * (size_t)f->cap_moves);
     f->dead = malloc((size_t)f->cap_moves);
+    f->refs = malloc((size_t)f->cap_moves);
     f->in = calloc((size_t)n, sizeof(IntVec));
     f->out = calloc((size_t)n, sizeof(IntVec));
     f->n_in = calloc((size_t)n, sizeof(int));
@@ -195,8 +249,8 @@ static void folder_init(Folder *f, Arena *a, IrModel *m)
     f->emit_out = calloc((size_t)n, sizeof(int));
     f->cap_buckets = 16;
     f->buckets = calloc((size_t)f->cap_buckets, sizeof(IntVec));
-    if (!f->moves || !f->dead || !f->in || !f->out || !f->n_in || !f->n_out || !f->emit_in ||
-        !f->emit_out || !f->buckets) {
+    if (!f->moves || !f->dead || !f->refs || !f->in || !f->out || !f->n_in || !f->n_out ||
+        !f->emit_in || !f->emit_out || !f->buckets) {
         fprintf(stderr, "hmmc: out of memory\n");
         exit(1);
     }
@@ -226,11 +280,37 @@ static void folder_finish(Folder *f)
         free(f->buckets[b].v);
     free(f->buckets);
     free(f->in), free(f->out), free(f->n_in), free(f->n_out), free(f->emit_in), free(f->emit_out);
-    free(f->moves), free(f->dead);
+    free(f->moves), free(f->dead), free(f->refs), free(f->free_slots.v);
+}
+
+/* A queue of states to look at (each at most once in it). */
+typedef struct StateQueue {
+    int *v;
+    int head, tail, cap;
+} StateQueue;
+
+static void queue_push(StateQueue *q, char *queued, int s)
+{
+    if (queued[s])
+        return;
+    queued[s] = 1;
+    q->v[q->tail] = s;
+    q->tail = (q->tail + 1) % q->cap;
+}
+
+static int queue_pop(StateQueue *q, char *queued)
+{
+    int s = q->v[q->head];
+    q->head = (q->head + 1) % q->cap;
+    queued[s] = 0;
+    return s;
 }
 
 /* Folds until no silent state passes the cost rule; a fold changes only its
- * neighbours' counts, so they are looked at again. */
+ * neighbours' counts, so they are looked at again. Folds that make at most
+ * one move (a link of a chain, a dead end) go first: folding a chain of L
+ * links into a state with k moves out then makes those k moves once, not
+ * once per link (L * k). */
 static int fold_model(Arena *a, IrModel *m)
 {
     /* nothing to fold (a dense model, say, silent only in its start and
@@ -243,20 +323,29 @@ static int fold_model(Arena *a, IrModel *m)
     Folder f;
     folder_init(&f, a, m);
     int n = m->n_states, folded = 0;
-    int *queue = malloc(sizeof(int) * (size_t)(n + 1) * 2), head = 0, tail = 0;
-    char *queued = calloc((size_t)n, 1);
-    int qcap = 2 * (n + 1);
-    for (int s = 0; s < n; s++) {
-        queue[tail++] = s;
-        queued[s] = 1;
+    StateQueue cheap = {malloc(sizeof(int) * (size_t)(n + 1)), 0, 0, n + 1};
+    StateQueue other = {malloc(sizeof(int) * (size_t)(n + 1)), 0, 0, n + 1};
+    char *in_cheap = calloc((size_t)n, 1), *in_other = calloc((size_t)n, 1);
+    if (!cheap.v || !other.v || !in_cheap || !in_other) {
+        fprintf(stderr, "hmmc: out of memory\n");
+        exit(1);
     }
-    while (head != tail) {
-        int s = queue[head];
-        head = (head + 1) % qcap;
-        queued[s] = 0;
-        if (!foldable(&f, s))
+    for (int s = 0; s < n; s++) {
+        long cost = fold_cost(&f, s);
+        if (cost >= 0)
+            queue_push(cost <= 1 ? &cheap : &other, cost <= 1 ? in_cheap : in_other, s);
+    }
+    IntVec near = {0};
+    while (cheap.head != cheap.tail || other.head != other.tail) {
+        int s = cheap.head != cheap.tail ? queue_pop(&cheap, in_cheap) : queue_pop(&other, in_other);
+        long cost = fold_cost(&f, s);
+        if (cost < 0)
             continue;
-        IntVec near = {0};
+        if (cost > 1 && cheap.head != cheap.tail) { /* cheaper folds came up: after them */
+            queue_push(&other, in_other, s);
+            continue;
+        }
+        near.n = 0;
         for (int k = 0; k < f.in[s].n; k++)
             if (!f.dead[f.in[s].v[k]])
                 vec_push(&near, f.moves[f.in[s].v[k]].from);
@@ -265,16 +354,14 @@ static int fold_model(Arena *a, IrModel *m)
                 vec_push(&near, f.moves[f.out[s].v[k]].to);
         fold(&f, s);
         folded++;
-        for (int k = 0; k < near.n; k++)
-            if (!queued[near.v[k]]) {
-                queued[near.v[k]] = 1;
-                queue[tail] = near.v[k];
-                tail = (tail + 1) % qcap;
-            }
-        free(near.v);
+        for (int k = 0; k < near.n; k++) {
+            long c = fold_cost(&f, near.v[k]);
+            if (c >= 0)
+                queue_push(c <= 1 ? &cheap : &other, c <= 1 ? in_cheap : in_other, near.v[k]);
+        }
     }
-    free(queue);
-    free(queued);
+    free(near.v);
+    free(cheap.v), free(other.v), free(in_cheap), free(in_other);
     folder_finish(&f);
     return folded;
 }

@@ -8,39 +8,15 @@
 #include <string.h>
 
 #include "graph.h"
+#include "silent_scc.h"
 
 /* The sum over all paths inside a strongly connected set of silent states is
  * finite exactly when the spectral radius of its weight matrix S is below 1,
- * that is when I - S is a non-singular M-matrix; for an irreducible
- * non-negative S that holds exactly when Gaussian elimination of I - S
- * without pivoting meets only positive pivots. A single cycle converges
- * exactly when its weight product is below 1. */
-static int component_converges(Arena *a, const IrModel *m, int n, const int *local)
-{
-    double *A = ARENA_ARRAY(a, double, (size_t)n * (size_t)n);
-    for (int i = 0; i < n; i++)
-        A[(size_t)i * n + i] = 1;
-    for (int i = 0; i < m->n_moves; i++) {
-        const IrMove *mv = &m->moves[i];
-        if (mv->emission >= 0 || local[mv->from] < 0 || local[mv->to] < 0)
-            continue;
-        A[(size_t)local[mv->from] * n + local[mv->to]] -= exp(mv->lw_sum);
-    }
-    for (int k = 0; k < n; k++) {
-        double pivot = A[(size_t)k * n + k];
-        if (!(pivot > 1e-12))
-            return 0;
-        for (int i = k + 1; i < n; i++) {
-            double f = A[(size_t)i * n + k] / pivot;
-            if (f == 0)
-                continue;
-            for (int j = k; j < n; j++)
-                A[(size_t)i * n + j] -= f * A[(size_t)k * n + j];
-        }
-    }
-    return 1;
-}
-
+ * that is when I - S is a non-singular M-matrix; silent_scc.c tests that on
+ * the set reduced to the states that cut its cycles (one for a single
+ * cycle, whose weight product must be below 1: the sum of its weights' logs
+ * below 0, summed with compensation, so that a product of 1 - 1e-13 passes
+ * and one of exactly 1 does not), in time near-linear in its moves. */
 static void report_divergent_cycle(Diag *d, const IrModel *m, const int *members, int n)
 {
     char list[512] = "";
@@ -59,30 +35,15 @@ static void report_divergent_cycle(Diag *d, const IrModel *m, const int *members
 
 static void check_silent_cycles(Arena *a, Diag *d, const IrModel *m)
 {
-    Graph g = graph_of_moves(a, m, 1);
-    int *comp = ARENA_ARRAY(a, int, m->n_states);
-    int n_comp = graph_scc(a, &g, comp);
-    int *size = ARENA_ARRAY(a, int, n_comp);
-    for (int v = 0; v < m->n_states; v++)
-        size[comp[v]]++;
-    int *self_loop = ARENA_ARRAY(a, int, n_comp);
-    for (int i = 0; i < m->n_moves; i++)
-        if (m->moves[i].emission < 0 && m->moves[i].from == m->moves[i].to)
-            self_loop[comp[m->moves[i].from]] = 1;
-    int *local = ARENA_ARRAY(a, int, m->n_states);
-    int *members = ARENA_ARRAY(a, int, m->n_states);
-    for (int c = 0; c < n_comp; c++) {
-        if (size[c] < 2 && !self_loop[c])
-            continue;
-        int n = 0;
-        for (int v = 0; v < m->n_states; v++) {
-            local[v] = -1;
-            if (comp[v] == c) {
-                local[v] = n;
-                members[n++] = v;
-            }
-        }
-        if (!component_converges(a, m, n, local))
+    SilentSccs sets;
+    silent_sccs_of(a, m, &sets);
+    for (int i = 0; i < sets.count; i++) {
+        const int *members = sets.members + sets.member_start[i];
+        int n = sets.member_start[i + 1] - sets.member_start[i];
+        SilentScc c;
+        silent_scc_reduce(a, m, members, n, sets.local, sets.moves + sets.move_start[i],
+                          sets.move_start[i + 1] - sets.move_start[i], &c);
+        if (!silent_scc_converges(a, &c))
             report_divergent_cycle(d, m, members, n);
     }
 }

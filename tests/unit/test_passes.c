@@ -165,16 +165,20 @@ static int has_move(const IrModel *m, int from, int to)
 
 /* Checks a move's weights (given as plain numbers, not logs), its emission
  * and its via list (state indexes, n_via of them). */
-static void assert_move_is(const IrMove *mv, int emission, double sum, double max, int n_via,
-                           const int *via)
+static void assert_move_in(const IrModel *via_model, const IrMove *mv, int emission, double sum,
+                           double max, int n_via, const int *via)
 {
     assert_int_equal(mv->emission, emission);
     assert_close(mv->lw_sum, log(sum));
     assert_close(mv->lw_max, log(max));
     assert_int_equal(mv->n_via, n_via);
+    int states[n_via + 1];
+    ir_move_via(via_model, mv, states);
     for (int v = 0; v < n_via; v++)
-        assert_int_equal(mv->via[v], via[v]);
+        assert_int_equal(states[v], via[v]);
 }
+/* the via paths are the model's: every caller names its model m */
+#define assert_move_is(mv, ...) assert_move_in(m, (mv), __VA_ARGS__)
 
 /* Start, end and emitting states are never folded. */
 static void assert_only_silent_states_folded(const IrModel *m)
@@ -434,6 +438,74 @@ static void test_close_two_separate_cycles(void **state)
     assert_move_is(move_between(m, aux_state_of(m, p), p), -1, 4.0 / 3, 1, 0, NULL);
     assert_no_silent_cycle(&c.arena, m);
     compiled_free(&c);
+}
+
+/* A cycle of weight product 1 - 2^-43: its closing weight is 2^43 to 1e-9
+ * relative (1 - T from expm1 of the summed logs, not 1 - the product). */
+static void test_close_cycle_of_product_near_one(void **state)
+{
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(
+        &c,
+        "hmm m {\n"
+        "  alphabet [a];\n"
+        "  startstate s; state x; state y; state o emits e; endstate t;\n"
+        "  emission e = [1];\n"
+        "  s -> x 1;\n"
+        "  x -> y 0.9999999999998863131622783839702606201171875; y -> x 1;\n"
+        "  y -> o 0.5; o -> t 1;\n"
+        "}\n"
+        "main { print forward(new m()).score; }\n",
+        "cycles", FOLD_ON));
+    int x = state_index(m, "x"), y = state_index(m, "y");
+    const IrMove *mv = move_between(m, aux_state_of(m, x), x);
+    assert_true(fabs(mv->lw_sum - 43 * log(2)) < 1e-9);
+    mv = move_between(m, aux_state_of(m, x), y);
+    assert_true(fabs(mv->lw_sum - 43 * log(2)) < 1e-9);
+    compiled_free(&c);
+}
+
+/* A cycle of 2,000 states is closed through one cut state: O(n) states and
+ * moves (not 4 million), with the numbers of the model as written. */
+static void test_close_long_cycle_sparsely(void **state)
+{
+    enum { N = 2000 };
+    Arena scratch;
+    arena_init(&scratch);
+    char *src = arena_printf(&scratch, "hmm m {\n  alphabet [a];\n  startstate s; endstate t;\n"
+                                       "  state o emits e; emission e = [1];\n");
+    for (int i = 0; i < N; i++)
+        src = arena_printf(&scratch, "%s  state q%d; q%d -> q%d 0.999;\n", src, i, i, (i + 1) % N);
+    src = arena_printf(&scratch, "%s  s -> q0 1; q%d -> o 0.01; o -> t 1;\n}\n"
+                                 "main { print forward(new m()).score; }\n", src, N / 2);
+    Compiled c;
+    IrModel *m = first_call_model(compile_through(&c, src, "cycles", FOLD_OFF));
+    assert_true(m->n_states <= 3 * N + 10);
+    assert_true(m->n_moves <= 5 * N + 10);
+    assert_no_silent_cycle(&c.arena, m);
+    /* the one way from s to o: into q0, around the cycle any number of times,
+     * to q(N/2): sum 0.999^(N/2) / (1 - 0.999^N) * 0.01; through the pass's
+     * copies and closing moves, summed over the moves' DAG */
+    int o = state_index(m, "o");
+    double *sum = calloc((size_t)m->n_states, sizeof(double));
+    sum[state_index(m, "s")] = 1;
+    for (int round = 0; round < 4 * N; round++) { /* relax until stable (a DAG) */
+        double *next = calloc((size_t)m->n_states, sizeof(double));
+        next[state_index(m, "s")] = 1;
+        for (int i = 0; i < m->n_moves; i++)
+            if (m->moves[i].emission < 0 || m->moves[i].to == o)
+                next[m->moves[i].to] += sum[m->moves[i].from] * exp(m->moves[i].lw_sum);
+        int same = memcmp(next, sum, sizeof(double) * (size_t)m->n_states) == 0;
+        free(sum);
+        sum = next;
+        if (same)
+            break;
+    }
+    double want = pow(0.999, N / 2) / (1 - pow(0.999, N)) * 0.01;
+    assert_true(fabs(sum[o] / want - 1) < 1e-9);
+    free(sum);
+    compiled_free(&c);
+    arena_free(&scratch);
 }
 
 static void test_no_silent_cycle_then_order_succeeds(void **state)
@@ -1264,9 +1336,11 @@ static int best_path_states(const PathSearch *ps, int *out)
     out[n++] = m->start;
     for (int k = 0; k < ps->n_best_moves; k++) {
         const IrMove *mv = &m->moves[ps->best_moves[k]];
+        int via[mv->n_via + 1];
+        ir_move_via(m, mv, via);
         for (int v = 0; v < mv->n_via; v++)
-            if (m->states[mv->via[v]].aux_of < 0)
-                out[n++] = mv->via[v];
+            if (m->states[via[v]].aux_of < 0)
+                out[n++] = via[v];
         if (m->states[mv->to].aux_of < 0)
             out[n++] = mv->to;
     }
@@ -1474,6 +1548,8 @@ int main(void)
         cmocka_unit_test(test_close_two_cycle),
         cmocka_unit_test(test_close_three_cycle_with_chord),
         cmocka_unit_test(test_close_two_separate_cycles),
+        cmocka_unit_test(test_close_cycle_of_product_near_one),
+        cmocka_unit_test(test_close_long_cycle_sparsely),
         cmocka_unit_test(test_no_silent_cycle_then_order_succeeds),
         cmocka_unit_test(test_fold_silent_chain),
         cmocka_unit_test(test_fold_merges_parallel_paths),

@@ -671,6 +671,17 @@ static void test_silent_cycles_that_diverge_are_errors(void **state)
     expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> p 0.6; p -> q 1; q -> p 0.5;"
                              " q -> x 1; x -> t 1;\n"),
                   1, diverges);
+    /* a product of 1 - 2^-43 (about 1 - 1.1e-13, written exactly) converges; exactly 1
+     * (2 * 0.5) and 1 + 2^-43 do not: the test sums the weights' logs, not 1 - pivots */
+    check_ok(&c, TINY_MODEL("  state p; state q; s -> p 1; "
+                            "p -> q 0.9999999999998863131622783839702606201171875; q -> p 1;"
+                            " q -> x 1; x -> t 1;\n"));
+    checked_free(&c);
+    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 2;"
+                             " q -> x 1; x -> t 1;\n"), 1, diverges);
+    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; "
+                             "p -> q 1.0000000000001136868377216160297393798828125; q -> p 1;"
+                             " q -> x 1; x -> t 1;\n"), 1, diverges);
     /* an emitting move breaks a cycle: q -> x emits (x emits on arrival), so q -> x -> q
      * is no silent cycle however heavy */
     check_ok(&c, TINY_MODEL("  state q; s -> q 1; q -> x 5; x -> q 5; x -> t 1;\n"));
