@@ -106,15 +106,17 @@ unit: $(UNIT_BIN)
 golden: $(HMMC_BIN)
 	@HMMC=$(HMMC_BIN) tests/golden/run
 
-# The differential test three ways: every model as pass_plan shapes it; every
-# model with the C table shape forced, which must print the straight-line
-# shape's numbers digit for digit; and random models of thousands of states.
+# The differential test: every model as pass_plan shapes it; every model with
+# the C table shape forced, which must print the straight-line shape's
+# numbers digit for digit; random models of thousands of states; arrows and
+# matrices; and extreme weights (1e-300 to 1e300, subnormals) in both shapes.
 differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table \
 		DIFF_EXACT_OPTIONS=--c-shape=straight tests/differential/run
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/large
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/forms
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
 
 test: deps
 	@scripts/install-hmmer

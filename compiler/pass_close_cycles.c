@@ -19,7 +19,7 @@
  *     x -> y between uncut states and h(x) -> f' for each x -> f into a cut
  *     state f (their via: x, the state the path passed);
  *   - the cut states take closing moves f' -> g weighted (I - T)^-1[f][g]
- *     for sums and the best path f -> g for viterbi (its via: the states
+ *     (silent_scc_closure, in logs) for sums and the best path f -> g for viterbi (its via: the states
  *     from f up to g), k^2 moves for k cut states.
  * Every path inside C from where it was entered to where it is left is then
  * counted exactly once (split at its first and last cut state), in O(n + E
@@ -69,47 +69,6 @@ static double log_add(double x, double y)
     if (y == -INFINITY)
         return x;
     return x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y));
-}
-
-/* Inverts the k x k matrix a in place (Gauss-Jordan, partial pivoting).
- * Returns 0 when a pivot vanishes (cannot happen after sema's check). */
-static int invert(Arena *arena, double *a, int n)
-{
-    double *inv = ARENA_ARRAY(arena, double, (size_t)n * n);
-    for (int i = 0; i < n; i++)
-        inv[(size_t)i * n + i] = 1;
-    for (int k = 0; k < n; k++) {
-        int piv = k;
-        for (int i = k + 1; i < n; i++)
-            if (fabs(a[(size_t)i * n + k]) > fabs(a[(size_t)piv * n + k]))
-                piv = i;
-        if (a[(size_t)piv * n + k] == 0)
-            return 0;
-        for (int j = 0; j < n; j++) {
-            double t = a[(size_t)k * n + j];
-            a[(size_t)k * n + j] = a[(size_t)piv * n + j];
-            a[(size_t)piv * n + j] = t;
-            t = inv[(size_t)k * n + j];
-            inv[(size_t)k * n + j] = inv[(size_t)piv * n + j];
-            inv[(size_t)piv * n + j] = t;
-        }
-        double p = a[(size_t)k * n + k];
-        for (int j = 0; j < n; j++) {
-            a[(size_t)k * n + j] /= p;
-            inv[(size_t)k * n + j] /= p;
-        }
-        for (int i = 0; i < n; i++) {
-            double f = a[(size_t)i * n + k];
-            if (i == k || f == 0)
-                continue;
-            for (int j = 0; j < n; j++) {
-                a[(size_t)i * n + j] -= f * a[(size_t)k * n + j];
-                inv[(size_t)i * n + j] -= f * inv[(size_t)k * n + j];
-            }
-        }
-    }
-    memcpy(a, inv, sizeof(double) * (size_t)n * n);
-    return 1;
 }
 
 /* The best paths between cut states through uncut ones (per cut state, in
@@ -227,20 +186,19 @@ static void close_sparse(Arena *a, IrModel *m, const SilentScc *c, Edges *out)
         edge_add(out, n + i, c->cut_of[j] < 0 ? n + j : 2 * n + j, c->esum[e], c->emax[e], 1,
                  single[i]);
     }
-    double *sum = silent_scc_i_minus_t(a, c);
-    if (k == 1) /* 1 / (1 - T), with 1 - T as accurate as silent_scc.c makes it */
-        sum[0] = 1 / sum[0];
-    else
-        invert(a, sum, k);
+    /* the sums between cut states, in logs (silent_scc_closure): sema checked
+       that they converge */
+    double *sum = ARENA_ARRAY(a, double, (size_t)k * k), *sum_lo = ARENA_ARRAY(a, double, (size_t)k * k);
+    silent_scc_closure(a, c, sum, sum_lo);
     double *best = ARENA_ARRAY(a, double, (size_t)k * k);
     int *via = ARENA_ARRAY(a, int, (size_t)k * k), *len = ARENA_ARRAY(a, int, (size_t)k * k);
     best_closure(a, m, c, best, via, len);
     for (int f = 0; f < k; f++)
         for (int g = 0; g < k; g++) {
             size_t at = (size_t)f * k + g;
-            if (!(sum[at] > 0))
+            if (sum[at] == -INFINITY)
                 continue;
-            edge_add(out, 2 * n + c->cuts[f], c->cuts[g], log(sum[at]), best[at],
+            edge_add(out, 2 * n + c->cuts[f], c->cuts[g], sum[at] + sum_lo[at], best[at],
                      best[at] > -INFINITY ? len[at] : 0, best[at] > -INFINITY ? via[at] : 0);
         }
 }

@@ -2,7 +2,6 @@
  * cut states (silent_scc.h). */
 #include "silent_scc.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -159,51 +158,74 @@ void silent_scc_reduce(Arena *a, const IrModel *m, const int *members, int n, co
     path_sums(a, c);
 }
 
-double *silent_scc_i_minus_t(Arena *a, const SilentScc *c)
+/* ln(1 - e^(hi + lo)) for hi + lo < 0: 1 - e^(hi+lo) = -(expm1(hi) + e^hi expm1(lo)),
+ * accurate however near 0 the log is; NaN when hi + lo >= 0. */
+static double log_one_minus(double hi, double lo)
+{
+    double d = -(expm1(hi) + exp(hi) * expm1(lo));
+    return d > 0 ? log(d) : NAN;
+}
+
+int silent_scc_closure(Arena *a, const SilentScc *c, double *w_hi, double *w_lo)
 {
     int k = c->k;
-    double *A = ARENA_ARRAY(a, double, ((size_t)k * k > 0 ? (size_t)k * k : 1));
-    for (int f = 0; f < k; f++)
-        for (int g = 0; g < k; g++) {
-            size_t at = (size_t)f * k + g;
-            double t_hi = c->t_hi[at], t_lo = c->t_lo[at];
-            if (f != g)
-                A[at] = t_hi == -INFINITY ? 0 : -exp(t_hi + t_lo);
-            else if (t_hi == -INFINITY)
-                A[at] = 1;
-            else /* 1 - e^(hi + lo) = -(expm1(hi) + e^hi (e^lo - 1)) */
-                A[at] = -(expm1(t_hi) + exp(t_hi) * expm1(t_lo));
+    size_t kk = (size_t)k * k;
+    double *l_hi = ARENA_ARRAY(a, double, kk ? kk : 1), *l_lo = ARENA_ARRAY(a, double, kk ? kk : 1);
+    memcpy(l_hi, c->t_hi, sizeof(double) * kk);
+    memcpy(l_lo, c->t_lo, sizeof(double) * kk);
+    double *col_hi = ARENA_ARRAY(a, double, k ? k : 1), *col_lo = ARENA_ARRAY(a, double, k ? k : 1);
+    /* Kleene: after step p, L[i][j] sums the paths i -> ... -> j (one move or
+     * more) whose inner cut states are among 0..p. Every update adds
+     * positive terms, in logs; the one subtraction is 1 - L[p][p], the
+     * returns to p, from expm1. */
+    for (int p = 0; p < k; p++) {
+        size_t pp = (size_t)p * k + p;
+        double star = l_hi[pp] == -INFINITY ? 0 : -log_one_minus(l_hi[pp], l_lo[pp]);
+        if (!(star < INFINITY))
+            return 0; /* the returns to p weigh 1 or more: the sum diverges */
+        for (int i = 0; i < k; i++) { /* column p as it was, times the star */
+            col_hi[i] = l_hi[(size_t)i * k + p];
+            col_lo[i] = l_lo[(size_t)i * k + p];
+            if (col_hi[i] > -INFINITY)
+                dd_add(col_hi[i], col_lo[i], star, &col_hi[i], &col_lo[i]);
         }
-    return A;
+        for (int i = 0; i < k; i++) {
+            if (col_hi[i] == -INFINITY)
+                continue;
+            for (int j = 0; j < k; j++) {
+                size_t pj = (size_t)p * k + j, ij = (size_t)i * k + j;
+                if (l_hi[pj] == -INFINITY || i == p || j == p)
+                    continue;
+                double hi, lo;
+                dd_add(col_hi[i], col_lo[i] + l_lo[pj], l_hi[pj], &hi, &lo);
+                log_dd_add(&l_hi[ij], &l_lo[ij], hi, lo);
+            }
+        }
+        for (int j = 0; j < k; j++) { /* row p, then column p, times the star */
+            size_t pj = (size_t)p * k + j;
+            if (l_hi[pj] > -INFINITY)
+                dd_add(l_hi[pj], l_lo[pj], star, &l_hi[pj], &l_lo[pj]);
+        }
+        for (int i = 0; i < k; i++)
+            if (i != p) {
+                l_hi[(size_t)i * k + p] = col_hi[i];
+                l_lo[(size_t)i * k + p] = col_lo[i];
+            }
+    }
+    for (size_t at = 0; at < kk; at++) {
+        w_hi[at] = l_hi[at];
+        w_lo[at] = l_lo[at];
+    }
+    for (int f = 0; f < k; f++) /* the empty path: W = I + T^+ */
+        log_dd_add(&w_hi[(size_t)f * k + f], &w_lo[(size_t)f * k + f], 0, 0);
+    return 1;
 }
 
 int silent_scc_converges(Arena *a, const SilentScc *c)
 {
-    int k = c->k;
-    if (k == 0)
-        return 1;
-    if (k == 1) /* T < 1 exactly when its log is below 0 */
-        return c->t_hi[0] == -INFINITY || c->t_hi[0] + c->t_lo[0] < 0;
-    double *A = silent_scc_i_minus_t(a, c);
-    /* |terms| that went into each entry: its rounding error is a few ulps of that */
-    double *mag = ARENA_ARRAY(a, double, (size_t)k * k);
-    for (size_t i = 0; i < (size_t)k * k; i++)
-        mag[i] = fabs(A[i]);
-    for (int p = 0; p < k; p++) {
-        double pivot = A[(size_t)p * k + p];
-        if (!(pivot > 8.0 * k * DBL_EPSILON * mag[(size_t)p * k + p]) || !isfinite(pivot))
-            return 0;
-        for (int i = p + 1; i < k; i++) {
-            double f = A[(size_t)i * k + p] / pivot;
-            if (f == 0)
-                continue;
-            for (int j = p; j < k; j++) {
-                A[(size_t)i * k + j] -= f * A[(size_t)p * k + j];
-                mag[(size_t)i * k + j] += fabs(f) * mag[(size_t)p * k + j];
-            }
-        }
-    }
-    return 1;
+    size_t kk = (size_t)c->k * c->k;
+    double *hi = ARENA_ARRAY(a, double, kk ? kk : 1), *lo = ARENA_ARRAY(a, double, kk ? kk : 1);
+    return silent_scc_closure(a, c, hi, lo);
 }
 
 void silent_sccs_of(Arena *a, const IrModel *m, SilentSccs *out)

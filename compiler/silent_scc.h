@@ -14,7 +14,8 @@
  * nilpotent), a k x k test instead of an n x n one; a single cycle has one
  * cut state and T its weight product. T is kept as natural logs, summed
  * with a compensation term, so that 1 - T is accurate when T is near 1 (a
- * cycle of product 1 - 1e-13 keeps its 13 digits). */
+ * cycle of product 1 - 1e-13 keeps its 13 digits), and so is its closure,
+ * so that weights of 1e300 and 1e-300 never leave double's range. */
 #ifndef HMMC_SILENT_SCC_H
 #define HMMC_SILENT_SCC_H
 
@@ -56,13 +57,17 @@ void silent_sccs_of(Arena *a, const IrModel *m, SilentSccs *out);
 void silent_scc_reduce(Arena *a, const IrModel *m, const int *members, int n, const int *local,
                        const int *moves, int n_moves, SilentScc *c);
 
-/* I - T as a k x k matrix of plain numbers (row f, column g); the diagonal
- * 1 - T[f][f] from expm1 of its log, accurate however near 1 T[f][f] is. */
-double *silent_scc_i_minus_t(Arena *a, const SilentScc *c);
+/* W = (I - T)^-1, the sums over all paths between cut states (the empty
+ * path included), as natural logs hi + lo in k x k row-major arrays: Kleene's
+ * closure in logs, so that weights of 1e300 and 1e-300 keep their digits
+ * (every step adds positive terms; 1 - T[p][p] comes from expm1, accurate
+ * however near 1 the returns to p weigh). Returns 0 when the sum diverges
+ * (at some step the returns to a cut state weigh 1 or more: I - T is not a
+ * non-singular M-matrix). */
+int silent_scc_closure(Arena *a, const SilentScc *c, double *w_hi, double *w_lo);
 
-/* 1 when the sum over C's paths converges (I - T is a non-singular
- * M-matrix: Gaussian elimination without pivoting meets only pivots above
- * their rounding error; one cut state: ln T < 0). */
+/* 1 when the sum over C's paths converges (silent_scc_closure succeeds;
+ * one cut state: ln T < 0). */
 int silent_scc_converges(Arena *a, const SilentScc *c);
 
 /* Adds y (hi + lo) to x in logs: x = ln(e^x + e^y), with compensation. */
