@@ -620,15 +620,19 @@ static int exponent_fits(int e) { return e >= EXTREME_LEAST && e <= EXTREME_MOST
 
 
 /* --extreme: a power of ten for a weight or emission value, from 10^-300 to
- * 10^300 with subnormal doubles (below 2.2e-308) now and then. Silent moves
- * only get smaller (their cycles must converge); 0 most of the time. */
-static int extreme_exponent(Rng *r, int may_grow)
+ * 10^-1, with subnormal doubles (below 2.2e-308) now and then; 0 most of the
+ * time. Weights and values are only made smaller this
+ * way: a loop that grew 1e300 a position would carry a state 1e4932 above
+ * the others in 17 positions, past what long double holds in one column
+ * (hmmc and hmmref then both print -inf, and hmmc says why); large weights
+ * come from rescale_state, which changes no path's weight. */
+static int extreme_exponent(Rng *r)
 {
     if (!rng_chance(r, 0.35))
         return 0;
     if (rng_chance(r, 0.15))
         return -rng_range(r, 308, -EXTREME_LEAST); /* a subnormal double, still > 0 */
-    return may_grow ? rng_range(r, -300, 300) : -rng_range(r, 1, 300);
+    return -rng_range(r, 1, 300);
 }
 
 /* Weights 10^k times larger into state q and 10^k times smaller out of it:
@@ -654,11 +658,11 @@ static void make_extreme(Rng *r, GenModel *g)
     for (int p = 0; p < g->state_count; p++)
         for (int k = 0; k < g->out[p].count; k++) {
             Edge *e = &g->out[p].edges[k];
-            e->exp10 = extreme_exponent(r, !is_silent_move(g, e));
+            e->exp10 = extreme_exponent(r);
         }
     for (int i = 0; i < g->emission_count; i++)
         for (int k = 0; k < g->symbol_count; k++)
-            g->emissions[i].exp10[k] = extreme_exponent(r, 1);
+            g->emissions[i].exp10[k] = extreme_exponent(r);
     for (int q = 1; q < end_state(g); q++)
         if (rng_chance(r, 0.3))
             rescale_state(g, q, rng_range(r, -300, 300));
@@ -770,9 +774,14 @@ static void write_zero_weight_transitions(Rng *r, const GenModel *g, Lines *l)
 {
     if (!rng_chance(r, 0.15))
         return;
+    int written[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
     for (int tries = 0; tries < 3; tries++) {
         int p = rng_range(r, 0, g->state_count - 1), q = rng_range(r, 0, g->state_count - 1);
-        if (edge_allowed(g, p, q) && !find_edge(g, p, q))
+        int again = 0; /* a pair given twice is an error even at weight 0 */
+        for (int i = 0; i < tries; i++)
+            again |= written[i][0] == p && written[i][1] == q;
+        written[tries][0] = p, written[tries][1] = q;
+        if (!again && edge_allowed(g, p, q) && !find_edge(g, p, q))
             add_line(l, "%s -> %s %s;", g->names[p], g->names[q], rng_chance(r, 0.5) ? "0" : "0.0");
     }
 }
