@@ -27,11 +27,11 @@
 
 #include "fixtures.h"
 
-#include "graph.h"
-#include "parse.h"
-#include "pass.h"
-#include "profile.h"
-#include "sema.h"
+#include "ir/graph.h"
+#include "syntax/parse.h"
+#include "passes/pass.h"
+#include "analysis/profile.h"
+#include "sema/sema.h"
 
 /* The passes in the order compiler/main.c runs them. */
 static const struct {
