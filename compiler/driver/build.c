@@ -6,6 +6,8 @@
  * partial program. Each tool runs in a process group of its own; on SIGINT,
  * SIGTERM or SIGHUP hmmc stops that group, removes its temporary folder and
  * file, and exits with 128 + the signal (build_catch_signals). */
+#include "driver/build.h"
+
 #include "codegen/backend.h"
 #include "codegen/backend_dense.h"
 #include "codegen/cuda/backend_cuda.h"

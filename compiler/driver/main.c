@@ -17,6 +17,7 @@
 #include "codegen/backend.h"
 #include "support/diag.h"
 #include "import/import_hmmer.h"
+#include "driver/build.h"
 #include "driver/pipeline.h"
 
 enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
