@@ -10,7 +10,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/backend_dense.h"
-#include "codegen/cuda/backend_cuda.h"
+#include "codegen/cuda/cuda_plan.h"
 
 #include <dirent.h>
 #include <errno.h>

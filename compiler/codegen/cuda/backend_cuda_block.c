@@ -15,7 +15,7 @@
  *      [2^-40, 2^40], exact rescaling by a power of two.
  * Viterbi writes each cell's back pointer (the index of the best move among
  * the state's incoming moves, as hmmrt_paths numbers them). */
-#include "codegen/cuda/backend_cuda.h"
+#include "codegen/cuda/cuda_shapes.h"
 
 #include <math.h>
 #include <string.h>
@@ -232,7 +232,7 @@ static void write_rescale(BlockWriter *w)
     emit_close(w->e, "");
 }
 
-/* Viterbi in float: the column is kept near 0 (see backend_cuda.c): after
+/* Viterbi in float: the column is kept near 0 (see backend_cuda_thread.c): after
  * every position the block's best value moves into `offset`, a double. */
 static void write_normalise(BlockWriter *w)
 {

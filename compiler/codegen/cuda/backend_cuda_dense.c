@@ -2,7 +2,7 @@
  * libhmmrt's templates (runtime/hmmrt_dense.cuh), the same for every dense
  * model; a call's launcher hands them the model's matrix, which the .c file
  * holds (hmmc_cN_dense), and its algorithm. */
-#include "codegen/cuda/backend_cuda.h"
+#include "codegen/cuda/cuda_shapes.h"
 
 #include "analysis/dense.h"
 

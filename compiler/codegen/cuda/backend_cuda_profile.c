@@ -33,6 +33,7 @@
  * read in would not fit, and an empty lane takes the exponent of the first
  * value that enters it. */
 #include "codegen/cuda/backend_cuda_profile.h"
+#include "codegen/cuda/cuda_shapes.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #ifndef HMMC_BACKEND_CUDA_PROFILE_H
 #define HMMC_BACKEND_CUDA_PROFILE_H
 
-#include "codegen/cuda/backend_cuda.h"
+#include "codegen/cuda/cuda_common.h"
 #include "analysis/profile.h"
 
 typedef struct ProfileWriter {

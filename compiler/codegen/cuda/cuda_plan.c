@@ -4,7 +4,7 @@
  * says about each kernel once nvcc has built it: its registers and shared
  * memory as ptxas reports them, and the block size and occupancy that the
  * runtime's occupancy rules (runtime/occupancy_rules.c) give on an H100. */
-#include "codegen/cuda/backend_cuda.h"
+#include "codegen/cuda/cuda_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
