@@ -1,4 +1,6 @@
-/* profile.c: the recogniser of profile-shaped models (profile.h). Steps:
+/* profile.c: the recogniser of profile-shaped models (profile.h). */
+
+/* Steps:
  * the specials (start, end, hubs, and whatever the hubs cut off from the
  * largest group of states), the roles of the other states (from their kind
  * and self-loop), node numbers (longest paths through match and delete

@@ -1,6 +1,8 @@
 /* profile.h: recognising profile-shaped models (HMMER's Plan7 and models
  * like it) and their node view, which the CUDA profile shape reads instead
- * of the move list. A profile is a chain of K nodes, each with up to three
+ * of the move list, with the constants of that shape's tuning. */
+
+/* A profile is a chain of K nodes, each with up to three
  * states in fixed roles (match: emits, no loop; insert: emits, loops on
  * itself; delete: silent), joined by moves that go forward at most
  * PROFILE_MAX_REACH nodes, plus a few special states (start, end, and the

@@ -1,9 +1,9 @@
 /* silent_scc.h: a strongly connected set C of silent states reduced to a few
  * "cut" states, for sema's convergence check (sema_graph.c) and for closing
  * the cycles (pass_close_cycles.c) in time and memory near-linear in C's
- * moves when few states cut every cycle (one for a single cycle).
- *
- * A depth-first search over C's moves marks every state that a move goes
+ * moves when few states cut every cycle (one for a single cycle). */
+
+/* A depth-first search over C's moves marks every state that a move goes
  * back to (a state still on the search's stack) as a cut state: the moves
  * into the other states then form no cycle, and the search's reverse
  * postorder sorts those other states topologically. For cut states f and g,

@@ -1,5 +1,7 @@
 /* backend_dense.c: the data files of dense calls and of very large models,
- * and the C declarations that read them (backend_dense.h). A 6,000-state
+ * and the C declarations that read them (backend_dense.h). */
+
+/* A 6,000-state
  * dense model has 36 million moves: as C text its matrix would take the C
  * compiler minutes; as a binary file assembled with .incbin it takes none.
  * Calls whose matrices hold the same numbers (forward and backward of one

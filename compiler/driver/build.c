@@ -1,7 +1,10 @@
-/* build.c: writes the generated sources of a program into a folder (the
- * --emit-dir, or a temporary one in $TMPDIR, removed afterwards) and builds the program
- * with the C compiler ($CC, default cc, with the extra flags of $HMMC_CFLAGS)
- * against libhmmrt. The program is linked into a temporary file beside the
+/* build.c: writes the generated sources of a program into a folder and
+ * builds the program with the C compiler (and nvcc) against libhmmrt;
+ * stopped by a signal, it leaves nothing behind. */
+
+/* The folder is the --emit-dir, or a temporary one in $TMPDIR, removed
+ * afterwards; the C compiler is $CC (default cc, with the extra flags of
+ * $HMMC_CFLAGS). The program is linked into a temporary file beside the
  * output and renamed to it at the end, so a failed or killed build leaves no
  * partial program. Each tool runs in a process group of its own; on SIGINT,
  * SIGTERM or SIGHUP hmmc stops that group, removes its temporary folder and

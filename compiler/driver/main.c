@@ -1,9 +1,7 @@
-/* main.c: the hmmc driver. The whole pipeline is written out here, once:
- * read the file, run the front end (pipeline.c: parse, check, the passes in
- * order), generate and build.
- * Options are parsed here too; see usage(). Before anything is read, -o and
- * --emit-dir are checked (check_output: not a folder, a device or a file
- * hmmc reads, in a folder that exists and can be written). */
+/* main.c: the hmmc command: parses the options (usage()), checks -o and
+ * --emit-dir before anything is read (check_output), then runs the three
+ * steps: the front end (pipeline.c), or --import-hmmer (import/), and the
+ * build (build.c: generate and compile). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>

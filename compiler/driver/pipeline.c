@@ -1,5 +1,6 @@
-/* pipeline.c: the front end of hmmc as one call (see pipeline.h). The whole
- * sequence is written out here, once: parse, sema, then the passes in order. */
+/* pipeline.c: the front end of hmmc as one call (see pipeline.h): parse,
+ * sema, then the passes in order. This is the one place their order is
+ * written; main.c, the unit tests and the fuzzing harness call it. */
 #include "driver/pipeline.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* pipeline.h: the front end of hmmc as one call, shared by the driver
- * (compiler/main.c) and the fuzzing harness (tests/fuzz/): parse, sema and
+ * (driver/main.c) and the fuzzing harness (tests/fuzz/): parse, sema and
  * the passes in order, stopping early to dump the IR when asked. The list of
  * passes lives in pipeline.c, once. */
 #ifndef HMMC_PIPELINE_H

@@ -1,5 +1,8 @@
-/* import_hmmer.c: `hmmc --import-hmmer FILE` (see import_hmmer.h). Three
- * steps, each in its own group of functions below:
+/* import_hmmer.c: `hmmc --import-hmmer FILE` (see import_hmmer.h): reads
+ * a HMMER2.0 or HMMER3/f file, computes the scores hmm2search computes, and
+ * writes a .hmm program whose weights are 2^(score/1000). */
+
+/* Three steps, each in its own group of functions below:
  *   1. read the file into an H2 model: the integer scores (bits * 1000) of a
  *      HMMER2.0 save file, or a HMMER3/f file converted to those scores the
  *      way `hmmconvert -2` converts it;

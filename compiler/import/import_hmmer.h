@@ -1,9 +1,7 @@
 /* import_hmmer.h: `hmmc --import-hmmer FILE`: reads a profile HMM saved by
- * HMMER (a HMMER2.0 ASCII save file, or a HMMER3/f file, which is converted
- * as `hmmconvert -2` would) and writes a .hmm program that scores sequences
- * as hmm2search does: the viterbi score of the program, divided by ln 2, is
- * hmm2search's per-sequence bit score (with --null2, which turns its second
- * null model off). README.md, "Profile HMMs from HMMER", says how. */
+ * HMMER2.0 or HMMER3/f and writes a .hmm program whose viterbi score, divided
+ * by ln 2, is hmm2search's per-sequence bit score (with --null2). README.md,
+ * "Profile HMMs from HMMER", says how. */
 #ifndef HMMC_IMPORT_HMMER_H
 #define HMMC_IMPORT_HMMER_H
 

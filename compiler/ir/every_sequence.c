@@ -1,5 +1,8 @@
 /* every_sequence.c: from what length a model surely gives every sequence a
- * path. Forward and backward keep one scale per column, so a result that
+ * path, so that a -inf score at that length is known to be an underflow, not
+ * an impossible sequence, and the program says so. */
+
+/* Forward and backward keep one scale per column, so a result that
  * falls more than long double's range (the C path's second try) below its
  * column's largest value reads 0 and the score -inf; when the model can emit
  * every sequence of that length, such a -inf is known to be that, not an

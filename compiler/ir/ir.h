@@ -1,7 +1,8 @@
 /* ir.h: the model IR and the program IR that sema builds and the passes
  * transform. A model is a set of states and moves; a move either emits one
- * symbol (from an emission table) or is silent. Weights are natural logs.
- * Every call in main gets its own copy of its model, so that each call's
+ * symbol (from an emission table) or is silent. Weights are natural logs. */
+
+/* Every call in main gets its own copy of its model, so that each call's
  * passes (silent-state folding, planning) can differ; the copies share the
  * model's moves until a pass changes them (ir_model_own_moves): a dense
  * model of 6,000 states has 36 million moves, and forward, backward and
@@ -86,8 +87,8 @@ typedef struct IrModel {
     IrPaths *paths;      /* the moves' via paths (NULL until a pass makes one) */
     /* The live states that receive silent moves, ordered so that every silent
      * move goes from an earlier state (or one receiving no silent moves) to a
-     * later one; computed by the silent-state pass. Silent self-loops are
-     * folded away by then (see pass_silent.c). */
+     * later one; computed by pass_order.c. Silent self-loops and cycles are
+     * closed by then (pass_close_cycles.c). */
     int n_silent_order;
     int *silent_order;
 } IrModel;

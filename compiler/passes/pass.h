@@ -1,5 +1,5 @@
 /* pass.h: the passes over the program IR, in the order the driver runs them
- * (compiler/main.c lists them once). Each returns 1 on success and reports
+ * (driver/pipeline.c lists them once). Each returns 1 on success and reports
  * problems through the Diag. */
 #ifndef HMMC_PASS_H
 #define HMMC_PASS_H

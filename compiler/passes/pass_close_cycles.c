@@ -1,4 +1,9 @@
-/* pass_close_cycles.c: closes silent cycles exactly. Within one position,
+/* pass_close_cycles.c: closes silent cycles exactly, so that afterwards the
+ * silent moves form no cycle: each strongly connected set of silent states
+ * gets gatherer states and closing moves weighted by (I - S)^-1 (sums) or the
+ * best path (viterbi), in near-linear time when few states cut its cycles. */
+
+/* Within one position,
  * the silent moves of a strongly connected set C of states (a cycle, or a
  * silent self-loop) make the values of C the solution of v = a + v S, where a
  * is what enters C from outside and S the weights of the moves inside C:

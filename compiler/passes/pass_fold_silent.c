@@ -1,5 +1,8 @@
 /* pass_fold_silent.c: folds silent states into their neighbours where that
- * pays. Folding silent state s replaces every pair of moves p -> s -> r by one
+ * pays (at most one move in or out), replacing each pair of moves
+ * p -> s -> r by one move p -> r. */
+
+/* Folding silent state s replaces every pair of moves p -> s -> r by one
  * move p -> r (weights multiplied; parallel moves with the same emission
  * merged: weights added for sums, the better kept for viterbi, with the path
  * it stands for in `via`), so a state with i moves in and o moves out turns

@@ -1,9 +1,8 @@
 /* pass_plan.c: the plan of every call: how many states are live, the width
- * of a back pointer (an index into a state's incoming moves: one byte while
- * every state has fewer than 255 moves in), and the shape of the CUDA kernel
- * (a thread per sequence for small models, a block per sequence above), and
- * the shape of the C code: straight-line (every move a statement) up to
- * C_TABLE_MIN_MOVES moves, tables walked by loops above (--c-shape forces one). */
+ * of a back pointer (one byte while every state has fewer than 255 moves in),
+ * the shape of the CUDA kernel (thread, block or lanes of a warp per sequence,
+ * or dense) and of the C code: straight-line up to C_TABLE_MIN_MOVES moves,
+ * tables walked by loops above (--c-shape forces one). */
 #include "passes/pass.h"
 
 #include "analysis/dense.h"

@@ -1,5 +1,7 @@
 /* pass_trim.c: removes the states no complete path can visit: those the start
- * state cannot reach and those that cannot reach the end state. They change
+ * state cannot reach and those that cannot reach the end state. */
+
+/* They change
  * no score, traceback or table entry of a complete path, but they can
  * dominate a column: forward and backward rescale each column by its sum, so
  * a well-fitting state that no path from the start reaches (backward) or that

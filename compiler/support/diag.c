@@ -1,4 +1,6 @@
-/* diag.c: prints and counts diagnostics (see diag.h). A message with a place
+/* diag.c: prints and counts diagnostics (see diag.h). */
+
+/* A message with a place
  * is followed by the source line it points into and a caret line:
  *   casino.hmm:12:5: error: unknown state 'fiar'
  *      12 |     fiar -> loaded 0.05;

@@ -1,8 +1,6 @@
 /* diag.h: the one diagnostics module. Errors and warnings are printed as
- *   FILE:LINE:COL: error: MESSAGE
- *      LINE | source text
- *           |     ^~~~
- * and counted; a pass reports everything it finds and the driver stops
+ * FILE:LINE:COL: error: MESSAGE with the source line and a caret line under
+ * it, and counted; a pass reports everything it finds and the driver stops
  * between passes when the error count is non-zero. */
 #ifndef HMMC_DIAG_H
 #define HMMC_DIAG_H

@@ -1,5 +1,8 @@
 /* matrix.h: reading the values of a transition matrix `[ p11, p12; p21, p22 ]`
- * (ast.h: Matrix). The lexer scans a matrix in a state of its own and hands
+ * (ast.h: Matrix) value by value as the lexer scans them, so that the parser
+ * gets the whole matrix as one token. */
+
+/* The lexer scans a matrix in a state of its own and hands
  * each number and punctuation mark to the builder below, which checks it as
  * a weight at once and appends it to one array: a 6,000-state model's 36
  * million values cost no token for the parser, no node and no copy of their

@@ -1,6 +1,10 @@
 /* backend_c.c: the C backend. For every call of main it writes a C function
- * specialised to the call's model (its moves and weights written into the
- * code as straight-line statements, its emissions as tables indexed by the
+ * specialised to the call's model and to what the call prints, in double
+ * precision, and the program around them; the rest (input, threads, output)
+ * is libhmmrt's. */
+
+/* Each call's function is specialised to the call's model (its moves and
+ * weights written into the code as straight-line statements, its emissions as tables indexed by the
  * symbol; or, for large models, the moves as tables that one loop per phase
  * walks: backend_c_table.c) and to what the call prints (two columns, back
  * pointers, or whole tables), in double precision:

@@ -1,7 +1,9 @@
 /* backend_c_table.c: the table shape of the C backend, for models whose
- * straight-line code would take the C compiler too long (pass_plan.c decides;
- * profiles of thousands of nodes, random models of thousands of states). The
- * call's moves become static const tables, in exactly the order the
+ * straight-line code would take the C compiler too long: the moves in static
+ * const tables and one loop per phase, giving the straight-line code's
+ * numbers to the last bit. */
+
+/* The call's moves become static const tables, in exactly the order the
  * straight-line code (emit_dp.c) evaluates them, and one generic loop per
  * phase walks them, doing the same operations in the same order, so both
  * shapes give the same numbers to the last bit:

@@ -1,5 +1,8 @@
-/* backend_c_table.h: the two code shapes of the C backend's positions.
- * backend_c.c writes each call's function (columns, rescaling, the loop over
+/* backend_c_table.h: the two code shapes of the C backend's positions,
+ * straight-line (emit_dp.c) and table (backend_c_table.c), behind one
+ * PositionWriter; pass_plan.c chooses the shape of every call. */
+
+/* backend_c.c writes each call's function (columns, rescaling, the loop over
  * positions) once; what one position does is written by a PositionWriter:
  *   straight-line (emit_dp.c): every move a statement, weights as literals;
  *   table (backend_c_table.c): the moves in static const tables, one generic

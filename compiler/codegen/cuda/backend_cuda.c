@@ -1,9 +1,7 @@
-/* backend_cuda.c: the CUDA backend. For every call of main it writes a
- * kernel specialised to the call's model and to what the call prints, its
- * launcher and a description of its plan, in the kernel shape pass_plan chose
- * (cuda_shapes.h); the C backend writes the rest of the program (the CPU
- * path, the columns, the tables tracebacks follow) and the hmmrt_gpu_call
- * entries that point here. */
+/* backend_cuda.c: the CUDA backend's entry (backend_cuda_write): the .cu
+ * file's head, each call's kernel and launcher in the shape pass_plan chose
+ * (cuda_shapes.h), and the table tests/emulate reads. The C backend writes the
+ * rest of the program (the CPU path, the hmmrt_gpu_call entries). */
 #include "codegen/backend.h"
 
 #include "support/arena.h"

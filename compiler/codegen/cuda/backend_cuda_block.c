@@ -1,6 +1,8 @@
 /* backend_cuda_block.c: the CUDA kernel shape "block per sequence", for
  * models too large to keep a column in one thread's registers (profiles:
- * hundreds to thousands of states). A block scores one sequence: its threads
+ * hundreds to thousands of states). */
+
+/* A block scores one sequence: its threads
  * share the states, both columns live in shared memory, and the call's moves
  * are tables the kernel indexes (weights and emission tables in the kernel's
  * precision, emissions stored symbol-major so that threads reading one

@@ -1,5 +1,9 @@
-/* backend_cuda_profile.c: the CUDA kernel shape "profile" (profile.h), for
- * forward and viterbi on profile HMMs. A group of G lanes of a warp (8, 16
+/* backend_cuda_profile.c: the CUDA kernel shape "profile"
+ * (analysis/profile.h), for forward and viterbi on profile HMMs: a group of
+ * 8, 16 or 32 lanes of a warp scores one sequence, each lane keeping a run of
+ * nodes in registers. */
+
+/* A group of G lanes of a warp (8, 16
  * or 32: the fewest that keep at most PROFILE_LANE_NODES_VITERBI, or
  * _FORWARD, nodes a lane; IrPlan.profile_lanes) scores one sequence; lane l
  * of a group

@@ -1,9 +1,7 @@
 /* backend_cuda_profile_lanes.c: the parts of the CUDA profile kernel that
- * forward with lane scales writes (profile.h): each lane keeps its values
- * times 2^-lane_exp of its own, each special state a number and an
- * exponent; values cross lanes with the difference of their exponents; a
- * lane moves its values down when one read in would not fit, and an empty
- * lane takes the exponent of the first value that enters it. */
+ * forward with lane scales writes (analysis/profile.h): each lane keeps its
+ * values times 2^-lane_exp of its own, each special state a number and an
+ * exponent; values cross lanes with the difference of their exponents. */
 #include "codegen/cuda/backend_cuda_profile.h"
 
 #include "codegen/emit.h"

@@ -1,8 +1,10 @@
 /* backend_cuda_thread.c: the CUDA kernel shape "thread per sequence", for
- * small models (pass_plan decides): each thread
- * scores one sequence with the two columns in registers (arrays indexed only
- * by constants), reads its residues 16 at a time with one vector load, and
- * finds the emission tables in shared memory. Kernels are templates over the
+ * small models: each thread scores one sequence with the two columns in
+ * registers. */
+
+/* Each thread keeps its columns in arrays indexed only by constants, reads
+ * its residues 16 at a time with one vector load, and finds the emission
+ * tables in shared memory. Kernels are templates over the
  * precision: float by default, double with --double. Forward and backward
  * rescale a column by a power of two (exact) when its sum leaves
  * [2^-40, 2^40]; viterbi adds logs. */

@@ -1,9 +1,8 @@
-/* cuda_plan.c: how each call's CUDA kernel is launched (its LaunchShape, the
- * one description both kernel writers and hmmc -v use), the ptxas level the
- * program's kernels are built at, and what hmmc -v
- * says about each kernel once nvcc has built it: its registers and shared
- * memory as ptxas reports them, and the block size and occupancy that the
- * runtime's occupancy rules (runtime/occupancy_rules.c) give on an H100. */
+/* cuda_plan.c: how each call's CUDA kernel is launched (its LaunchShape,
+ * which the kernel writers and hmmc -v both read), the ptxas level of the
+ * program's kernels, and hmmc -v's report of each kernel nvcc built (registers
+ * and shared memory from ptxas, block size and occupancy on an H100 by the
+ * runtime's rules, runtime/occupancy_rules.c). */
 #include "codegen/cuda/cuda_plan.h"
 
 #include <stdlib.h>
