@@ -22,7 +22,7 @@ BISON   ?= bison
 
 GRAMMAR_C   := $(BUILD)/grammar/parser.c $(BUILD)/grammar/lexer.c
 GRAMMAR_O   := $(GRAMMAR_C:.c=.o)
-# compiler/: one folder per stage; headers are included
+# compiler/: one folder per stage (compiler/README.md); headers are included
 # by their path below compiler/, e.g. "ir/ir.h".
 COMPILER_SRC := $(wildcard compiler/*/*.c compiler/*/*/*.c)
 COMPILER_H  := $(wildcard compiler/*/*.h compiler/*/*/*.h)
