@@ -22,7 +22,11 @@ BISON   ?= bison
 
 GRAMMAR_C   := $(BUILD)/grammar/parser.c $(BUILD)/grammar/lexer.c
 GRAMMAR_O   := $(GRAMMAR_C:.c=.o)
-COMPILER_C  := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+# compiler/: one folder per stage (compiler/README.md); headers are included
+# by their path below compiler/, e.g. "ir/ir.h".
+COMPILER_SRC := $(wildcard compiler/*/*.c compiler/*/*/*.c)
+COMPILER_H  := $(wildcard compiler/*/*.h compiler/*/*/*.h)
+COMPILER_C  := $(filter-out compiler/driver/main.c,$(COMPILER_SRC))
 COMPILER_O  := $(patsubst %.c,$(BUILD)/%.o,$(COMPILER_C)) $(GRAMMAR_O)
 RUNTIME_C   := $(wildcard runtime/*.c)
 RUNTIME_O   := $(patsubst %.c,$(BUILD)/%.o,$(RUNTIME_C))
@@ -63,7 +67,7 @@ $(BUILD)/grammar/%.o: $(BUILD)/grammar/%.c $(BUILD)/grammar/parser.h $(BUILD)/gr
 	$(CC) $(CFLAGS) $(WARN) -Wno-sign-compare -Wno-unused-function $(INCLUDES) -c $< -o $@
 
 # hmmc links generated programs against the runtime of the build it belongs to.
-$(BUILD)/compiler/%.o: compiler/%.c $(wildcard compiler/*.h) $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
+$(BUILD)/compiler/%.o: compiler/%.c $(COMPILER_H) $(BUILD)/grammar/parser.h $(BUILD)/grammar/lexer.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -DHMMC_BUILD_DIR='"$(BUILD)"' $(INCLUDES) -c $< -o $@
 
@@ -88,9 +92,9 @@ $(BUILD)/libhmmrt.a: $(RUNTIME_O)
 	rm -f $@ && ar rcs $@ $^
 
 # hmmc -v shares the runtime's occupancy rules (runtime/occupancy_rules.c).
-$(HMMC_BIN): $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
+$(HMMC_BIN): $(BUILD)/compiler/driver/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/main.o $(BUILD)/libhmmc.a $(BUILD)/runtime/occupancy_rules.o -lm
+	$(CC) $(CFLAGS) -o $@ $(BUILD)/compiler/driver/main.o $(BUILD)/libhmmc.a $(BUILD)/runtime/occupancy_rules.o -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)

@@ -17,11 +17,11 @@
 %parse-param {ParseContext *pc}
 
 %code requires {
-#include "arena.h"
-#include "ast.h"
-#include "diag.h"
-#include "loc.h"
-#include "matrix.h"
+#include "support/arena.h"
+#include "syntax/ast.h"
+#include "support/diag.h"
+#include "support/loc.h"
+#include "syntax/matrix.h"
 
 #ifndef YY_TYPEDEF_YY_SCANNER_T
 #define YY_TYPEDEF_YY_SCANNER_T

@@ -44,7 +44,7 @@ void hmmrt_describe_byte(char out[8], unsigned char c);
  * so that a message is one line and never drives the terminal. */
 void hmmrt_describe_text(hmmrt_buf *b, const char *text);
 /* A sequence's name as messages show it (hmmrt_describe_text), malloc'd
- * (NULL when memory runs out); score.c. */
+ * (NULL when memory runs out); score_batch.c. */
 char *hmmrt_shown_name(const char *name);
 /* An alphabet as messages show it: "[1, 2, 3]". */
 void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);

@@ -2,7 +2,7 @@
  * (registers, shared memory, threads, blocks) and which block size the
  * launchers take, in plain C so that both sides use the one calculation:
  * libhmmrt_gpu (runtime/gpu/occupancy.c) with the limits it reads off the
- * device at run time, and hmmc -v (compiler/build.c) with an H100's limits
+ * device at run time, and hmmc -v (compiler/codegen/cuda/cuda_plan.c) with an H100's limits
  * and the register counts ptxas reports, to say beforehand what the runtime
  * will choose there. */
 #ifndef HMMRT_OCCUPANCY_RULES_H

@@ -8,7 +8,7 @@
  * exit statuses follow the CPU path's rules: nothing after a sequence that
  * stops the run is printed, and nothing is written to the output while the
  * printer may be writing. */
-#include "score_run.h"
+#include "score_gpu.h"
 
 #include <math.h>
 #include <stdlib.h>

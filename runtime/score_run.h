@@ -1,6 +1,6 @@
-/* score_run.h: the state of a scoring run, shared by score.c (reading,
- * the CPU path, printing, the run) and score_gpu.c (the GPU path of a
- * batch). Private to those two files. */
+/* score_run.h: the state of a scoring run and what both scoring paths do to a
+ * batch (score_batch.c), shared by score.c (the run, the CPU path),
+ * score_gpu.c (the GPU path) and gpu_opening.c. Private to the runtime. */
 #ifndef HMMRT_SCORE_RUN_H
 #define HMMRT_SCORE_RUN_H
 
@@ -110,7 +110,9 @@ void hmmrt_start_opening_gpu(gpu_opening *op, const hmmrt_program *prog, const h
  * (where one was wanted). Called again, returns the same. */
 void *hmmrt_finish_opening_gpu(gpu_opening *op);
 
-/* score.c, for score_gpu.c */
+enum { DUPLICATE_WARNINGS_SHOWN = 10 }; /* then duplicate names are only counted */
+
+/* score_batch.c, for both paths */
 void hmmrt_read_batch(run *r, batch *b); /* fills b from the reader; timed */
 int hmmrt_is_last_batch(const batch *b);
 /* Maps record rec, sequence i of w's batch, to every alphabet: 0, or -1
@@ -136,12 +138,5 @@ int hmmrt_place_codes(run *r, const batch *b, work *w);
 int hmmrt_stop_out_of_memory_for_batch(run *r);
 /* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
 void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);
-
-/* score_gpu.c: the scoring run on the GPU, from the first batch (already
- * read) to the last row; 0 or an exit status. */
-int hmmrt_score_batches_on_gpu(run *r);
-/* Maps and orders the first batch for the GPU while the GPU opens (should it
- * not open, the CPU path maps the batch again). */
-void hmmrt_map_first_batch_for_gpu(run *r);
 
 #endif

@@ -1,8 +1,8 @@
 /* driver.c: the GPU driver's entry points (hmmrt_gpu.h): open picks and
  * checks the device, score runs one batch (sort by length, plan chunks that
  * fit the buffers, keep two chunks in flight on two streams), close gives
- * everything back. Every CUDA call is checked; a failure names the call,
- * CUDA's message and the batch, chunk and call it happened in. */
+ * everything back. Every CUDA call is checked (errors.c); a failure names the
+ * call, CUDA's message and the batch, chunk and call it happened in. */
 #include "driver.h"
 
 #include <stdarg.h>
@@ -11,27 +11,6 @@
 
 enum { TARGET_CHUNKS = 4 };
 #define MIN_CHUNK_BYTES ((size_t)16 << 20)
-
-/* ---- messages ------------------------------------------------------------------ */
-
-int gpu_error(hmmrt_gpu *g, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g->err, g->errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int gpu_fail(hmmrt_gpu *g, cudaError_t e, const char *what)
-{
-    return gpu_error(g, "%s failed: %s (%s)", what, cudaGetErrorString(e), g->where);
-}
-
-int gpu_check(hmmrt_gpu *g, cudaError_t e, const char *what)
-{
-    return e == cudaSuccess ? 0 : gpu_fail(g, e, what);
-}
 
 /* ---- open ------------------------------------------------------------------------ */
 
@@ -58,14 +37,6 @@ static int read_fault(hmmrt_gpu *g, char *err, size_t errlen)
         return 0;
     say(err, errlen, "HMMRT_GPU_FAULT='%s' is neither oom:BATCH nor error:BATCH", text);
     return -1;
-}
-
-int gpu_take_fault(hmmrt_gpu *g, hmmrt_fault_kind kind)
-{
-    if (g->fault_armed != kind || kind == HMMRT_FAULT_NONE)
-        return 0;
-    g->fault_armed = HMMRT_FAULT_NONE;
-    return 1;
 }
 
 /* At the start of a batch: arms the fault meant for it. An out-of-memory

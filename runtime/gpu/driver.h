@@ -1,8 +1,8 @@
 /* driver.h: the state of the GPU driver (libhmmrt_gpu), shared by its files:
- * driver.c (open, close, one batch), slots.c (device and pinned buffers),
- * chunks.c (packing, transfers, kernels, results of one chunk) and stats.c
- * (the --timing report); occupancy.c, beside them, picks block sizes for the
- * generated launchers. Private to runtime/gpu/. */
+ * driver.c (open, close, one batch), errors.c (messages, injected faults),
+ * slots.c (device and pinned buffers), chunks.c (one chunk's packing,
+ * transfers, kernels, results) and stats.c (the --timing report); occupancy.c
+ * picks block sizes for the generated launchers. Private to runtime/gpu/. */
 #ifndef HMMRT_GPU_DRIVER_H
 #define HMMRT_GPU_DRIVER_H
 
@@ -84,14 +84,14 @@ typedef struct hmmrt_gpu {
     hmmrt_fault_kind fault_armed; /* the fault of this batch, until it has happened */
 } hmmrt_gpu;
 
-/* driver.c: "WHAT failed: CUDA's message (WHERE)" into g->err; returns -1. */
+/* errors.c: "WHAT failed: CUDA's message (WHERE)" into g->err; returns -1. */
 int gpu_fail(hmmrt_gpu *g, cudaError_t e, const char *what);
 /* 0 when e is cudaSuccess, else gpu_fail. */
 int gpu_check(hmmrt_gpu *g, cudaError_t e, const char *what);
 /* A message of the driver's own into g->err; returns -1. */
 int gpu_error(hmmrt_gpu *g, const char *fmt, ...) HMMRT_PRINTF(2, 3);
 
-/* driver.c: 1 once when the fault of this batch is `kind` (the fault is then
+/* errors.c: 1 once when the fault of this batch is `kind` (the fault is then
  * used up), else 0. */
 int gpu_take_fault(hmmrt_gpu *g, hmmrt_fault_kind kind);
 

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "arena.h"
-#include "backend.h"
-#include "diag.h"
-#include "pipeline.h"
+#include "support/arena.h"
+#include "codegen/backend.h"
+#include "support/diag.h"
+#include "driver/pipeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #ifndef HMMC_TEST_FIXTURES_H
 #define HMMC_TEST_FIXTURES_H
 
-#include "ir.h"
+#include "ir/ir.h"
 
 /* The occasionally dishonest casino, as in the README, without a main. */
 #define CASINO_MODEL_SOURCE                                           \

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "diag.h"
+#include "support/diag.h"
 
 /* A Diag writing into memory, over a given source text. */
 typedef struct Capture {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "emit.h"
+#include "codegen/emit.h"
 
 /* An emitter writing into memory. */
 typedef struct Capture {

@@ -10,8 +10,8 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "arena.h"
-#include "diag.h"
+#include "support/arena.h"
+#include "support/diag.h"
 #include "parser.h"
 #include "lexer.h"
 

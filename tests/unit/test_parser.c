@@ -11,7 +11,7 @@
 
 #include "fixtures.h"
 
-#include "parse.h"
+#include "syntax/parse.h"
 
 /* One parse of a test string, with its diagnostics kept in memory. */
 typedef struct Parsed {

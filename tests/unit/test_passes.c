@@ -1,6 +1,6 @@
 /* test_passes.c: unit tests of the passes over the program IR, each tested
  * in isolation: the source is taken through sema and then through the passes
- * in the driver's order (compiler/main.c) up to the one under test.
+ * in the driver's order (compiler/driver/pipeline.c) up to the one under test.
  *   pass_attributes    storage per call
  *   pass_close_cycles  aux states, closing moves with the exact closure sums
  *                      (I - S)^-1 and best paths, moves redirected
@@ -27,13 +27,13 @@
 
 #include "fixtures.h"
 
-#include "graph.h"
-#include "parse.h"
-#include "pass.h"
-#include "profile.h"
-#include "sema.h"
+#include "ir/graph.h"
+#include "syntax/parse.h"
+#include "passes/pass.h"
+#include "analysis/profile.h"
+#include "sema/sema.h"
 
-/* The passes in the order compiler/main.c runs them. */
+/* The passes in the order compiler/driver/pipeline.c runs them. */
 static const struct {
     const char *name;
     int (*run)(Program *, Diag *);

@@ -19,8 +19,8 @@
 
 #include "fixtures.h"
 
-#include "parse.h"
-#include "sema.h"
+#include "syntax/parse.h"
+#include "sema/sema.h"
 
 /* Natural logs used below, to 16 significant digits. */
 #define LN_6 1.791759469228055       /* ln 6: ln(1/6) = -LN_6 */

@@ -1,0 +1,794 @@
+/* backend_c.c: the C backend. For every call of main it writes a C function
+ * specialised to the call's model and to what the call prints, in double
+ * precision, and the program around them; the rest (input, threads, output)
+ * is libhmmrt's. */
+
+/* Each call's function is specialised to the call's model (its moves and
+ * weights written into the code as straight-line statements, its emissions as tables indexed by the
+ * symbol; or, for large models, the moves as tables that one loop per phase
+ * walks: backend_c_table.c) and to what the call prints (two columns, back
+ * pointers, or whole tables), in double precision:
+ *   forward, backward: probabilities, each column rescaled by a power of two
+ *                      when it leaves [2^928, 2^992] (exact: a power of two
+ *                      changes no digit), the exponents summed; a sequence
+ *                      on which a value left double's normal range (the
+ *                      FE_UNDERFLOW and FE_OVERFLOW flags) is summed again in
+ *                      long double;
+ *   viterbi:           natural logs, max and add, each column less the best
+ *                      value of the one before, the offsets summed with their
+ *                      rounding errors.
+ * The rest of the program (input, threads, output) is libhmmrt's. */
+#include "codegen/backend.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/backend_dense.h"
+#include "codegen/c/backend_c_table.h"
+#include "codegen/emit.h"
+#include "codegen/emit_dp.h"
+
+/* Everything the writer of one call needs. */
+typedef struct CallWriter {
+    Emitter *e;
+    const Program *p;
+    const IrCall *call;
+    int index;          /* call number: names are c<index>_... */
+    const IrModel *m;
+    DpWriter dp;        /* the statements of one position */
+    const PositionWriter *position; /* in the call's shape: straight-line or table */
+    int *in_start, *in_order; /* incoming moves per state (the same as dp's) */
+    int alphabet;       /* index into the program's alphabets */
+    int local_arrays;   /* columns as local arrays (small models) or scratch */
+    const char *data_prefix; /* where the data files are (backend_dense.h) */
+} CallWriter;
+
+enum { LOCAL_ARRAY_MAX_STATES = 64 };
+
+static const PositionWriter position_straight_line = {
+    dp_forward_emitting, dp_forward_silent, dp_backward_emitting, dp_backward_silent,
+    dp_viterbi_emitting, dp_viterbi_silent, dp_column_sum, dp_viterbi_position,
+};
+
+/* ---- emission tables ------------------------------------------------------ */
+
+/* The emission tables a call uses, as probabilities (forward, backward) or
+ * logs (viterbi), as one row per symbol: a position reads the row of its
+ * symbol, whose entries lie next to each other (a few cache lines, where a
+ * table per emission would touch one line per table). */
+static void write_emission_tables(CallWriter *w)
+{
+    const IrModel *m = w->m;
+    FILE *o = w->e->out;
+    int in_logs = w->call->alg == ALG_VITERBI;
+    char num[32];
+    int *table_of, *emission_of;
+    int n = dp_emission_tables(w->p->arena, m, &table_of, &emission_of);
+    const char *name = in_logs ? w->dp.log_table : w->dp.prob_table;
+    int width = fprintf(o, "/* %s[c][t]: emission table t at symbol c; the tables:", name);
+    for (int t = 0; t < n; t++) {
+        const char *entry = arena_printf(w->p->arena, " %d %s%s", t,
+                                         m->emissions[emission_of[t]].name, t + 1 < n ? "," : "");
+        if (width + (int)strlen(entry) > 96) {
+            fprintf(o, "\n  ");
+            width = 2;
+        }
+        width += fprintf(o, "%s", entry);
+    }
+    /* values outside double's range (plan.long_double_only) in long double */
+    int wide = w->dp.wide_tables;
+    fprintf(o, " */\nstatic const %s %s[%d][%d] = {\n", wide ? "long double" : "double", name,
+            m->K ? m->K : 1, n ? n : 1);
+    for (int k = 0; k < m->K; k++) {
+        fprintf(o, "    {");
+        for (int t = 0; t < n; t++) {
+            double lp = m->emissions[emission_of[t]].logp[k];
+            char wide_num[64];
+            if (wide && !ir_log_in_double(lp))
+                snprintf(wide_num, sizeof wide_num, "%.21LgL", expl((long double)lp));
+            fprintf(o, "%s%s", t ? ", " : "",
+                    wide && !ir_log_in_double(lp) ? wide_num
+                                                  : emit_double(num, in_logs ? lp : exp(lp)));
+        }
+        fprintf(o, "%s}, /* '%c' */\n", n ? "" : "0", m->symbols[k]);
+    }
+    fprintf(o, "%s};\n", m->K ? "" : "    {0},\n");
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* The precision a sum over paths is written in. Double is the one that runs;
+ * long double (on x86-64 an 80-bit number whose exponent reaches 2^-16382)
+ * is its twin for the sequences on which a double value left the normal
+ * range: there a state far below its column's largest may carry the paths
+ * that end, as on long profiles, where double would print -inf or a score
+ * that lost paths. */
+typedef struct SumPrecision {
+    const char *suffix; /* of the function's name */
+    const char *type;
+    const char *frexp, *ldexp, *log; /* the math functions of that type */
+    const char *one;                 /* 1 in that type */
+} SumPrecision;
+
+static const SumPrecision in_double = {"", "double", "frexp", "ldexp", "log", "1.0"};
+static const SumPrecision in_long_double = {"_wide", "long double", "frexpl", "ldexpl", "logl",
+                                            "1.0L"};
+
+/* A column's sum is kept within 2^(SUM_EXP +- SUM_BAND), near the top of
+ * double's range, so that a state may fall 2^-1950 below it before it
+ * leaves the normal range; a column that grows past 2^1023 (by 2^31 in one
+ * position) overflows, which the caller sees as it sees an underflow. */
+enum { SUM_EXP = 960, SUM_BAND = 32 };
+
+/* The column sum, an early exit when no path is left, and exact rescaling. */
+static void write_rescale(CallWriter *w, const SumPrecision *p)
+{
+    const IrModel *m = w->m;
+    w->position->column_sum(&w->dp, arena_printf(w->p->arena, "%s sum", p->type));
+    emit_line(w->e, "if (!(sum > 0.0) && !table)");
+    emit_line(w->e, "    return -INFINITY; /* no path emits the sequence so far */");
+    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "%s(sum, &exponent);", p->frexp);
+    emit_line(w->e, "const %s factor = %s(%s, %d - exponent);", p->type, p->ldexp, p->one, SUM_EXP);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
+    emit_line(w->e, "    cur[s] *= factor;");
+    emit_line(w->e, "*scale += exponent - %d;", SUM_EXP);
+    emit_close(w->e, "");
+}
+
+static void write_store_table_column(CallWriter *w, const SumPrecision *p, const char *pos)
+{
+    emit_line(w->e, "if (table)");
+    emit_line(w->e, "    for (int s = 0; s < %d; s++)", w->m->n_states);
+    emit_line(w->e, "        table[(size_t)(%s) * %d + s] = %s(cur[s]) + *scale * LN2;", pos,
+              w->m->n_states, p->log);
+}
+
+/* The columns: local arrays for small models, scratch memory otherwise. */
+static void write_columns(CallWriter *w, const char *type)
+{
+    int n = w->m->n_states;
+    if (w->local_arrays) {
+        emit_line(w->e, "%s column0[%d], column1[%d];", type, n, n);
+    } else {
+        emit_line(w->e, "%s *column0 = columns, *column1 = columns + %d;", type, n);
+    }
+    emit_line(w->e, "%s *prev = column0, *cur = column1;", type);
+}
+
+/* What a position reads of its symbol: the straight-line code the row of
+ * its emission values, the table shape the symbol itself. */
+static void write_position_symbol(CallWriter *w, const char *rows)
+{
+    if (w->position == &position_table) {
+        emit_line(w->e, "const int c = x[i];");
+    } else if (rows == w->dp.log_table) {
+        int *table_of, *emission_of;
+        int n = dp_emission_tables(w->p->arena, w->m, &table_of, &emission_of);
+        emit_line(w->e, "const double *table_row = %s[x[i]]; /* the emissions at x[i] */", rows);
+        emit_line(w->e, "double row[%d]; /* less the previous column's best */", n ? n : 1);
+        emit_line(w->e, "for (int t = 0; t < %d; t++)", n);
+        emit_line(w->e, "    row[t] = table_row[t] - top;");
+    } else
+        emit_line(w->e, "const %s *row = %s[x[i]]; /* the emissions at x[i] */",
+                  rows == w->dp.prob_table && w->dp.wide_tables ? "long double" : "double",
+                  rows);
+}
+
+static void write_swap(CallWriter *w, const char *type)
+{
+    emit_line(w->e, "%s *swap = prev;", type);
+    emit_line(w->e, "prev = cur;");
+    emit_line(w->e, "cur = swap;");
+}
+
+/* Forward, or backward read from the end: both sum over paths, from one
+ * silent state to the other, column by column, in precision p. */
+static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
+{
+    const IrModel *m = w->m;
+    int first = backward ? m->end : m->start, last = backward ? m->start : m->end;
+    if (backward)
+        emit_comment(w->e, "ln of the backward score in %s, computed from the end of the sequence "
+                           "back; table, when not NULL, receives every column in logs.", p->type);
+    else
+        emit_comment(w->e, "ln of the forward score in %s; column values are probabilities times "
+                           "2^-*scale. table, when not NULL, receives every column in logs.",
+                     p->type);
+    emit_open(w->e, "static double c%d_%s%s(const uint8_t *x, int64_t L, %s *columns, "
+                    "double *table, int64_t *scale)", w->index, backward ? "backward" : "forward",
+              p->suffix, p->type);
+    w->dp.value_type = p->type;
+    w->dp.long_literals = p == &in_long_double;
+    write_columns(w, p->type);
+    emit_line(w->e, "(void)columns;");
+    emit_line(w->e, "*scale = -%d;", SUM_EXP);
+    emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 "
+                       "when rescaled (memory of an earlier sequence could underflow and send the "
+                       "sum to long double)");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
+    emit_line(w->e, "    prev[s] = cur[s] = 0.0;");
+    emit_comment(w->e, "read through a volatile: a compiler that knew the first column would "
+                       "fold its products at build time, and an overflow there would raise no "
+                       "flag for the caller to see");
+    emit_line(w->e, "const volatile %s one = 0x1p%d; /* 1 times 2^-*scale */", p->type, SUM_EXP);
+    emit_line(w->e, "cur[%d] = one; /* %s */", first, m->states[first].name);
+    void (*silent)(DpWriter *) = backward ? w->position->backward_silent
+                                          : w->position->forward_silent;
+    silent(&w->dp);
+    write_store_table_column(w, p, backward ? "L" : "0");
+    if (backward)
+        emit_open(w->e, "for (int64_t i = L - 1; i >= 0; i--)");
+    else
+        emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
+    write_swap(w, p->type);
+    write_position_symbol(w, w->dp.prob_table);
+    if (backward)
+        w->position->backward_emitting(&w->dp);
+    else
+        w->position->forward_emitting(&w->dp);
+    silent(&w->dp);
+    write_rescale(w, p);
+    if (p == &in_double) {
+        emit_comment(w->e, "a value left double's range: stop, the caller sums again in long "
+                           "double (tested every 64 positions: a test costs about as much as a "
+                           "small model's position)");
+        emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
+        emit_line(w->e, "    return NAN;");
+    }
+    write_store_table_column(w, p, backward ? "i" : "i + 1");
+    emit_close(w->e, "");
+    emit_line(w->e, "return %s(cur[%d]) + (double)*scale * LN2; /* %s */", p->log, last,
+              m->states[last].name);
+    emit_close(w->e, "");
+    w->dp.value_type = in_double.type;
+    w->dp.long_literals = 0;
+}
+
+/* ---- viterbi -------------------------------------------------------------- */
+
+static void write_viterbi(CallWriter *w)
+{
+    const IrModel *m = w->m;
+    int bytes = w->call->plan.bp_bytes;
+    const char *type = dp_bp_type(bytes ? bytes : 1);
+    emit_comment(w->e, "ln of the viterbi score. bp_table, when not NULL, receives the back "
+                       "pointers of every cell (%d byte%s each); table, when not NULL, every "
+                       "column. The column holds ln scores minus `offset`: each position "
+                       "subtracts the previous column's best value, so that the values stay "
+                       "small and each addition rounds by an ulp of a small number, and the "
+                       "offsets are summed with their rounding errors kept (Neumaier): over "
+                       "10^7 positions a plain running sum drifted by 7e-4.", bytes,
+                 bytes == 1 ? "" : "s");
+    emit_open(w->e, "static double c%d_viterbi(const uint8_t *x, int64_t L, double *columns, "
+                    "double *table, %s *bp_table)", w->index, type);
+    write_columns(w, "double");
+    emit_line(w->e, "(void)columns;");
+    if (bytes) {
+        emit_line(w->e, "%s *bp = bp_table;", type);
+        emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
+    } else {
+        emit_line(w->e, "(void)bp_table;");
+    }
+    emit_comment(w->e, "both columns from -inf: a folded state's value, never written, takes part "
+                       "in each column's best value");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", m->n_states);
+    emit_line(w->e, "    prev[s] = cur[s] = -INFINITY;");
+    emit_line(w->e, "cur[%d] = 0.0; /* %s */", m->start, m->states[m->start].name);
+    emit_line(w->e, "double offset = 0.0, offset_error = 0.0;");
+    w->position->viterbi_silent(&w->dp);
+    emit_line(w->e, "if (table)");
+    emit_line(w->e, "    memcpy(table, cur, sizeof(double) * %d);", m->n_states);
+    emit_open(w->e, "for (int64_t i = 0; i < L; i++)");
+    write_swap(w, "double");
+    emit_comment(w->e, "every value of this column comes from one of the previous column by one "
+                       "emitting move: taking the previous column's best value from the emission "
+                       "values (off the chain of dependent operations) takes it from the column");
+    emit_line(w->e, "double top = prev[0];");
+    emit_line(w->e, "for (int s = 1; s < %d; s++)", m->n_states);
+    emit_line(w->e, "    top = prev[s] > top ? prev[s] : top;");
+    emit_line(w->e, "top = top > -INFINITY ? top : 0.0; /* no path so far */");
+    emit_line(w->e, "const double sum = offset + top;");
+    emit_line(w->e, "offset_error += fabs(offset) >= fabs(top) ? (offset - sum) + top : (top - sum) + offset;");
+    emit_line(w->e, "offset = sum;");
+    write_position_symbol(w, w->dp.log_table);
+    if (bytes) {
+        emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", m->n_states);
+        emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
+    }
+    w->position->viterbi_position(&w->dp);
+    emit_line(w->e, "if (table)");
+    emit_line(w->e, "    for (int s = 0; s < %d; s++)", m->n_states);
+    emit_line(w->e, "        table[(size_t)(i + 1) * %d + s] = cur[s] + (offset + offset_error);",
+              m->n_states);
+    emit_close(w->e, "");
+    emit_line(w->e, "return cur[%d] + (offset + offset_error); /* %s */", m->end,
+              m->states[m->end].name);
+    emit_close(w->e, "");
+}
+
+/* The move tables hmmrt_traceback follows (viterbi calls that print a traceback). */
+static void write_paths(CallWriter *w)
+{
+    const IrModel *m = w->m;
+    FILE *o = w->e->out;
+    int c = w->index;
+    fprintf(o, "static const char *const c%d_names[] = {", c);
+    for (int s = 0; s < m->n_states; s++)
+        fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
+    fprintf(o, "};\nstatic const unsigned char c%d_hidden[] = {", c);
+    for (int s = 0; s < m->n_states; s++)
+        fprintf(o, "%s%d", s ? ", " : "", m->states[s].aux_of >= 0);
+    if (w->call->plan.dense) {
+        fprintf(o, "};\nstatic const unsigned char c%d_state_emits[] = {", c);
+        for (int s = 0; s < m->n_states; s++)
+            fprintf(o, "%s%d", s ? ", " : "", m->states[s].kind == STATE_EMITTING);
+        fprintf(o, "};\nstatic const hmmrt_paths c%d_paths = {%d, c%d_names, c%d_hidden, %d, %d, "
+                   "NULL, NULL, NULL, NULL, NULL, NULL, c%d_state_emits};\n", c, m->n_states, c, c,
+                m->start, m->end, c);
+        return;
+    }
+    fprintf(o, "};\nstatic const int c%d_in_start[] = {", c);
+    for (int s = 0; s <= m->n_states; s++)
+        fprintf(o, "%s%d", s ? ", " : "", w->in_start[s]);
+    fprintf(o, "};\nstatic const int c%d_in_moves[] = {", c);
+    for (int i = 0; i < m->n_moves; i++)
+        fprintf(o, "%s%d", i ? ", " : "", w->in_order[i]);
+    fprintf(o, "%s};\nstatic const int c%d_move_from[] = {", m->n_moves ? "" : "0", c);
+    for (int i = 0; i < m->n_moves; i++)
+        fprintf(o, "%s%d", i ? ", " : "", m->moves[i].from);
+    fprintf(o, "%s};\nstatic const unsigned char c%d_move_emits[] = {", m->n_moves ? "" : "0", c);
+    for (int i = 0; i < m->n_moves; i++)
+        fprintf(o, "%s%d", i ? ", " : "", m->moves[i].emission >= 0);
+    fprintf(o, "%s};\nstatic const int c%d_via_start[] = {0", m->n_moves ? "" : "0", c);
+    int total = 0;
+    for (int i = 0; i < m->n_moves; i++)
+        fprintf(o, ", %d", total += m->moves[i].n_via);
+    fprintf(o, "};\nstatic const int c%d_via[] = {", c);
+    int first = 1, longest = 1;
+    for (int i = 0; i < m->n_moves; i++)
+        longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
+    int *via = malloc(sizeof(int) * (size_t)longest);
+    for (int i = 0; i < m->n_moves; i++) {
+        ir_move_via(m, &m->moves[i], via);
+        for (int v = 0; v < m->moves[i].n_via; v++, first = 0)
+            fprintf(o, "%s%d", first ? "" : ", ", via[v]);
+    }
+    free(via);
+    fprintf(o, "%s};\n", total ? "" : "0");
+    fprintf(o, "static const hmmrt_paths c%d_paths = {%d, c%d_names, c%d_hidden, %d, %d, "
+               "c%d_in_start, c%d_in_moves, c%d_move_from, c%d_move_emits, c%d_via_start, c%d_via};\n",
+            c, m->n_states, c, c, m->start, m->end, c, c, c, c, c, c);
+}
+
+/* The states a whole table shows: every state of the source, in declaration
+ * order; for backward, a state on a silent cycle is shown through the state
+ * that gathers what enters it (its value counts the paths around the cycle). */
+static void write_shown_states(CallWriter *w)
+{
+    const IrModel *m = w->m;
+    fprintf(w->e->out, "static const int c%d_shown[] = {", w->index);
+    int n = 0;
+    for (int s = 0; s < m->n_states; s++) {
+        if (m->states[s].aux_of >= 0)
+            continue;
+        int shown = s;
+        for (int a = 0; a < m->n_states && w->call->alg == ALG_BACKWARD; a++)
+            if (m->states[a].aux_of == s)
+                shown = a;
+        fprintf(w->e->out, "%s%d", n++ ? ", " : "", shown);
+    }
+    fprintf(w->e->out, "};\n");
+}
+
+static int n_source_states(const IrModel *m)
+{
+    int n = 0;
+    for (int s = 0; s < m->n_states; s++)
+        n += m->states[s].aux_of < 0;
+    return n;
+}
+
+/* c<i>_run: runs the call on one sequence and fills the columns it prints. */
+static void write_run(CallWriter *w)
+{
+    const IrCall *call = w->call;
+    const IrModel *m = w->m;
+    int c = w->index, n = m->n_states;
+    int want_table = (call->attrs & ATTR_SCORE_TABLE) != 0;
+    int bp_bytes = call->plan.bp_bytes;
+    emit_open(w->e, "static int c%d_run(const hmmrt_seq *seq, hmmrt_value *values, "
+                    "hmmrt_scratch *scratch)", c);
+    emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->alphabet);
+    emit_line(w->e, "const int64_t L = seq->length;");
+    emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
+    if (call->plan.dense)
+        emit_line(w->e, "size_t bytes = (sizeof(double) * 3 + sizeof(int)) * %d;",
+                  w->m->n_states);
+    else
+        emit_line(w->e, "size_t bytes = %s;",
+                  w->local_arrays ? "0"
+                                  : arena_printf(w->p->arena, "sizeof(%s) * %d",
+                                                 call->alg == ALG_VITERBI ? "double"
+                                                                          : "long double",
+                                                 2 * n));
+    if (want_table)
+        emit_line(w->e, "const size_t table_at = bytes; bytes += sizeof(double) * cells;");
+    if (bp_bytes)
+        emit_line(w->e, "const size_t bp_at = bytes; bytes += sizeof(%s) * cells + 64;",
+                  dp_bp_type(bp_bytes));
+    emit_line(w->e, "char *mem = bytes ? hmmrt_scratch_get(scratch, bytes) : NULL;");
+    emit_line(w->e, "if (bytes && !mem)");
+    emit_line(w->e, "    return 1;");
+    emit_line(w->e, "double *columns = (double *)mem;");
+    emit_line(w->e, "(void)columns;");
+    emit_line(w->e, "double *table = %s;", want_table ? "(double *)(mem + table_at)" : "NULL");
+    if (call->alg == ALG_VITERBI) {
+        if (bp_bytes)
+            emit_line(w->e, "%s *bp = (%s *)(mem + bp_at);", dp_bp_type(bp_bytes), dp_bp_type(bp_bytes));
+        if (call->plan.dense)
+            emit_line(w->e, "const double score = hmmrt_dense_viterbi(&hmmc_c%d_dense, x, L, "
+                            "columns, (int *)(columns + %d), %s, %d);", c, 2 * n,
+                      bp_bytes ? "bp" : "NULL", bp_bytes);
+        else
+            emit_line(w->e, "const double score = c%d_viterbi(x, L, columns, table, %s);", c,
+                      bp_bytes ? "bp" : "NULL");
+    } else if (call->plan.dense) {
+        emit_line(w->e, "const double score = hmmrt_dense_%s(&hmmc_c%d_dense, x, L, columns);",
+                  algorithm_name(call->alg), c);
+        emit_line(w->e, "if (isnan(score))");
+        emit_line(w->e, "    return 1; /* no memory for the probabilities */");
+    } else {
+        const char *name = algorithm_name(call->alg);
+        emit_line(w->e, "int64_t scale;");
+        if (call->plan.long_double_only) {
+            emit_comment(w->e, "weights or emission values outside double's range: summed in long "
+                               "double only");
+            emit_line(w->e, "double score = c%d_%s_wide(x, L, (long double *)mem, table, &scale);",
+                      c, name);
+            emit_line(w->e, "hmmrt_count_long_double();");
+        } else {
+            emit_line(w->e, "feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);");
+            emit_line(w->e, "double score = c%d_%s(x, L, columns, table, &scale);", c, name);
+            emit_open(w->e, "if (fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) || isnan(score) || "
+                            "score == INFINITY)");
+            emit_comment(w->e, "a value left double's normal range: digits or whole paths may be lost, "
+                               "so the sum is done again in long double");
+            emit_line(w->e, "score = c%d_%s_wide(x, L, (long double *)mem, table, &scale);", c, name);
+            emit_line(w->e, "hmmrt_count_long_double();");
+            emit_close(w->e, "");
+        }
+    }
+    for (int i = 0; i < w->p->n_prints; i++) {
+        const IrPrint *pr = &w->p->prints[i];
+        if (pr->call != c)
+            continue;
+        switch (pr->attr) {
+        case ATTR_SCORE:
+            emit_line(w->e, "values[%d].score = score;", i);
+            break;
+        case ATTR_SCORE_TABLE:
+            emit_line(w->e, "hmmrt_buf_table(&values[%d].text, table, L + 1, %d, c%d_shown, %d);",
+                      i, n, c, n_source_states(m));
+            break;
+        case ATTR_TRACEBACK:
+            emit_open(w->e, "if (score == -INFINITY)");
+            emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
+            emit_close(w->e, "");
+            emit_line(w->e, "else if (hmmrt_traceback(&c%d_paths, bp, %d, L, &values[%d].text) != 0)",
+                      c, bp_bytes, i);
+            emit_line(w->e, "    return 2;");
+            break;
+        case ATTR_TRACEBACK_TABLE:
+            emit_line(w->e, "hmmrt_traceback_table(&c%d_paths, bp, %d, L, c%d_shown, %d, "
+                            "&values[%d].text);", c, bp_bytes, c, n_source_states(m), i);
+            break;
+        }
+    }
+    emit_line(w->e, "return 0;");
+    emit_close(w->e, "");
+}
+
+static void write_call(Emitter *e, const Program *p, int index, const int *model_alphabet,
+                       const char *data_prefix)
+{
+    const IrCall *call = &p->calls[index];
+    CallWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
+    dp_writer_init(&w.dp, e, p->arena, w.m);
+    w.dp.prob_table = arena_printf(p->arena, "c%d_e", index);
+    w.dp.log_table = arena_printf(p->arena, "c%d_le", index);
+    w.dp.emission_row = "row";
+    w.dp.back_pointers = call->plan.bp_bytes > 0;
+    w.dp.wide_tables = call->alg != ALG_VITERBI && call->plan.long_double_only;
+    w.in_start = w.dp.in_start;
+    w.in_order = w.dp.in_order;
+    w.alphabet = model_alphabet[call->model_index];
+    w.local_arrays = w.m->n_states <= LOCAL_ARRAY_MAX_STATES;
+    int table_shape = call->plan.c_shape == C_SHAPE_TABLE;
+    w.position = table_shape ? &position_table : &position_straight_line;
+    emit_blank(e);
+    emit_comment(e, "==== call %d: %s; %d live states, %d moves, %d state%s taking silent moves "
+                    "in order; keeps %s%s ====", index, call->label, call->plan.n_live, w.m->n_moves,
+                 w.m->n_silent_order, w.m->n_silent_order == 1 ? "" : "s",
+                 call->storage == STORE_WHOLE_TABLE ? "whole tables"
+                 : call->storage == STORE_BACKPOINTERS ? "two columns and back pointers"
+                                                       : "two columns",
+                 call->plan.dense ? "; dense: a vector-matrix product per position" : "");
+    if (call->plan.dense) {
+        dense_write_c_call(e, p, index, data_prefix);
+        if (call->plan.bp_bytes)
+            write_paths(&w);
+        emit_blank(e);
+        write_run(&w);
+        return;
+    }
+    if (table_shape)
+        c_table_write_tables(&w.dp, call, index);
+    else
+        write_emission_tables(&w);
+    if (call->plan.bp_bytes)
+        write_paths(&w);
+    if (call->attrs & (ATTR_SCORE_TABLE | ATTR_TRACEBACK_TABLE))
+        write_shown_states(&w);
+    emit_blank(e);
+    switch (call->alg) {
+    case ALG_FORWARD:
+    case ALG_BACKWARD:
+        if (!call->plan.long_double_only) {
+            write_sum(&w, call->alg == ALG_BACKWARD, &in_double);
+            emit_blank(e);
+        }
+        write_sum(&w, call->alg == ALG_BACKWARD, &in_long_double);
+        break;
+    case ALG_VITERBI: write_viterbi(&w); break;
+    }
+    emit_blank(e);
+    write_run(&w);
+}
+
+/* ---- the program: models for the sampler, columns, main -------------------- */
+
+static void write_source_model(Emitter *e, const Program *p, int model_index, int index,
+                               const char *data_prefix)
+{
+    const IrModel *m = &p->models[model_index];
+    FILE *o = e->out;
+    char num[32];
+    emit_blank(e);
+    emit_comment(e, "model %s as written (used by --sample)", m->name);
+    fprintf(o, "static const char *const m%d_states[] = {", index);
+    for (int s = 0; s < m->n_states; s++)
+        fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
+    fprintf(o, "};\n");
+    int dense = dense_sample_call(p, model_index);
+    if (dense >= 0) {
+        emit_comment(e, "its %d moves are made from the matrix of %s when --sample needs them",
+                     m->n_moves, p->calls[dense].label);
+        fprintf(o, "static const int m%d_state_emission[] = {", index);
+        for (int s = 0; s < m->n_states; s++)
+            fprintf(o, "%s%d", s ? ", " : "", m->states[s].emission);
+        fprintf(o, "};\n");
+    } else if (m->n_moves > SOURCE_MOVES_INLINE_MAX) {
+        emit_comment(e, "its %d moves, from %s.m%d.moves", m->n_moves, data_prefix, model_index);
+        emit_line(e, "_Static_assert(sizeof(hmmrt_model_move) == 24, \"the moves file holds "
+                     "24-byte records\");");
+        fprintf(o, "HMMC_INCBIN(hmmrt_model_move, m%d_moves, %s);\n", index,
+                emit_string(arena_printf(p->arena, "%s.m%d.moves", data_prefix, model_index)));
+    } else {
+        fprintf(o, "static const hmmrt_model_move m%d_moves[] = {\n", index);
+        for (int i = 0; i < m->n_moves; i++) {
+            const IrMove *mv = &m->moves[i];
+            fprintf(o, "    {%d, %d, %d, %s},\n", mv->from, mv->to, mv->emission,
+                    emit_double(num, exp(mv->lw_sum)));
+        }
+        if (!m->n_moves)
+            fprintf(o, "    {0, 0, -1, 0.0},\n");
+        fprintf(o, "};\n");
+    }
+    fprintf(o, "static const double m%d_emissions[] = {", index);
+    for (int em = 0; em < m->n_emissions; em++)
+        for (int k = 0; k < m->K; k++)
+            fprintf(o, "%s%s", em || k ? ", " : "", emit_double(num, exp(m->emissions[em].logp[k])));
+    fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
+}
+
+/* The reason a CUDA program scores on the CPU, or NULL. */
+static const char *cpu_only_reason(const Program *p)
+{
+    for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+            return "it prints whole tables (&), which are computed on the CPU";
+        else if (p->calls[c].plan.long_double_only)
+            return arena_printf(p->arena, "%s has weights or emission values outside double's "
+                                "range, summed in long double on the CPU", p->calls[c].label);
+    return NULL;
+}
+
+/* Why the GPU scores the program in double only, or NULL: a call with
+ * weights outside float's range (IrPlan.float_underflow, float_overflow). */
+static const char *double_only_reason(const Program *p)
+{
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        if (call->plan.float_underflow < 0)
+            return arena_printf(p->arena, "%s has weights down to e^%.0f, below float's range "
+                                "(2^-126)", call->label, call->plan.float_underflow);
+        if (call->plan.float_overflow > 0)
+            return arena_printf(p->arena, "%s has weights up to e^%.0f, above float's range "
+                                "(2^128)", call->label, call->plan.float_overflow);
+    }
+    return NULL;
+}
+
+/* The calls as the GPU side runs them: launchers in the .cu file, outputs,
+ * and the move tables for tracebacks followed on the host. */
+static void write_gpu_program(Emitter *e, const Program *p, const int *model_alphabet)
+{
+    FILE *o = e->out;
+    const char *reason = cpu_only_reason(p);
+    int n_calls = reason ? 0 : p->n_calls;
+    emit_blank(e);
+    emit_comment(e, "==== the GPU side: kernels and launchers are in the .cu file ====");
+    for (int c = 0; c < n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        fprintf(o, "int c%d_launch(const hmmrt_gpu_batch *b);\n", c);
+        fprintf(o, "void c%d_describe(int device, int use_double, char *buf, size_t len);\n", c);
+        fprintf(o, "static const int c%d_columns[] = {", c);
+        int n = 0;
+        for (int i = 0; i < p->n_prints; i++)
+            if (p->prints[i].call == c)
+                fprintf(o, "%s%d", n++ ? ", " : "", i);
+        fprintf(o, "%s};\nstatic const unsigned char c%d_is_traceback[] = {", n ? "" : "0", c);
+        n = 0;
+        for (int i = 0; i < p->n_prints; i++)
+            if (p->prints[i].call == c)
+                fprintf(o, "%s%d", n++ ? ", " : "", p->prints[i].attr == ATTR_TRACEBACK);
+        fprintf(o, "%s};\n", n ? "" : "0");
+        (void)call;
+    }
+    fprintf(o, "static const hmmrt_gpu_call gpu_calls[] = {\n");
+    for (int c = 0; c < n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        int n = 0;
+        for (int i = 0; i < p->n_prints; i++)
+            n += p->prints[i].call == c;
+        fprintf(o, "    {%s, %d, %d, %d, %s, %d, c%d_columns, c%d_is_traceback, %d.0, c%d_launch, "
+                   "c%d_describe},\n", emit_string(call->label),
+                model_alphabet[call->model_index], call->model->n_states, call->plan.bp_bytes,
+                call->plan.bp_bytes ? arena_printf(p->arena, "&c%d_paths", c) : "NULL", n, c, c,
+                call->plan.n_live, c, c);
+    }
+    if (!n_calls)
+        fprintf(o, "    {NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0.0, NULL, NULL},\n");
+    fprintf(o, "};\n");
+    const char *double_only = reason ? NULL : double_only_reason(p);
+    fprintf(o, "static const hmmrt_gpu_program gpu_program = {%d, gpu_calls, %s, %s, hmmrt_gpu_open, "
+               "hmmrt_gpu_score, hmmrt_gpu_report, hmmrt_gpu_close};\n", n_calls,
+            reason ? emit_string(reason) : "NULL", double_only ? emit_string(double_only) : "NULL");
+}
+
+static void write_program(Emitter *e, const Program *p, const int *model_alphabet,
+                          const char *const *alphabets, int n_alphabets, const char *name, int gpu,
+                          const char *data_prefix)
+{
+    FILE *o = e->out;
+    /* the models of main, in order of first use */
+    int *used = ARENA_ARRAY(p->arena, int, p->n_models ? p->n_models : 1);
+    int *order = ARENA_ARRAY(p->arena, int, p->n_models ? p->n_models : 1), n_used = 0;
+    for (int c = 0; c < p->n_calls; c++)
+        if (!used[p->calls[c].model_index]++)
+            order[n_used++] = p->calls[c].model_index;
+    for (int i = 0; i < n_used; i++)
+        write_source_model(e, p, order[i], i, data_prefix);
+
+    emit_blank(e);
+    emit_comment(e, "==== the program ====");
+    emit_open(e, "static int score_cpu(const hmmrt_seq *seq, hmmrt_value *values, "
+                 "hmmrt_scratch *scratch)");
+    for (int c = 0; c < p->n_calls; c++) {
+        emit_line(e, "int failed%d = c%d_run(seq, values, scratch);", c, c);
+        emit_line(e, "if (failed%d)", c);
+        emit_line(e, "    return failed%d;", c);
+    }
+    emit_line(e, "(void)seq, (void)values, (void)scratch;");
+    emit_line(e, "return 0;");
+    emit_close(e, "");
+    emit_blank(e);
+    fprintf(o, "static const char *const alphabets[] = {");
+    for (int a = 0; a < n_alphabets; a++)
+        fprintf(o, "%s%s", a ? ", " : "", emit_string(alphabets[a]));
+    fprintf(o, "%s};\n", n_alphabets ? "" : "\"\"");
+    fprintf(o, "static const hmmrt_column columns[] = {\n");
+    for (int i = 0; i < p->n_prints; i++) {
+        const IrPrint *pr = &p->prints[i];
+        const IrCall *call = &p->calls[pr->call];
+        int text = pr->attr != ATTR_SCORE;
+        fprintf(o, "    {%s, %s, ", emit_string(pr->label),
+                text ? "HMMRT_FIELD_TEXT" : "HMMRT_FIELD_SCORE");
+        if (pr->attr == ATTR_SCORE_TABLE || pr->attr == ATTR_TRACEBACK_TABLE) {
+            const IrModel *m = call->model;
+            char *states = arena_strdup(p->arena, "");
+            for (int s = 0; s < m->n_states; s++)
+                if (m->states[s].aux_of < 0)
+                    states = arena_printf(p->arena, "%s%s%s", states, *states ? "," : "",
+                                          m->states[s].name);
+            fprintf(o, "%s, 0, 0},\n", emit_string(arena_printf(
+                p->arena, "positions 0..length separated by ';', each the %s of the states %s "
+                "separated by ','", pr->attr == ATTR_SCORE_TABLE ? "ln values" :
+                "best predecessors ('-' for none)", states)));
+        } else {
+            /* viterbi works in logs: its -inf is always an impossible sequence */
+            int sum = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI;
+            int from = sum ? ir_every_sequence_from(p->arena, call->model) : -1;
+            fprintf(o, "NULL, %d, %d},\n", from < 0 ? 0 : from > 0 ? from : 1,
+                    sum && !call->plan.dense);
+        }
+    }
+    if (!p->n_prints)
+        fprintf(o, "    {\"\", HMMRT_FIELD_SCORE, NULL, 0},\n");
+    fprintf(o, "};\nstatic const hmmrt_model models[] = {\n");
+    for (int i = 0; i < n_used; i++) {
+        const IrModel *m = &p->models[order[i]];
+        int dense = dense_sample_call(p, order[i]);
+        fprintf(o, "    {%s, %d, %d, m%d_states, %d, %d, ", emit_string(m->name),
+                model_alphabet[order[i]], m->n_states, i, m->start, m->end);
+        if (dense >= 0)
+            fprintf(o, "0, NULL, %d, m%d_emissions, &hmmc_c%d_dense, m%d_state_emission},\n",
+                    m->n_emissions, i, dense, i);
+        else
+            fprintf(o, "%d, m%d_moves, %d, m%d_emissions, NULL, NULL},\n", m->n_moves, i,
+                    m->n_emissions, i);
+    }
+    fprintf(o, "};\n");
+    if (gpu)
+        write_gpu_program(e, p, model_alphabet);
+    fprintf(o, "static const hmmrt_program program = {%s, ", emit_string(name));
+    fprintf(o, "%s, \"%s\", %d, alphabets, %d, columns, %d, models, score_cpu, %s};\n",
+            emit_string(p->path), gpu ? "cuda" : "c", n_alphabets, p->n_prints, n_used,
+            gpu ? "&gpu_program" : "NULL");
+    emit_blank(e);
+    emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
+}
+
+int backend_c_write(const Program *p, FILE *out, const char *name, int gpu,
+                    const char *data_prefix)
+{
+    Emitter e = {out, 0};
+    /* one alphabet per distinct symbol string among the models of main */
+    const char **alphabets = ARENA_ARRAY(p->arena, const char *, p->n_models ? p->n_models : 1);
+    int *model_alphabet = ARENA_ARRAY(p->arena, int, p->n_models ? p->n_models : 1);
+    int n_alphabets = 0;
+    for (int i = 0; i < p->n_models; i++)
+        model_alphabet[i] = -1;
+    for (int c = 0; c < p->n_calls; c++) {
+        int mi = p->calls[c].model_index;
+        for (int a = 0; a < n_alphabets && model_alphabet[mi] < 0; a++)
+            if (strcmp(alphabets[a], p->models[mi].symbols) == 0)
+                model_alphabet[mi] = a;
+        if (model_alphabet[mi] < 0) {
+            alphabets[n_alphabets] = p->models[mi].symbols;
+            model_alphabet[mi] = n_alphabets++;
+        }
+    }
+    emit_comment(&e, "%s.c: generated by hmmc %s from %s for the C target. Do not edit: change "
+                     "the model and run hmmc again. Each call of main is a function specialised "
+                     "to its model; libhmmrt (hmmrt.h) reads the sequences, runs the calls on "
+                     "many threads and prints the table.", name, HMMC_VERSION, p->path);
+    emit_line(&e, "#include <fenv.h>");
+    emit_line(&e, "#include <math.h>");
+    emit_line(&e, "#include <stdint.h>");
+    emit_line(&e, "#include <string.h>");
+    emit_line(&e, "#include \"%s\"", gpu ? "hmmrt_gpu.h" : "hmmrt.h");
+    emit_blank(&e);
+    emit_line(&e, "static const double LN2 = 0.693147180559945309417232121458176568; /* ln 2 */");
+    if (dense_needs_data(p)) {
+        emit_blank(&e);
+        dense_write_incbin_macro(&e);
+    }
+    for (int c = 0; c < p->n_calls; c++)
+        write_call(&e, p, c, model_alphabet, data_prefix);
+    write_program(&e, p, model_alphabet, alphabets, n_alphabets, name, gpu, data_prefix);
+    return ferror(out) ? -1 : 0;
+}

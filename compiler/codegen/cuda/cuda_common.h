@@ -1,0 +1,30 @@
+/* cuda_common.h: what every CUDA kernel shape writes the same way (tables,
+ * the float-range guard, the launcher); the shapes include this file and
+ * nothing else of the backend's. */
+#ifndef HMMC_CUDA_COMMON_H
+#define HMMC_CUDA_COMMON_H
+
+#include "codegen/emit.h"
+#include "codegen/cuda/cuda_plan.h"
+
+/* A table of ints, c<index>_NAME, in device memory. */
+void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v, int n);
+/* A table of numbers in both precisions (c<index>_NAME_f and _d) and an
+ * accessor template c<index>_NAME<real>() that picks one. */
+void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
+
+/* The guard that a call's kernel begins with when a weight or emission
+ * value is outside float's range (IrPlan.float_underflow, float_overflow;
+ * nothing otherwise):
+ * in float, every sequence is marked (NaN) for scoring in double. who: the
+ * C condition of the thread that writes. */
+void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who);
+
+/* Writes c<index>_launch (the kernel in the batch's precision, its block size
+ * from the occupancy rules, chosen once per precision) and c<index>_describe. */
+void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
+
+/* cuda_write_launcher with call `index`'s own LaunchShape. */
+void cuda_write_call_launcher(Emitter *e, const Program *p, int index);
+
+#endif

@@ -1,0 +1,128 @@
+/* emit.c: indentation, comments and literals for generated code. */
+#include "codegen/emit.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void indent(Emitter *e)
+{
+    for (int i = 0; i < e->indent; i++)
+        fputs("    ", e->out);
+}
+
+void emit_line(Emitter *e, const char *fmt, ...)
+{
+    va_list ap;
+    indent(e);
+    va_start(ap, fmt);
+    vfprintf(e->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', e->out);
+}
+
+void emit_open(Emitter *e, const char *fmt, ...)
+{
+    va_list ap;
+    indent(e);
+    va_start(ap, fmt);
+    vfprintf(e->out, fmt, ap);
+    va_end(ap);
+    fputs(" {\n", e->out);
+    e->indent++;
+}
+
+void emit_close(Emitter *e, const char *tail)
+{
+    e->indent--;
+    indent(e);
+    fprintf(e->out, "}%s\n", tail);
+}
+
+void emit_blank(Emitter *e) { fputc('\n', e->out); }
+
+void emit_comment(Emitter *e, const char *fmt, ...)
+{
+    char *text = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
+    va_end(ap);
+    if (!text)
+        return;
+    /* the text must not end the comment early: a star followed by a slash
+     * gets a space between them */
+    for (char *end; (end = strstr(text, "*/"));) {
+        size_t at = (size_t)(end - text), len = strlen(text);
+        char *longer = realloc(text, len + 2);
+        if (!longer)
+            break;
+        text = longer;
+        memmove(text + at + 2, text + at + 1, len - at);
+        text[at + 1] = ' ';
+    }
+    const int width = 96 - 4 * e->indent;
+    const char *p = text;
+    int first = 1;
+    while (*p) {
+        int len = (int)strlen(p);
+        int take = len;
+        if (len > width) {
+            take = width;
+            while (take > 0 && p[take] != ' ')
+                take--;
+            if (take == 0)
+                take = width;
+        }
+        indent(e);
+        fprintf(e->out, "%s%.*s%s\n", first ? "/* " : " * ", take, p,
+                take == len ? " */" : "");
+        first = 0;
+        p += take;
+        while (*p == ' ')
+            p++;
+    }
+    free(text);
+}
+
+const char *emit_double(char buf[32], double v)
+{
+    if (isinf(v))
+        return v < 0 ? "-INFINITY" : "INFINITY";
+    if (v == 0)
+        return "0.0";
+    /* the shortest literal within 1e-15 of v: 0.95 rather than 0.94999999999999996
+     * (the weights went through a log and back; the difference is far below
+     * any tolerance of the results) */
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, v);
+        if (fabs(strtod(buf, NULL) - v) <= 1e-15 * fabs(v))
+            break;
+    }
+    if (!strpbrk(buf, ".eEn"))
+        strcat(buf, ".0");
+    return buf;
+}
+
+const char *emit_string(const char *s)
+{
+    static char buf[4096];
+    size_t n = 0;
+    buf[n++] = '"';
+    for (; *s && n + 6 < sizeof buf; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\' || c == '?') { /* '?': no trigraph like ??= can form */
+            buf[n++] = '\\';
+            buf[n++] = (char)c;
+        } else if (c < 32 || c >= 127) {
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "\\%03o", c);
+        } else {
+            buf[n++] = (char)c;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = 0;
+    return buf;
+}

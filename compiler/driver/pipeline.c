@@ -1,0 +1,80 @@
+/* pipeline.c: the front end of hmmc as one call (see pipeline.h): parse,
+ * sema, then the passes in order. This is the one place their order is
+ * written; main.c, the unit tests and the fuzzing harness call it. */
+#include "driver/pipeline.h"
+
+#include <string.h>
+
+#include "syntax/ast.h"
+#include "syntax/parse.h"
+#include "passes/pass.h"
+#include "sema/sema.h"
+
+/* The passes, in order; --dump-after=NAME prints the IR after one of them. */
+static const struct {
+    const char *name;
+    int (*run)(Program *, Diag *);
+} passes[] = {
+    {"attributes", pass_attributes}, /* what each call must compute and store */
+    {"trim", pass_trim},             /* states no complete path visits removed */
+    {"cycles", pass_close_cycles},   /* silent cycles replaced by their exact closure */
+    {"fold", pass_fold_silent},      /* silent states folded where that makes fewer moves */
+    {"order", pass_order},           /* evaluation order of silent moves within a position */
+    {"plan", pass_plan},             /* storage widths and code shape of every call */
+};
+enum { N_PASSES = sizeof passes / sizeof passes[0] };
+
+static int is_stage(const PipelineOptions *o, const char *name)
+{
+    return o->dump_after && strcmp(o->dump_after, name) == 0;
+}
+
+PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src, size_t len,
+                            const PipelineOptions *o, Program **program)
+{
+    *program = NULL;
+    File *file = parse_source(a, d, path, src, len);
+    if (d->errors)
+        return PIPELINE_ERRORS;
+    if (is_stage(o, "parse")) {
+        ast_dump(file, o->dump);
+        return PIPELINE_DUMPED;
+    }
+    Program *p = sema(a, file, d);
+    if (d->errors || !p)
+        return PIPELINE_ERRORS;
+    p->verbose = o->verbose;
+    p->fold_silent = !o->no_fold;
+    p->c_shape = o->c_shape;
+    if (is_stage(o, "sema")) {
+        ir_dump(p, o->dump);
+        return PIPELINE_DUMPED;
+    }
+    for (int i = 0; i < N_PASSES; i++) {
+        if (!passes[i].run(p, d) || d->errors)
+            return PIPELINE_ERRORS;
+        if (is_stage(o, passes[i].name)) {
+            ir_dump(p, o->dump);
+            return PIPELINE_DUMPED;
+        }
+    }
+    *program = p;
+    return PIPELINE_PLANNED;
+}
+
+int pipeline_knows_stage(const char *name)
+{
+    if (strcmp(name, "parse") == 0 || strcmp(name, "sema") == 0)
+        return 1;
+    for (int i = 0; i < N_PASSES; i++)
+        if (strcmp(name, passes[i].name) == 0)
+            return 1;
+    return 0;
+}
+
+void pipeline_list_stages(FILE *out)
+{
+    fputs("parse, sema", out);
+    for (int i = 0; i < N_PASSES; i++)
+        fprintf(out, ", %s", passes[i].name);
+}

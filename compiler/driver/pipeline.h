@@ -1,0 +1,39 @@
+/* pipeline.h: the front end of hmmc as one call, shared by the driver
+ * (driver/main.c) and the fuzzing harness (tests/fuzz/): parse, sema and
+ * the passes in order, stopping early to dump the IR when asked. The list of
+ * passes lives in pipeline.c, once. */
+#ifndef HMMC_PIPELINE_H
+#define HMMC_PIPELINE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "support/arena.h"
+#include "support/diag.h"
+#include "ir/ir.h"
+
+typedef struct PipelineOptions {
+    const char *dump_after; /* "parse", "sema" or a pass name: dump after it and stop; or NULL */
+    FILE *dump;             /* where the dump goes */
+    FILE *verbose;          /* what each pass decided, or NULL */
+    int no_fold;            /* keep every silent state */
+    CShape c_shape;         /* the C backend's shape, or C_SHAPE_AUTO: the plan chooses */
+} PipelineOptions;
+
+typedef enum PipelineResult {
+    PIPELINE_ERRORS,  /* errors were reported through the Diag */
+    PIPELINE_DUMPED,  /* the IR after o->dump_after was written: stop */
+    PIPELINE_PLANNED  /* *program has been through every pass, ready for a backend */
+} PipelineResult;
+
+/* Runs the front end over src (len bytes, NUL bytes allowed); everything is
+ * allocated in a. */
+PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src, size_t len,
+                            const PipelineOptions *o, Program **program);
+
+/* 1 when name is a stage --dump-after accepts. */
+int pipeline_knows_stage(const char *name);
+/* The stages --dump-after accepts, for the help text: "parse, sema, ...". */
+void pipeline_list_stages(FILE *out);
+
+#endif

@@ -1,0 +1,335 @@
+/* ir.c: helpers over the model and program IR: names, deep copies, incoming
+ * move lists, and the stable text dump used by --dump-after and golden tests. */
+#include "ir/ir.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *algorithm_name(Algorithm alg)
+{
+    switch (alg) {
+    case ALG_FORWARD: return "forward";
+    case ALG_BACKWARD: return "backward";
+    case ALG_VITERBI: return "viterbi";
+    }
+    return "?";
+}
+
+const char *gpu_shape_name(GpuShape shape)
+{
+    switch (shape) {
+    case GPU_THREAD_PER_SEQUENCE: return "thread-per-sequence";
+    case GPU_BLOCK_PER_SEQUENCE: return "block-per-sequence";
+    case GPU_DENSE: return "dense";
+    case GPU_PROFILE: return "profile";
+    }
+    return "?";
+}
+
+const char *attr_name(unsigned attr)
+{
+    switch (attr) {
+    case ATTR_SCORE: return "score";
+    case ATTR_SCORE_TABLE: return "score&";
+    case ATTR_TRACEBACK: return "traceback";
+    case ATTR_TRACEBACK_TABLE: return "traceback&";
+    }
+    return "?";
+}
+
+IrModel *ir_model_copy(Arena *a, const IrModel *m)
+{
+    IrModel *c = ARENA_NEW(a, IrModel);
+    *c = *m;
+    c->states = ARENA_ARRAY(a, IrState, m->n_states);
+    memcpy(c->states, m->states, sizeof(IrState) * (size_t)m->n_states);
+    c->moves_shared = 1;
+    if (m->n_silent_order) {
+        c->silent_order = ARENA_ARRAY(a, int, m->n_silent_order);
+        memcpy(c->silent_order, m->silent_order, sizeof(int) * (size_t)m->n_silent_order);
+    }
+    return c; /* emissions are never changed by a pass, so they are shared */
+}
+
+void ir_model_own_moves(Arena *a, IrModel *m)
+{
+    if (!m->moves_shared)
+        return;
+    IrMove *own = ARENA_ARRAY(a, IrMove, m->n_moves ? m->n_moves : 1);
+    memcpy(own, m->moves, sizeof(IrMove) * (size_t)m->n_moves);
+    m->moves = own;
+    m->moves_shared = 0;
+}
+
+static IrPaths *paths_of(Arena *a, IrModel *m)
+{
+    if (!m->paths)
+        m->paths = ARENA_NEW(a, IrPaths);
+    IrPaths *p = m->paths;
+    if (p->n == 0) { /* node 0: the empty path */
+        p->cap = 1024;
+        p->node = arena_grow(a, NULL, 0, sizeof(IrPathNode) * (size_t)p->cap);
+        p->node[0] = (IrPathNode){0, -1, 0, 0};
+        p->n = 1;
+    }
+    return p;
+}
+
+int ir_path_join(Arena *a, IrModel *m, int left, int state, int right)
+{
+    IrPaths *p = paths_of(a, m);
+    if (state < 0 && (left == 0 || right == 0))
+        return left ? left : right;
+    if (p->n == p->cap) {
+        p->node = arena_grow(a, p->node, sizeof(IrPathNode) * (size_t)p->cap,
+                             sizeof(IrPathNode) * (size_t)p->cap * 2);
+        p->cap *= 2;
+    }
+    int length = p->node[left].length + (state >= 0) + p->node[right].length;
+    p->node[p->n] = (IrPathNode){left, state, right, length};
+    return p->n++;
+}
+
+int ir_path_length(const IrModel *m, int node)
+{
+    return node && m->paths ? m->paths->node[node].length : 0;
+}
+
+void ir_path_states(const IrModel *m, int node, int *out)
+{
+    if (!node || !m->paths)
+        return;
+    /* in order, without recursion (a path may nest 100,000 deep): a stack of
+     * nodes whose left part is done, its depth bounded by the path's length */
+    const IrPathNode *nodes = m->paths->node;
+    int depth = 0, cap = 64, n = 0;
+    int *stack = malloc(sizeof(int) * (size_t)cap);
+    for (;;) {
+        while (node) { /* go left, remembering each node */
+            if (depth == cap) {
+                cap *= 2;
+                stack = realloc(stack, sizeof(int) * (size_t)cap);
+            }
+            if (!stack) {
+                fprintf(stderr, "hmmc: out of memory\n");
+                exit(1);
+            }
+            stack[depth++] = node;
+            node = nodes[node].left;
+        }
+        if (!depth)
+            break;
+        int top = stack[--depth];
+        if (nodes[top].state >= 0)
+            out[n++] = nodes[top].state;
+        node = nodes[top].right;
+    }
+    free(stack);
+}
+
+void ir_move_via(const IrModel *m, const IrMove *mv, int *out)
+{
+    if (mv->n_via)
+        ir_path_states(m, mv->via, out);
+}
+
+/* The moves grouped by destination (by_source 0) or by source, as
+ * compressed rows in move order. */
+static void move_rows(Arena *a, const IrModel *m, int by_source, int **start_out, int **order_out)
+{
+    int *start = ARENA_ARRAY(a, int, m->n_states + 1);
+    int *order = ARENA_ARRAY(a, int, m->n_moves ? m->n_moves : 1);
+    for (int i = 0; i < m->n_moves; i++)
+        start[(by_source ? m->moves[i].from : m->moves[i].to) + 1]++;
+    for (int s = 0; s < m->n_states; s++)
+        start[s + 1] += start[s];
+    int *fill = ARENA_ARRAY(a, int, m->n_states);
+    for (int i = 0; i < m->n_moves; i++) {
+        int s = by_source ? m->moves[i].from : m->moves[i].to;
+        order[start[s] + fill[s]++] = i;
+    }
+    *start_out = start;
+    *order_out = order;
+}
+
+void ir_incoming(Arena *a, const IrModel *m, int **start, int **order)
+{
+    move_rows(a, m, 0, start, order);
+}
+
+void ir_outgoing(Arena *a, const IrModel *m, int **start, int **order)
+{
+    move_rows(a, m, 1, start, order);
+}
+
+static const char *kind_name(StateKind k)
+{
+    switch (k) {
+    case STATE_START: return "start";
+    case STATE_END: return "end";
+    case STATE_SILENT: return "silent";
+    case STATE_EMITTING: return "emitting";
+    }
+    return "?";
+}
+
+/* Weights are printed with enough digits to be exact in a golden file yet stable. */
+static void dump_weight(FILE *out, double lw)
+{
+    if (isinf(lw))
+        fprintf(out, lw < 0 ? "-inf" : "inf");
+    else
+        fprintf(out, "%.9g", lw);
+}
+
+static void dump_model(const IrModel *m, FILE *out, const char *indent)
+{
+    fprintf(out, "%smodel %s: alphabet \"%s\" (K=%d)\n", indent, m->name, m->symbols, m->K);
+    for (int s = 0; s < m->n_states; s++) {
+        const IrState *st = &m->states[s];
+        fprintf(out, "%s  state %d %s %s", indent, s, st->name, kind_name(st->kind));
+        if (st->emission >= 0)
+            fprintf(out, " emits %s", m->emissions[st->emission].name);
+        if (st->trimmed)
+            fprintf(out, " trimmed");
+        else if (st->folded)
+            fprintf(out, " folded");
+        if (st->aux_of >= 0)
+            fprintf(out, " gathers-for %s", m->states[st->aux_of].name);
+        fprintf(out, "\n");
+    }
+    for (int e = 0; e < m->n_emissions; e++) {
+        fprintf(out, "%s  emission %s [", indent, m->emissions[e].name);
+        for (int k = 0; k < m->K; k++) {
+            if (k)
+                fprintf(out, " ");
+            dump_weight(out, m->emissions[e].logp[k]);
+        }
+        fprintf(out, "]\n");
+    }
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        fprintf(out, "%s  move %s -> %s", indent, m->states[mv->from].name, m->states[mv->to].name);
+        if (mv->emission >= 0)
+            fprintf(out, " emits %s", m->emissions[mv->emission].name);
+        else
+            fprintf(out, " silent");
+        fprintf(out, " sum ");
+        dump_weight(out, mv->lw_sum);
+        fprintf(out, " max ");
+        dump_weight(out, mv->lw_max);
+        if (mv->n_via) {
+            int *via = malloc(sizeof(int) * (size_t)mv->n_via);
+            ir_move_via(m, mv, via);
+            fprintf(out, " via");
+            for (int v = 0; v < mv->n_via; v++)
+                fprintf(out, " %s", m->states[via[v]].name);
+            free(via);
+        }
+        fprintf(out, "\n");
+    }
+    if (m->n_silent_order) {
+        fprintf(out, "%s  silent order", indent);
+        for (int i = 0; i < m->n_silent_order; i++)
+            fprintf(out, " %s", m->states[m->silent_order[i]].name);
+        fprintf(out, "\n");
+    }
+}
+
+static const char *storage_name(Storage s)
+{
+    switch (s) {
+    case STORE_UNDECIDED: return "undecided";
+    case STORE_TWO_COLUMNS: return "two-columns";
+    case STORE_BACKPOINTERS: return "back-pointers";
+    case STORE_WHOLE_TABLE: return "whole-table";
+    }
+    return "?";
+}
+
+void ir_dump(const Program *p, FILE *out)
+{
+    fprintf(out, "program %s\n", p->path);
+    for (int i = 0; i < p->n_models; i++)
+        dump_model(&p->models[i], out, "");
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        fprintf(out, "call %d %s attrs", c, call->label);
+        for (unsigned bit = 1; bit <= ATTR_TRACEBACK_TABLE; bit <<= 1)
+            if (call->attrs & bit)
+                fprintf(out, " %s", attr_name(bit));
+        fprintf(out, " storage %s\n", storage_name(call->storage));
+        if (call->plan.n_live)
+            fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d gpu %s "
+                    "gpu-unroll %d silent-levels %d\n", call->plan.n_live,
+                    call->plan.max_in_degree, call->plan.bp_bytes,
+                    gpu_shape_name(call->plan.gpu_shape),
+                    call->plan.gpu_unroll, call->plan.silent_levels);
+        dump_model(call->model, out, "  ");
+    }
+    for (int i = 0; i < p->n_prints; i++)
+        fprintf(out, "print %d %s (call %d %s)\n", i, p->prints[i].label, p->prints[i].call,
+                attr_name(p->prints[i].attr));
+}
+
+int ir_log_in_double(double lw)
+{
+    return lw == -INFINITY || (lw >= log(DBL_MIN) && lw < log(DBL_MAX));
+}
+
+int ir_outside_double(const IrModel *m)
+{
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if (!ir_log_in_double(mv->lw_sum))
+            return 1;
+        for (int c = 0; mv->emission >= 0 && c < m->K; c++)
+            if (!ir_log_in_double(m->emissions[mv->emission].logp[c]))
+                return 1;
+    }
+    return 0;
+}
+
+double ir_float_overflow(const IrModel *m)
+{
+    double most = 0;
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if (mv->lw_sum >= IR_LN_FLOAT_MAX && mv->lw_sum > most)
+            most = mv->lw_sum;
+        for (int c = 0; mv->emission >= 0 && c < m->K; c++)
+            if (m->emissions[mv->emission].logp[c] >= IR_LN_FLOAT_MAX &&
+                m->emissions[mv->emission].logp[c] > most)
+                most = m->emissions[mv->emission].logp[c];
+    }
+    return most;
+}
+
+double ir_float_underflow(const IrModel *m) { return ir_float_underflow_except(m, NULL); }
+
+double ir_float_underflow_except(const IrModel *m, const char *held_apart)
+{
+    const double floor = IR_LN_FLOAT_MIN;
+    double least = 0;
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (m->states[mv->from].folded || m->states[mv->to].folded)
+            continue;
+        if ((!held_apart || !held_apart[i]) && mv->lw_sum > -INFINITY && mv->lw_sum < floor &&
+            mv->lw_sum < least)
+            least = mv->lw_sum;
+        if (mv->emission >= 0)
+            for (int c = 0; c < m->K; c++) {
+                double lp = m->emissions[mv->emission].logp[c];
+                if (lp > -INFINITY && lp < floor && lp < least)
+                    least = lp;
+            }
+    }
+    return least;
+}

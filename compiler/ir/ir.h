@@ -1,0 +1,254 @@
+/* ir.h: the model IR and the program IR that sema builds and the passes
+ * transform. A model is a set of states and moves; a move either emits one
+ * symbol (from an emission table) or is silent. Weights are natural logs. */
+
+/* Every call in main gets its own copy of its model, so that each call's
+ * passes (silent-state folding, planning) can differ; the copies share the
+ * model's moves until a pass changes them (ir_model_own_moves): a dense
+ * model of 6,000 states has 36 million moves, and forward, backward and
+ * viterbi of it would otherwise hold three copies of them. */
+#ifndef HMMC_IR_H
+#define HMMC_IR_H
+
+#include <stdio.h>
+#include "support/arena.h"
+#include "support/loc.h"
+
+typedef enum StateKind {
+    STATE_START,    /* the start state: silent, nothing enters it */
+    STATE_END,      /* the end state: silent, nothing leaves it */
+    STATE_SILENT,   /* a silent state (it may still be entered by emitting transitions) */
+    STATE_EMITTING  /* every move into it emits from its emission */
+} StateKind;
+
+typedef struct IrState {
+    const char *name;
+    Loc loc;
+    StateKind kind;
+    int emission; /* STATE_EMITTING: index into the model's emissions; else -1 */
+    int folded;   /* 1 when a pass removed it: folded into its neighbours (pass_fold_silent)
+                     or trimmed (pass_trim); backends skip such states */
+    int trimmed;  /* 1 when pass_trim removed it: no complete path visits it */
+    int aux_of;   /* -1 for a state of the source. Otherwise this state was made by
+                     pass_close_cycles: it gathers what enters source state aux_of,
+                     which sits on a silent cycle, before the cycle is closed; it is
+                     never printed in a traceback or a table */
+} IrState;
+
+typedef struct IrEmission {
+    const char *name;
+    Loc loc;
+    double *logp; /* K natural logs, -inf for 0 */
+} IrEmission;
+
+/* A move from one state to another. A source transition is one move; a move
+ * made by folding silent states stands for every silent path it replaced. */
+typedef struct IrMove {
+    int from, to;
+    int emission;  /* emission table of the symbol it emits, or -1 for silent */
+    int n_via;     /* the length of its via path (0: none) */
+    double lw_sum; /* ln of the sum of the weights of the paths it stands for (forward, backward) */
+    double lw_max; /* ln of the weight of the best of those paths (viterbi) */
+    int via;       /* the folded states that best path passes through, in order: a node of
+                      the model's IrPaths (0, the empty path, when n_via is 0); ir_path_states
+                      writes them out */
+} IrMove;
+
+/* The via paths of a model's moves, shared: node k stands for the states
+ * path(left) ++ [state] ++ path(right), each part possibly empty (node 0 is
+ * the empty path, state -1 none). Nodes never change once made, so a fold
+ * (p -> s -> r: the path of p -> s, then s, then that of s -> r) or a closed
+ * cycle makes its path in O(1) time and memory, however long the path is: a
+ * chain of 100,000 folded states costs 100,000 nodes, not 5 billion copied
+ * states. The copies of a model share them (nodes are only added). */
+typedef struct IrPathNode {
+    int left, state, right;
+    int length;    /* states in the whole path */
+} IrPathNode;
+
+typedef struct IrPaths {
+    IrPathNode *node;
+    int n, cap;
+} IrPaths;
+
+typedef struct IrModel {
+    const char *name;
+    Loc loc;
+    const char *symbols; /* the alphabet, one character a symbol, in order */
+    int K;               /* alphabet size */
+    int n_states;
+    IrState *states;     /* in declaration order; indexes are stable across passes */
+    int start, end;
+    int n_emissions;
+    IrEmission *emissions;
+    int n_moves;
+    IrMove *moves;
+    int moves_shared;    /* moves belong to another model too: copy before changing them */
+    IrPaths *paths;      /* the moves' via paths (NULL until a pass makes one) */
+    /* The live states that receive silent moves, ordered so that every silent
+     * move goes from an earlier state (or one receiving no silent moves) to a
+     * later one; computed by pass_order.c. Silent self-loops and cycles are
+     * closed by then (pass_close_cycles.c). */
+    int n_silent_order;
+    int *silent_order;
+} IrModel;
+
+typedef enum Algorithm {
+    ALG_FORWARD,
+    ALG_BACKWARD,
+    ALG_VITERBI
+} Algorithm;
+
+/* Attributes a call may be asked for (a bit set). */
+enum {
+    ATTR_SCORE = 1,           /* .score */
+    ATTR_SCORE_TABLE = 2,     /* .score& : the whole table of values */
+    ATTR_TRACEBACK = 4,       /* .traceback (viterbi) */
+    ATTR_TRACEBACK_TABLE = 8  /* .traceback& : the whole table of back pointers */
+};
+
+/* What the used-attributes pass decides a call must keep. */
+typedef enum Storage {
+    STORE_UNDECIDED,   /* before pass_attributes */
+    STORE_TWO_COLUMNS, /* score only: a sliding window of two columns */
+    STORE_BACKPOINTERS,/* traceback: two columns of values plus a back-pointer table */
+    STORE_WHOLE_TABLE  /* a whole table (&) */
+} Storage;
+
+/* Kernel shapes of the CUDA backend (pass_plan.c chooses). */
+typedef enum GpuShape {
+    GPU_THREAD_PER_SEQUENCE, /* small models: each thread one sequence, columns in registers */
+    GPU_BLOCK_PER_SEQUENCE,  /* larger models: a block per sequence, a thread per state (or
+                                several), columns in shared memory, moves in tables */
+    GPU_DENSE,               /* dense models (dense.h): each position of a batch of
+                                sequences is a tiled matrix product */
+    GPU_PROFILE              /* profiles (profile.h), forward and viterbi: a warp per
+                                sequence, each lane a run of nodes in registers, the
+                                delete chain a parallel prefix across the warp */
+} GpuShape;
+
+/* Code shapes of the C backend (pass_plan.c chooses; --c-shape forces one). */
+typedef enum CShape {
+    C_SHAPE_AUTO = 0,  /* Program.c_shape only: let the plan choose */
+    C_SHAPE_STRAIGHT,  /* every move a statement (emit_dp.c): fast to run, slow to compile */
+    C_SHAPE_TABLE      /* the moves in static tables, one loop per phase (backend_c_table.c) */
+} CShape;
+
+/* The plan of one call (pass_plan.c). */
+typedef struct IrPlan {
+    int n_live;        /* states not folded */
+    int max_in_degree; /* most moves into one live state */
+    int bp_bytes;      /* bytes per back pointer: 1, 2 or 4 (0 when none are kept) */
+    int gpu_unroll;    /* CUDA: positions per 16-byte load of residues whose bodies are
+                          written out (16 for small models; 1: one body, byte loads) */
+    GpuShape gpu_shape;/* CUDA: how threads share the work */
+    int silent_levels; /* GPU_BLOCK_PER_SEQUENCE: levels of silent states (a level
+                          depends only on earlier ones: one barrier each) */
+    int dense;         /* the dense shape on both targets (dense.h): the model is a
+                          matrix, evaluated by libhmmrt's matrix code on the CPU and
+                          tiled matrix products on the GPU */
+    CShape c_shape;    /* C backend: straight-line or table */
+    const struct ProfileView *profile; /* GPU_PROFILE: the node view (profile.h), made once
+                                          by pass_plan for the backends */
+    int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (profile_lanes) */
+    int profile_lane_scales; /* GPU_PROFILE, forward: each lane keeps its values times a
+                                power of two of its own (profile_lane_scales) */
+    double float_underflow; /* forward, backward: ir_float_underflow of the model (0 when
+                               every value fits, and for viterbi, which adds logs): the
+                               GPU scores the call, and so its program, in double */
+    double float_overflow;  /* forward, backward: ln of the largest weight or emission value
+                               above float's range (2^128: a float literal is inf), 0 when none
+                               is: the GPU scores the call in double, as for float_underflow */
+    int long_double_only;   /* forward, backward: a weight or emission value lies outside
+                               double's normal range (ir_outside_double): the C code sums in long
+                               double only, and the program scores on the CPU */
+} IrPlan;
+
+typedef struct IrCall {
+    Algorithm alg;
+    int model_index;  /* which of Program.models it runs */
+    IrModel *model;   /* the call's own copy, transformed by the passes */
+    unsigned attrs;   /* ATTR_* printed somewhere */
+    Storage storage;  /* set by pass_attributes */
+    const char *label;/* e.g. "forward(casino)" */
+    Loc loc;
+    IrPlan plan;
+} IrCall;
+
+/* One print statement: one output column. */
+typedef struct IrPrint {
+    int call;
+    unsigned attr; /* exactly one ATTR_* */
+    const char *label; /* e.g. "forward(casino).score" */
+    Loc loc;
+} IrPrint;
+
+typedef struct Program {
+    Arena *arena;
+    const char *path; /* the source file */
+    int n_models;
+    IrModel *models;  /* every model of the file, as written, in order */
+    int n_calls;
+    IrCall *calls;    /* distinct calls of main, in order of first use */
+    int n_prints;
+    IrPrint *prints;  /* in program order */
+    FILE *verbose;    /* where passes explain their decisions (-v), or NULL */
+    int fold_silent;  /* fold silent states where it pays (off with --no-fold) */
+    CShape c_shape;   /* --c-shape: the C shape of every call, or C_SHAPE_AUTO */
+} Program;
+
+const char *algorithm_name(Algorithm alg);
+const char *gpu_shape_name(GpuShape shape); /* "thread-per-sequence", ... */
+const char *attr_name(unsigned attr); /* "score", "score&", "traceback", "traceback&" */
+
+/* A copy of a model into the arena (each call gets its own), sharing its
+ * moves (and emissions) until ir_model_own_moves. */
+IrModel *ir_model_copy(Arena *a, const IrModel *m);
+/* Gives m moves of its own (a copy when they are shared): call before a
+ * pass changes, reorders or removes moves in place. */
+void ir_model_own_moves(Arena *a, IrModel *m);
+/* The path left ++ [state] ++ right (nodes of m's paths, 0 for empty; state
+ * -1 for none) as a node of m's paths. */
+int ir_path_join(Arena *a, IrModel *m, int left, int state, int right);
+int ir_path_length(const IrModel *m, int node);
+/* Writes the states of path `node` into out (ir_path_length of them), in order. */
+void ir_path_states(const IrModel *m, int node, int *out);
+/* The via states of a move into out (mv->n_via of them). */
+void ir_move_via(const IrModel *m, const IrMove *mv, int *out);
+
+/* Incoming moves of every state as compressed rows: moves into state s are
+ * order[start[s] .. start[s+1]-1] (indexes into m->moves), in move order. */
+void ir_incoming(Arena *a, const IrModel *m, int **start, int **order);
+/* The same for the moves out of each state. */
+void ir_outgoing(Arena *a, const IrModel *m, int **start, int **order);
+
+/* The least weight (a live move's sum weight) or emission value of a model,
+ * as a natural log, that float cannot hold (below 2^-126: a float table
+ * would read 0 and lose its paths), or 0 when every one fits. */
+double ir_float_underflow(const IrModel *m);
+/* The same, leaving out the weights of the moves i with held_apart[i] (a
+ * backend holds those in a form of its own; their emission values count). */
+double ir_float_underflow_except(const IrModel *m, const char *held_apart);
+/* 1 when e^lw is 0 or a normal double (2^-1022 to 2^1024): a double literal
+ * holds it to every digit. */
+int ir_log_in_double(double lw);
+/* ln of the largest live weight or emission value above float's range
+ * (2^128), or 0 when every one fits. */
+double ir_float_overflow(const IrModel *m);
+/* 1 when a live move's weight or an emission value it uses is not (a
+ * subnormal, or a folded product below 2^-1022 or above 2^1024): a double
+ * literal would lose digits or the whole path. */
+int ir_outside_double(const IrModel *m);
+#define IR_LN_FLOAT_MIN (-87.33654475055310898) /* ln 2^-126, float's least normal number */
+#define IR_LN_FLOAT_MAX (88.72283905206835) /* ln 2^128: float's largest number is below */
+
+/* A length from which the model surely gives every sequence a path (a
+ * sufficient test: every_sequence.c), so that a forward or backward score of
+ * -inf for such a sequence can only mean a probability below long double's
+ * range; -1 when the test finds none. Scratch memory from the arena. */
+int ir_every_sequence_from(Arena *a, const IrModel *m);
+
+/* The stable text form of the program IR (--dump-after and golden tests). */
+void ir_dump(const Program *p, FILE *out);
+
+#endif

@@ -1,0 +1,18 @@
+/* sema.h: semantic analysis: from the syntax tree to the program IR, with
+ * every error and warning of the language contract. */
+#ifndef HMMC_SEMA_H
+#define HMMC_SEMA_H
+
+#include "support/arena.h"
+#include "syntax/ast.h"
+#include "support/diag.h"
+#include "ir/ir.h"
+
+/* The whole file: every model, then main. Returns NULL when errors were reported. */
+Program *sema(Arena *a, const File *f, Diag *d);
+/* One model (sema_model.c). Returns 1 when it had no errors. */
+int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out);
+/* Silent cycles that diverge (errors) and unreachable states (warnings). */
+void sema_check_graph(Arena *a, Diag *d, const IrModel *m);
+
+#endif

@@ -1,0 +1,240 @@
+/* sema_main.c: the entry of semantic analysis: checks every model (through
+ * sema_model.c), then the main block: bindings, `new`, algorithm calls,
+ * attributes and prints. Each distinct algorithm-on-model becomes one call
+ * of the program IR; each print becomes one output column. */
+#include "sema/sema.h"
+
+#include <string.h>
+
+#include "support/symtab.h"
+
+/* What an expression of main denotes. */
+typedef enum ValueKind { VAL_ERROR, VAL_MODEL, VAL_TABLE, VAL_ATTR } ValueKind;
+typedef struct Value {
+    ValueKind kind;
+    int index;     /* VAL_MODEL: model; VAL_TABLE and VAL_ATTR: call */
+    unsigned attr; /* VAL_ATTR */
+} Value;
+
+typedef struct MainScope {
+    Arena *arena;
+    Diag *diag;
+    Program *p;
+    Symtab models;   /* model name -> index */
+    Symtab bindings; /* name -> index into values */
+    Value *values;
+    Loc *binding_loc;
+    int n_bindings;
+    int cap_calls, cap_prints;
+} MainScope;
+
+static const Algorithm algorithms[] = {ALG_FORWARD, ALG_BACKWARD, ALG_VITERBI};
+
+static int find_or_add_call(MainScope *sc, Algorithm alg, int model, Loc loc)
+{
+    Program *p = sc->p;
+    for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].alg == alg && p->calls[c].model_index == model)
+            return c;
+    if (p->n_calls == sc->cap_calls) {
+        IrCall *bigger = ARENA_ARRAY(sc->arena, IrCall, sc->cap_calls * 2);
+        memcpy(bigger, p->calls, sizeof(IrCall) * (size_t)p->n_calls);
+        p->calls = bigger;
+        sc->cap_calls *= 2;
+    }
+    IrCall *call = &p->calls[p->n_calls];
+    memset(call, 0, sizeof *call);
+    call->alg = alg;
+    call->model_index = model;
+    call->model = ir_model_copy(sc->arena, &p->models[model]);
+    call->label = arena_printf(sc->arena, "%s(%s)", algorithm_name(alg), p->models[model].name);
+    call->loc = loc;
+    return p->n_calls++;
+}
+
+static Value eval(MainScope *sc, const Expr *e);
+
+static Value eval_call(MainScope *sc, const Expr *e)
+{
+    Value err = {VAL_ERROR, 0, 0};
+    Value arg = eval(sc, e->arg);
+    int alg = -1;
+    for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
+        if (strcmp(e->ident.name, algorithm_name(algorithms[i])) == 0)
+            alg = (int)algorithms[i];
+    if (alg < 0) {
+        diag_error(sc->diag, e->ident.loc,
+                   "unknown algorithm '%s': use forward, backward or viterbi", e->ident.name);
+        return err;
+    }
+    if (arg.kind == VAL_ERROR)
+        return err;
+    if (arg.kind != VAL_MODEL) {
+        diag_error(sc->diag, e->arg->loc, "%s() runs on a model: write %s(new MODEL()) or bind "
+                   "a model with `m = new MODEL();`", e->ident.name, e->ident.name);
+        return err;
+    }
+    Value v = {VAL_TABLE, find_or_add_call(sc, (Algorithm)alg, arg.index, e->loc), 0};
+    return v;
+}
+
+static Value eval_attr(MainScope *sc, const Expr *e)
+{
+    Value err = {VAL_ERROR, 0, 0};
+    Value obj = eval(sc, e->arg);
+    if (obj.kind == VAL_ERROR)
+        return err;
+    if (obj.kind == VAL_MODEL) {
+        diag_error(sc->diag, e->ident.loc, "a model has no '%s': run an algorithm on it first, "
+                   "as in forward(MODEL).%s", e->ident.name, e->ident.name);
+        return err;
+    }
+    if (obj.kind != VAL_TABLE) {
+        diag_error(sc->diag, e->ident.loc, "'%s' is an attribute of an algorithm's table: write "
+                   "forward(m).%s, viterbi(m).%s, ...", e->ident.name, e->ident.name,
+                   e->ident.name);
+        return err;
+    }
+    const IrCall *call = &sc->p->calls[obj.index];
+    unsigned attr;
+    if (strcmp(e->ident.name, "score") == 0) {
+        attr = e->whole_table ? ATTR_SCORE_TABLE : ATTR_SCORE;
+    } else if (strcmp(e->ident.name, "traceback") == 0) {
+        if (call->alg != ALG_VITERBI) {
+            diag_error(sc->diag, e->ident.loc, "%s has no traceback: only viterbi does",
+                       algorithm_name(call->alg));
+            return err;
+        }
+        attr = e->whole_table ? ATTR_TRACEBACK_TABLE : ATTR_TRACEBACK;
+    } else {
+        diag_error(sc->diag, e->ident.loc, "unknown attribute '%s': use score%s",
+                   e->ident.name, call->alg == ALG_VITERBI ? " or traceback" : "");
+        return err;
+    }
+    Value v = {VAL_ATTR, obj.index, attr};
+    return v;
+}
+
+static Value eval(MainScope *sc, const Expr *e)
+{
+    Value err = {VAL_ERROR, 0, 0};
+    switch (e->kind) {
+    case EXPR_NEW: {
+        int m = symtab_get(&sc->models, e->ident.name);
+        if (m < 0) {
+            diag_error(sc->diag, e->ident.loc, "unknown model '%s'", e->ident.name);
+            return err;
+        }
+        Value v = {VAL_MODEL, m, 0};
+        return v;
+    }
+    case EXPR_CALL: return eval_call(sc, e);
+    case EXPR_ATTR: return eval_attr(sc, e);
+    case EXPR_NAME: {
+        int b = symtab_get(&sc->bindings, e->ident.name);
+        if (b < 0) {
+            diag_error(sc->diag, e->ident.loc, "unknown name '%s': bind it first with `%s = ...;`",
+                       e->ident.name, e->ident.name);
+            return err;
+        }
+        return sc->values[b];
+    }
+    }
+    return err;
+}
+
+static void add_print(MainScope *sc, Value v, Loc loc)
+{
+    Program *p = sc->p;
+    if (p->n_prints == sc->cap_prints) {
+        IrPrint *bigger = ARENA_ARRAY(sc->arena, IrPrint, sc->cap_prints * 2);
+        memcpy(bigger, p->prints, sizeof(IrPrint) * (size_t)p->n_prints);
+        p->prints = bigger;
+        sc->cap_prints *= 2;
+    }
+    IrPrint *pr = &p->prints[p->n_prints++];
+    pr->call = v.index;
+    pr->attr = v.attr;
+    pr->loc = loc;
+    pr->label = arena_printf(sc->arena, "%s.%s", p->calls[v.index].label, attr_name(v.attr));
+    p->calls[v.index].attrs |= v.attr;
+}
+
+static void check_stmt(MainScope *sc, const Stmt *s, int n_stmts)
+{
+    Value v = eval(sc, s->expr);
+    if (s->kind == STMT_ASSIGN) {
+        int prev = symtab_get(&sc->bindings, s->name.name);
+        if (prev >= 0) {
+            diag_error(sc->diag, s->name.loc, "'%s' is already bound; choose another name",
+                       s->name.name);
+            diag_note(sc->diag, sc->binding_loc[prev], "'%s' is bound here", s->name.name);
+            return;
+        }
+        sc->values = sc->values ? sc->values : ARENA_ARRAY(sc->arena, Value, n_stmts);
+        sc->binding_loc = sc->binding_loc ? sc->binding_loc : ARENA_ARRAY(sc->arena, Loc, n_stmts);
+        sc->values[sc->n_bindings] = v;
+        sc->binding_loc[sc->n_bindings] = s->name.loc;
+        symtab_put(&sc->bindings, s->name.name, sc->n_bindings++);
+        return;
+    }
+    if (v.kind == VAL_ERROR)
+        return;
+    if (v.kind != VAL_ATTR) {
+        diag_error(sc->diag, s->expr->loc, "print takes an attribute of a table: write "
+                   "`print %s.score;`%s", v.kind == VAL_TABLE ? "TABLE" : "ALGORITHM(MODEL)",
+                   v.kind == VAL_TABLE && sc->p->calls[v.index].alg == ALG_VITERBI
+                       ? " or `.traceback`" : "");
+        return;
+    }
+    add_print(sc, v, s->loc);
+}
+
+static void check_main(MainScope *sc, const File *f)
+{
+    if (!f->mains) {
+        Loc nowhere = {0, 0, 0, 0};
+        diag_error(sc->diag, nowhere, "%s has no main block: add `main { print "
+                   "forward(new MODEL()).score; }`", f->path);
+        return;
+    }
+    for (const MainBlock *extra = f->mains->next; extra; extra = extra->next) {
+        diag_error(sc->diag, extra->loc, "a file has one main block; this is a second one");
+        diag_note(sc->diag, f->mains->loc, "the first main block is here");
+    }
+    int n_stmts = 0;
+    for (const Stmt *s = f->mains->stmts; s; s = s->next)
+        n_stmts++;
+    for (const Stmt *s = f->mains->stmts; s; s = s->next)
+        check_stmt(sc, s, n_stmts);
+    if (sc->p->n_prints == 0 && sc->diag->errors == 0)
+        diag_warning(sc->diag, f->mains->loc, "main prints nothing: the program will print only "
+                     "sequence names");
+}
+
+Program *sema(Arena *a, const File *f, Diag *d)
+{
+    Program *p = ARENA_NEW(a, Program);
+    p->arena = a;
+    p->path = f->path;
+    MainScope sc = {.arena = a, .diag = d, .p = p, .cap_calls = 4, .cap_prints = 4};
+    symtab_init(&sc.models, a);
+    symtab_init(&sc.bindings, a);
+    int n_models = 0;
+    for (const Model *m = f->models; m; m = m->next)
+        n_models++;
+    p->models = ARENA_ARRAY(a, IrModel, n_models ? n_models : 1);
+    for (const Model *m = f->models; m; m = m->next) {
+        int prev = symtab_put(&sc.models, m->name.name, p->n_models);
+        if (prev >= 0) {
+            diag_error(d, m->name.loc, "model '%s' is declared twice", m->name.name);
+            diag_note(d, p->models[prev].loc, "the first declaration is here");
+            continue;
+        }
+        sema_model(a, d, m, &p->models[p->n_models++]);
+    }
+    p->calls = ARENA_ARRAY(a, IrCall, sc.cap_calls);
+    p->prints = ARENA_ARRAY(a, IrPrint, sc.cap_prints);
+    check_main(&sc, f);
+    return d->errors ? NULL : p;
+}

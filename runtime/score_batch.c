@@ -1,0 +1,342 @@
+/* score_batch.c: what both scoring paths (score.c on the CPU, score_gpu.c on
+ * the GPU) do to a batch: read it, map its sequences to codes, print its rows
+ * in input order with their warnings, and stop the run with a '# incomplete'
+ * line at the first problem. Neither path is called from here. */
+#include "score_run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    SKIP_WARNINGS_SHOWN = 10,
+    KEPT_TEXT_BYTES = 1 << 20 /* larger text buffers are freed after their row */
+};
+
+/* ---- reading a batch ------------------------------------------------------ */
+
+void hmmrt_free_records(batch *b)
+{
+    for (int64_t i = 0; i < b->n; i++)
+        hmmrt_record_release(&b->records[i]);
+    b->n = b->residues = 0;
+}
+
+/* Reads records into b until it is full, the input ends or fails. */
+static void read_records(const run *r, batch *b)
+{
+    b->n = b->residues = 0;
+    b->ended = b->failed = 0;
+    while (b->n < r->max_records && b->residues < r->max_residues) {
+        int got = hmmrt_reader_next(r->reader, &b->records[b->n], b->error, sizeof b->error);
+        b->ended = got == 0;
+        b->failed = got < 0;
+        if (got <= 0)
+            return;
+        b->residues += b->records[b->n].length;
+        b->n++;
+    }
+}
+
+/* One thread at a time reads (and so updates these counts). */
+void hmmrt_read_batch(run *r, batch *b)
+{
+    double started = hmmrt_seconds();
+    read_records(r, b);
+    r->timing.reading += hmmrt_seconds() - started;
+    r->timing.sequences_read += b->n;
+    r->timing.symbols_read += b->residues;
+}
+
+int hmmrt_is_last_batch(const batch *b)
+{
+    return b->ended || b->failed;
+}
+
+/* Room in w for the codes of batch b in every alphabet; 0, or -1. Memory
+ * that a huge sequence needed is given back once batches are small again. */
+static int size_code_arrays(const run *r, const batch *b, work *w)
+{
+    size_t need = (size_t)b->residues + 1;
+    size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
+    if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
+        return 0;
+    for (int a = 0; a < r->prog->n_alphabets; a++) {
+        free(w->codes[a]);
+        w->codes[a] = malloc(need);
+        if (!w->codes[a]) {
+            w->codes_cap = 0;
+            return -1;
+        }
+    }
+    w->codes_cap = need;
+    return 0;
+}
+
+/* Where each sequence's codes go in each alphabet's array. */
+static void place_codes(const run *r, const batch *b, work *w)
+{
+    int n_alphabets = r->prog->n_alphabets;
+    int64_t at = 0;
+    for (int64_t i = 0; i < b->n; i++) {
+        w->offsets[i] = at;
+        for (int a = 0; a < n_alphabets; a++)
+            w->code_ptrs[i * n_alphabets + a] = w->codes[a] + at;
+        at += b->records[i].length;
+    }
+}
+
+int hmmrt_place_codes(run *r, const batch *b, work *w)
+{
+    if (size_code_arrays(r, b, w) != 0)
+        return -1;
+    place_codes(r, b, w);
+    return 0;
+}
+
+/* ---- mapping and counting ------------------------------------------------ */
+
+int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i)
+{
+    const hmmrt_program *prog = r->prog;
+    for (int a = 0; a < prog->n_alphabets; a++) {
+        int64_t bad = hmmrt_map(prog->alphabets[a], rec->residues, rec->length,
+                                w->codes[a] + w->offsets[i]);
+        if (bad >= 0) {
+            w->results[i] = (seq_result){SEQ_INVALID, a, bad};
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void hmmrt_clear_values(run *r, work *w, int64_t i)
+{
+    hmmrt_value *values = w->values + i * r->prog->n_columns;
+    for (int c = 0; c < r->prog->n_columns; c++) {
+        values[c].score = NAN;
+        hmmrt_buf_reset(&values[c].text);
+    }
+}
+
+void hmmrt_count_below_range(run *r, const hmmrt_record *rec, const hmmrt_value *values)
+{
+    for (int c = 0; c < r->prog->n_columns; c++) {
+        long from = r->prog->columns[c].possible_from;
+        if (from > 0 && rec->length >= from && values[c].score == -INFINITY) {
+#pragma omp atomic
+            r->below_range[c]++;
+        }
+    }
+}
+
+int hmmrt_stops_the_run(const run *r, const seq_result *res)
+{
+    return res->status == SEQ_OUT_OF_MEMORY || (res->status == SEQ_INVALID && !r->o->skip_invalid);
+}
+
+/* Sequences a thread takes at once: enough chunks for every thread to
+ * balance uneven lengths, few enough that taking them costs little. */
+int hmmrt_omp_chunk(int64_t n_sequences)
+{
+    int64_t chunk = n_sequences / ((int64_t)omp_get_max_threads() * 64);
+    return chunk < 1 ? 1 : chunk > 64 ? 64 : (int)chunk;
+}
+
+/* ---- printing a batch ----------------------------------------------------- */
+
+static const char *model_of_alphabet(const hmmrt_program *prog, int alphabet)
+{
+    for (int m = 0; m < prog->n_models; m++)
+        if (prog->models[m].alphabet == alphabet)
+            return prog->models[m].name;
+    return NULL;
+}
+
+/* "FILE:LINE: sequence NAME: symbol 'c' at position P (1-based) is not in the
+ * alphabet of model M [symbols]" into msg; LINE is the symbol's. */
+static void describe_invalid(const run *r, const hmmrt_record *rec, const seq_result *res,
+                             hmmrt_buf *msg)
+{
+    const char *model = model_of_alphabet(r->prog, res->alphabet);
+    char symbol[8], part[1024];
+    hmmrt_describe_byte(symbol, (unsigned char)rec->residues[res->position]);
+    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path,
+             hmmrt_record_line_of(rec, res->position));
+    hmmrt_buf_puts(msg, part);
+    hmmrt_describe_text(msg, rec->name);
+    snprintf(part, sizeof part, ": symbol '%s' at position %lld (1-based) is not in the alphabet of ",
+             symbol, (long long)res->position + 1);
+    hmmrt_buf_puts(msg, part);
+    if (model) {
+        hmmrt_buf_puts(msg, "model ");
+        hmmrt_buf_puts(msg, model);
+    } else {
+        snprintf(part, sizeof part, "alphabet %d", res->alphabet + 1);
+        hmmrt_buf_puts(msg, part);
+    }
+    hmmrt_buf_putc(msg, ' ');
+    hmmrt_describe_alphabet(msg, r->prog->alphabets[res->alphabet]);
+}
+
+static void warn_skipped(run *r, const hmmrt_record *rec, const seq_result *res)
+{
+    r->skipped++;
+    if (r->skipped > SKIP_WARNINGS_SHOWN)
+        return;
+    hmmrt_buf msg = {0};
+    describe_invalid(r, rec, res, &msg);
+    hmmrt_warning("%s; skipped%s", msg.len ? msg.data : "",
+                  r->skipped == SKIP_WARNINGS_SHOWN ? " (later ones are only counted)" : "");
+    hmmrt_buf_free(&msg);
+}
+
+void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec)
+{
+    hmmrt_buf where = {0};
+    char place[1024];
+    snprintf(place, sizeof place, " (%s line %ld)", rec->path, rec->line);
+    hmmrt_buf_puts(&where, "sequence ");
+    hmmrt_describe_text(&where, rec->name);
+    hmmrt_buf_puts(&where, place);
+    hmmrt_out_incomplete(&r->out, where.len ? where.data : "a sequence");
+    hmmrt_buf_free(&where);
+}
+
+static int stop_invalid(run *r, const hmmrt_record *rec, const seq_result *res)
+{
+    hmmrt_buf msg = {0};
+    describe_invalid(r, rec, res, &msg);
+    hmmrt_error("%s; fix the input or pass --skip-invalid to skip such sequences",
+                msg.len ? msg.data : "");
+    hmmrt_buf_free(&msg);
+    hmmrt_stop_at_sequence(r, rec);
+    return HMMRT_EXIT_INPUT;
+}
+
+char *hmmrt_shown_name(const char *name)
+{
+    hmmrt_buf shown = {0};
+    hmmrt_describe_text(&shown, name);
+    return shown.data ? shown.data : strdup(name);
+}
+
+static int stop_out_of_memory(run *r, const hmmrt_record *rec)
+{
+    char *name = hmmrt_shown_name(rec->name);
+    hmmrt_error("%s:%ld: out of memory while scoring sequence %s (%lld symbols)", rec->path,
+                rec->line, name ? name : "?", (long long)rec->length);
+    free(name);
+    hmmrt_stop_at_sequence(r, rec);
+    return HMMRT_EXIT_INTERNAL;
+}
+
+/* A name seen before is warned about (the first ten, then counted); both
+ * sequences are printed: the name is the user's, the row order tells them
+ * apart. After a name that was not checked, no later one is reported. */
+static void report_name(run *r, const hmmrt_record *rec, const hmmrt_name_seen *seen)
+{
+    if (r->names_unchecked)
+        return;
+    if (seen->status < 0) {
+        r->names_unchecked = 1;
+        hmmrt_note("%s:%ld: sequence names from here on are not checked for duplicates "
+                   "(the table of names is full or out of memory)", rec->path, rec->line);
+        return;
+    }
+    if (seen->status == 0 || ++r->duplicates > DUPLICATE_WARNINGS_SHOWN)
+        return;
+    int file_again = seen->path != rec->path && strcmp(seen->path, rec->path) == 0;
+    char *name = hmmrt_shown_name(rec->name);
+    hmmrt_warning("%s:%ld: sequence %s has the same name as the sequence at %s:%ld%s; both are "
+                  "printed%s", rec->path, rec->line, name ? name : "?", seen->path, seen->line,
+                  file_again ? " (the file is read twice)" : "",
+                  r->duplicates == DUPLICATE_WARNINGS_SHOWN ? " (later ones are only counted)" : "");
+    free(name);
+}
+
+/* Large buffers of a row are given back: the next batch may not need them. */
+static void release_large_buffers(hmmrt_value *values, int n_columns, hmmrt_buf *row)
+{
+    for (int c = 0; c < n_columns; c++)
+        if (values[c].text.cap > KEPT_TEXT_BYTES)
+            hmmrt_buf_free(&values[c].text);
+    if (row->cap > KEPT_TEXT_BYTES)
+        hmmrt_buf_free(row);
+}
+
+/* Prints batch b's rows in order: 0, or the exit status of the sequence
+ * that stopped the run (after its '# incomplete' line). */
+static int print_rows(run *r, const batch *b, work *w)
+{
+    int n_columns = r->prog->n_columns;
+    if (!r->names_unchecked)
+        hmmrt_names_check(r->names, b->records, w->name_hashes, b->n, w->names_seen,
+                          r->n_scratches);
+    for (int64_t i = 0; i < b->n; i++) {
+        const hmmrt_record *rec = &b->records[i];
+        report_name(r, rec, &w->names_seen[i]);
+        switch (w->results[i].status) {
+        case SEQ_SCORED:
+            r->timing.sequences_scored++;
+            r->timing.symbols_scored += rec->length;
+            hmmrt_out_write(&r->out, w->rows[i].data, w->rows[i].len);
+            release_large_buffers(w->values + i * n_columns, n_columns, &w->rows[i]);
+            break;
+        case SEQ_INVALID:
+            if (!r->o->skip_invalid)
+                return stop_invalid(r, rec, &w->results[i]);
+            warn_skipped(r, rec, &w->results[i]);
+            break;
+        case SEQ_OUT_OF_MEMORY:
+            return stop_out_of_memory(r, rec);
+        case SEQ_NOT_RUN:
+            return HMMRT_EXIT_INTERNAL; /* cannot happen: a stop comes first */
+        }
+    }
+    return 0;
+}
+
+int hmmrt_print_batch(run *r, const batch *b, work *w)
+{
+    double started = hmmrt_seconds();
+    int status = print_rows(r, b, w);
+    r->timing.writing += hmmrt_seconds() - started;
+    return status;
+}
+
+/* ---- stopping the run and flushing -------------------------------------- */
+
+int hmmrt_stop_at_input_error(run *r, const batch *b)
+{
+    const char *path;
+    long line;
+    hmmrt_reader_where(r->reader, &path, &line);
+    char where[1024];
+    if (line > 0)
+        snprintf(where, sizeof where, "%s line %ld", path, line);
+    else
+        snprintf(where, sizeof where, "%s", path ? path : "the input");
+    hmmrt_error("%s", b->error);
+    hmmrt_out_incomplete(&r->out, where);
+    return hmmrt_reader_out_of_memory(r->reader) ? HMMRT_EXIT_INTERNAL : HMMRT_EXIT_INPUT;
+}
+
+int hmmrt_stop_out_of_memory_for_batch(run *r)
+{
+    const batch *b = r->current;
+    hmmrt_error("out of memory for a batch of %lld sequences (%lld symbols)", (long long)b->n,
+                (long long)b->residues);
+    hmmrt_stop_at_sequence(r, &b->records[0]);
+    return HMMRT_EXIT_INTERNAL;
+}
+
+int hmmrt_flush_output(run *r)
+{
+    double started = hmmrt_seconds();
+    int status = hmmrt_out_flush(&r->out);
+    r->timing.writing += hmmrt_seconds() - started;
+    return status;
+}
