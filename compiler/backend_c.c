@@ -346,7 +346,7 @@ static void write_paths(CallWriter *w)
     int first = 1, longest = 1;
     for (int i = 0; i < m->n_moves; i++)
         longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
-    int *via = malloc(sizeof(int) * (size_t)longest);
+    int *via = xmalloc(sizeof(int) * (size_t)longest);
     for (int i = 0; i < m->n_moves; i++) {
         ir_move_via(m, &m->moves[i], via);
         for (int v = 0; v < m->moves[i].n_via; v++, first = 0)

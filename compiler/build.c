@@ -93,8 +93,18 @@ static void on_signal(int sig)
     _exit(128 + sig);
 }
 
+/* Out of memory (fatal_out_of_memory): what hmmc made is removed, as on a signal. */
+static void on_out_of_memory(void)
+{
+    if (cleanup_output[0])
+        unlink(cleanup_output);
+    if (cleanup_dir[0])
+        remove_folder_now(cleanup_dir);
+}
+
 void build_catch_signals(void)
 {
+    fatal_out_of_memory_hook(on_out_of_memory);
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_signal;
@@ -131,9 +141,7 @@ static const char *base_name(const char *path)
 /* A program name usable as a C identifier part and a file name. */
 static char *program_name(const char *output)
 {
-    char *name = strdup(base_name(output));
-    if (!name)
-        return NULL;
+    char *name = xstrdup(base_name(output));
     char *dot = strrchr(name, '.');
     if (dot && dot != name)
         *dot = 0;
@@ -164,9 +172,9 @@ static void command_add_extra_flags(Command *c)
     if (!env || !*env)
         return;
     free(c->extra);
-    c->extra = strdup(env);
+    c->extra = xstrdup(env);
     char *save = NULL;
-    for (char *w = c->extra ? strtok_r(c->extra, " \t", &save) : NULL; w;
+    for (char *w = strtok_r(c->extra, " \t", &save); w;
          w = strtok_r(NULL, " \t", &save))
         command_add(c, w);
 }
@@ -248,10 +256,7 @@ static char *slurp(const char *path)
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (len + n + 1 > cap) {
             cap = 2 * (len + n + 1);
-            char *bigger = realloc(text, cap);
-            if (!bigger)
-                break;
-            text = bigger;
+            text = xrealloc(text, cap);
         }
         memcpy(text + len, chunk, n);
         len += n;
@@ -259,7 +264,7 @@ static char *slurp(const char *path)
     fclose(f);
     if (text)
         text[len] = 0;
-    return text ? text : strdup("");
+    return text ? text : xstrdup("");
 }
 
 static int build_failed(const BuildOptions *o, const char *tool, int status)
@@ -275,15 +280,13 @@ char *cuda_home(void)
 {
     const char *env = getenv("CUDA_HOME");
     if (env && *env)
-        return strdup(env);
+        return xstrdup(env);
     const char *path = getenv("PATH");
     if (!path)
         path = "";
-    char *copy = strdup(path), *save = NULL, *found = NULL;
+    char *copy = xstrdup(path), *save = NULL, *found = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-        char *nvcc = NULL, real[4096];
-        if (asprintf(&nvcc, "%s/nvcc", dir) < 0)
-            break;
+        char *nvcc = xasprintf("%s/nvcc", dir), real[4096];
         if (access(nvcc, X_OK) == 0 && realpath(nvcc, real)) {
             char *slash = strrchr(real, '/');
             if (slash)
@@ -291,13 +294,13 @@ char *cuda_home(void)
             slash = strrchr(real, '/');
             if (slash)
                 *slash = 0;
-            found = strdup(real);
+            found = xstrdup(real);
         }
         free(nvcc);
     }
     free(copy);
     if (!found && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
-        found = strdup("/usr/local/cuda");
+        found = xstrdup("/usr/local/cuda");
     return found;
 }
 
@@ -311,17 +314,14 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
                         "--target=c to build for the CPU\n");
         return -1;
     }
-    char *include = NULL, *lib = NULL, *gpu_lib = NULL, *c_obj = NULL, *cu_obj = NULL,
-         *nvcc = NULL, *cuda_lib = NULL, *ptxas_log = NULL;
+    char *include = xasprintf("-I%s/runtime", o->root);
+    char *lib = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root);
+    char *gpu_lib = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", o->root);
+    char *c_obj = xasprintf("%s/program.o", dir), *cu_obj = xasprintf("%s/kernels.o", dir);
+    char *nvcc = xasprintf("%s/bin/nvcc", home), *cuda_lib = xasprintf("-L%s/lib64", home);
+    char *ptxas_log = xasprintf("%s/ptxas.log", dir);
     Command c = {.argc = 0};
     int result = -1;
-    if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
-        asprintf(&lib, "%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root) < 0 ||
-        asprintf(&gpu_lib, "%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", o->root) < 0 ||
-        asprintf(&c_obj, "%s/program.o", dir) < 0 || asprintf(&cu_obj, "%s/kernels.o", dir) < 0 ||
-        asprintf(&nvcc, "%s/bin/nvcc", home) < 0 || asprintf(&cuda_lib, "-L%s/lib64", home) < 0 ||
-        asprintf(&ptxas_log, "%s/ptxas.log", dir) < 0)
-        goto done;
     if (access(gpu_lib, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the GPU runtime %s is missing: run make in %s (with nvcc "
                         "on PATH)\n", gpu_lib, o->root);
@@ -394,10 +394,8 @@ done:
 
 static int build_c(const char *source, const char *program, const BuildOptions *o)
 {
-    char *include = NULL, *library = NULL;
-    if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
-        asprintf(&library, "%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root) < 0)
-        return -1;
+    char *include = xasprintf("-I%s/runtime", o->root);
+    char *library = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root);
     if (access(library, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the runtime library %s is missing: run make in %s, or set "
                         "HMMC_ROOT to the hmmc folder\n", library, o->root);
@@ -445,10 +443,7 @@ static char *temporary_program(const char *output)
     int folder = (int)(base - output), keep = (int)strlen(base);
     if (keep > 200)
         keep = 200;
-    char *path = NULL;
-    if (asprintf(&path, "%.*s.%.*s.hmmc-%ld", folder, output, keep, base, (long)getpid()) < 0)
-        return NULL;
-    return path;
+    return xasprintf("%.*s.%.*s.hmmc-%ld", folder, output, keep, base, (long)getpid());
 }
 
 int build_program(const Program *p, const BuildOptions *o)
@@ -479,14 +474,16 @@ int build_program(const Program *p, const BuildOptions *o)
         }
     }
     int cuda = strcmp(o->target, "cuda") == 0;
-    char *name = program_name(o->output), *source = NULL, *cu_source = NULL, *prefix = NULL;
-    char *absolute = realpath(dir, NULL), *program = temporary_program(o->output);
-    if (!name || !absolute || !program || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
-        asprintf(&cu_source, "%s/%s.cu", dir, name) < 0 ||
-        asprintf(&prefix, "%s/%s", absolute, name) < 0) {
-        fprintf(stderr, "hmmc: error: out of memory\n");
+    char *absolute = realpath(dir, NULL);
+    if (!absolute) {
+        if (errno == ENOMEM)
+            fatal_out_of_memory();
+        fprintf(stderr, "hmmc: error: cannot find the folder %s: %s\n", dir, strerror(errno));
         return -1;
     }
+    char *name = program_name(o->output), *program = temporary_program(o->output);
+    char *source = xasprintf("%s/%s.c", dir, name), *cu_source = xasprintf("%s/%s.cu", dir, name);
+    char *prefix = xasprintf("%s/%s", absolute, name);
     set_cleanup(cleanup_output, program);
     int result = -1, data = dense_needs_data(p);
     if (data && strpbrk(prefix, "\"\\\n")) {

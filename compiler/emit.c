@@ -1,5 +1,6 @@
 /* emit.c: indentation, comments and literals for generated code. */
 #include "emit.h"
+#include "arena.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -48,18 +49,13 @@ void emit_comment(Emitter *e, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&text, fmt, ap) < 0)
-        text = NULL;
+        fatal_out_of_memory();
     va_end(ap);
-    if (!text)
-        return;
     /* the text must not end the comment early: a star followed by a slash
      * gets a space between them */
     for (char *end; (end = strstr(text, "*/"));) {
         size_t at = (size_t)(end - text), len = strlen(text);
-        char *longer = realloc(text, len + 2);
-        if (!longer)
-            break;
-        text = longer;
+        text = xrealloc(text, len + 2);
         memmove(text + at + 2, text + at + 1, len - at);
         text[at + 1] = ' ';
     }
