@@ -148,20 +148,30 @@ static char *program_name(const char *output)
     return name;
 }
 
-enum { MAX_ARGS = 64 };
-
-/* A command line under construction; extra holds the split $HMMC_CFLAGS. */
+/* A command line under construction, as long as it needs to be (argv grows,
+ * NULL-terminated); extra holds the split $HMMC_CFLAGS. */
 typedef struct Command {
-    char *argv[MAX_ARGS + 1];
-    int argc;
+    char **argv;
+    int argc, cap;
     char *extra;
 } Command;
 
 static void command_add(Command *c, const char *arg)
 {
-    if (arg && c->argc < MAX_ARGS)
+    if (c->argc + 2 > c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 16;
+        c->argv = xrealloc(c->argv, sizeof(char *) * (size_t)c->cap);
+    }
+    if (arg)
         c->argv[c->argc++] = (char *)arg;
     c->argv[c->argc] = NULL;
+}
+
+static void command_free(Command *c)
+{
+    free(c->argv);
+    free(c->extra);
+    *c = (Command){.argc = 0};
 }
 
 /* Appends the words of $HMMC_CFLAGS (split at blanks): flags such as
@@ -180,11 +190,10 @@ static void command_add_extra_flags(Command *c)
 }
 
 /* A command starting with the C compiler ($CC, default cc) and "-std=c11 -O2
- * -fopenmp", then $HMMC_CFLAGS. */
+ * -fopenmp", then $HMMC_CFLAGS; c is empty (new or command_free'd). */
 static void command_start_cc(Command *c)
 {
     const char *cc = getenv("CC");
-    *c = (Command){.argc = 0};
     command_add(c, cc && *cc ? cc : "cc");
     command_add(c, "-std=c11");
     command_add(c, "-O2");
@@ -338,8 +347,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
         build_failed(o, c.argv[0], status);
         goto done;
     }
-    free(c.extra);
-    c.extra = NULL;
+    command_free(&c);
     /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load;
      * ptxas's level by what the kernels are (cuda_ptxas_level) */
     const char *why_level = NULL;
@@ -380,7 +388,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
     }
     result = 0;
 done:
-    free(c.extra);
+    command_free(&c);
     if (!o->emit_dir) {
         if (c_obj)
             unlink(c_obj);
@@ -403,7 +411,7 @@ static int build_c(const char *source, const char *program, const BuildOptions *
         free(library);
         return -1;
     }
-    Command c;
+    Command c = {.argc = 0};
     command_start_cc(&c);
     const char *args[] = {include, source, library, "-lm", "-o", program};
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
@@ -411,10 +419,10 @@ static int build_c(const char *source, const char *program, const BuildOptions *
     int status = run_command(c.argv, o->verbose);
     free(include);
     free(library);
-    free(c.extra);
     if (status != 0)
-        return build_failed(o, c.argv[0], status);
-    return 0;
+        build_failed(o, c.argv[0], status);
+    command_free(&c);
+    return status != 0 ? -1 : 0;
 }
 
 /* Writes one generated source; 0 or -1 with a message. */
