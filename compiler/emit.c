@@ -89,12 +89,11 @@ const char *emit_double(char buf[32], double v)
         return v < 0 ? "-INFINITY" : "INFINITY";
     if (v == 0)
         return "0.0";
-    /* the shortest literal within 1e-15 of v: 0.95 rather than 0.94999999999999996
-     * (the weights went through a log and back; the difference is far below
-     * any tolerance of the results) */
+    /* the shortest %g that reads back as v itself (17 digits always do):
+     * 0.95 for 0.95, 0.9499999999999998 for the double just below it */
     for (int digits = 1; digits <= 17; digits++) {
         snprintf(buf, 32, "%.*g", digits, v);
-        if (fabs(strtod(buf, NULL) - v) <= 1e-15 * fabs(v))
+        if (strtod(buf, NULL) == v)
             break;
     }
     if (!strpbrk(buf, ".eEn"))
@@ -104,16 +103,23 @@ const char *emit_double(char buf[32], double v)
 
 const char *emit_string(const char *s)
 {
-    static char buf[4096];
+    /* grown to the longest literal yet (at most 4 bytes a byte of s, 2 quotes, NUL) */
+    static char *buf;
+    static size_t cap;
+    size_t need = 4 * strlen(s) + 3;
+    if (need > cap) {
+        buf = xrealloc(buf, need);
+        cap = need;
+    }
     size_t n = 0;
     buf[n++] = '"';
-    for (; *s && n + 6 < sizeof buf; s++) {
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\' || c == '?') { /* '?': no trigraph like ??= can form */
             buf[n++] = '\\';
             buf[n++] = (char)c;
         } else if (c < 32 || c >= 127) {
-            n += (size_t)snprintf(buf + n, sizeof buf - n, "\\%03o", c);
+            n += (size_t)snprintf(buf + n, cap - n, "\\%03o", c);
         } else {
             buf[n++] = (char)c;
         }

@@ -194,7 +194,8 @@ static void assert_literal(double v, const char *expected)
     assert_string_equal(emit_double(buf, v), expected);
 }
 
-/* The literal is a whole C double literal that reads back within 1e-15 of v. */
+/* The literal is a whole C double literal that reads back as v exactly, and
+ * one digit fewer would not. */
 static void assert_reads_back(double v)
 {
     char buf[32];
@@ -203,14 +204,35 @@ static void assert_reads_back(double v)
     double back = strtod(s, &end);
     assert_int_equal(*end, 0);
     assert_true(strpbrk(s, ".eE") != NULL); /* a double, never an int literal */
-    if (!(fabs(back - v) <= 1e-15 * fabs(v)))
+    if (back != v)
         fail_msg("%s reads back as %.17g, not %.17g", s, back, v);
+    /* its significant digits: those of the mantissa less leading zeros and
+     * the ".0" that marks a double */
+    char mantissa[32];
+    snprintf(mantissa, sizeof mantissa, "%.*s", (int)strcspn(s, "eE"), s);
+    size_t len = strlen(mantissa);
+    if (len > 2 && strcmp(mantissa + len - 2, ".0") == 0)
+        mantissa[len - 2] = 0;
+    int digits = 0, leading = 1;
+    for (const char *c = mantissa; *c; c++) {
+        if (*c >= '1' && *c <= '9')
+            leading = 0;
+        digits += *c >= '0' && *c <= '9' && !leading;
+    }
+    char shorter[400];
+    if (digits > 1) { /* one digit fewer never reads back */
+        snprintf(shorter, sizeof shorter, "%.*g", digits - 1, v);
+        if (strtod(shorter, NULL) == v)
+            fail_msg("%s is longer than %s, which reads back too", s, shorter);
+    }
 }
 
 static void test_double_literals(void **state)
 {
     assert_literal(0.95, "0.95");
-    assert_literal(exp(log(0.95)), "0.95"); /* 0.94999999999999996: the shortest close one */
+    assert_literal(nextafter(0.95, 0), "0.9499999999999998"); /* not 0.95: it reads back */
+    assert_literal(1.0 / 3, "0.3333333333333333");
+    assert_literal(0.1 + 0.2, "0.30000000000000004");
     assert_literal(1, "1.0");
     assert_literal(0, "0.0");
     assert_literal(-0.5, "-0.5");
@@ -235,6 +257,15 @@ static void test_doubles_read_back(void **state)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
         double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
         assert_reads_back(exp(-40 * u));
+    }
+    /* and random doubles of every exponent, subnormals included: any bit
+     * pattern that is a finite number */
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double v;
+        memcpy(&v, &x, sizeof v);
+        if (isfinite(v))
+            assert_reads_back(v);
     }
 }
 
@@ -295,6 +326,26 @@ static void test_string_literals(void **state)
         assert_string_round_trip(samples[i]);
 }
 
+/* A literal of any length: 10 KB of text, a quarter of it escaped (no cut
+ * at a buffer's end), and the next call reuses the buffer. */
+static void test_long_string_literal(void **state)
+{
+    enum { N = 10 * 1024 };
+    char *s = malloc(N + 1), *back = malloc(4 * N + 3);
+    assert_non_null(s);
+    assert_non_null(back);
+    for (int i = 0; i < N; i++)
+        s[i] = i % 4 == 3 ? (i % 8 == 3 ? '"' : '\n') : (char)('a' + i % 26);
+    s[N] = 0;
+    const char *lit = emit_string(s);
+    assert_int_equal(strlen(lit), N + N / 4 + N / 8 * 2 + 2); /* \" 2 bytes, \012 4 */
+    decode_literal(lit, back);
+    assert_string_equal(back, s);
+    assert_string_equal(emit_string("short"), "\"short\"");
+    free(s);
+    free(back);
+}
+
 /* The generated C is compiled with -std=c11, where "??=" in a string literal
  * is a trigraph for '#' (and "??/" for a backslash): a string holding two
  * question marks in a row must not come out as a trigraph. */
@@ -317,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_doubles_read_back),
         cmocka_unit_test(test_string_literals),
         cmocka_unit_test(test_string_literal_has_no_trigraphs),
+        cmocka_unit_test(test_long_string_literal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
