@@ -434,8 +434,18 @@ static int write_source(const char *path, const Program *p, const char *name, in
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
-    int written = cuda_part ? backend_cuda_write(p, f, name)
-                            : backend_c_write(p, f, name, gpu, data_prefix);
+    /* written into memory first, then to the file with long tables wrapped */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&text, &size);
+    if (!m)
+        fatal_out_of_memory();
+    int written = cuda_part ? backend_cuda_write(p, m, name)
+                            : backend_c_write(p, m, name, gpu, data_prefix);
+    if (fclose(m) != 0 || written != 0)
+        fatal_out_of_memory(); /* a stream in memory fails only for want of it */
+    written = emit_wrap(f, text, size);
+    free(text);
     if (fclose(f) != 0 || written != 0) {
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;

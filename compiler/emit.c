@@ -128,3 +128,52 @@ const char *emit_string(const char *s)
     buf[n] = 0;
     return buf;
 }
+
+int emit_wrap(FILE *out, const char *text, size_t len)
+{
+    /* carried from line to line: in a block comment; in a preprocessor line
+     * that goes on (a backslash at its end) */
+    int comment = 0, directive = 0;
+    const char *end = text + len;
+    for (const char *line = text; line < end;) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        size_t n = eol ? (size_t)(eol - line) : (size_t)(end - line); /* less the newline */
+        size_t lead = strspn(line, " \t");
+        if (!comment && lead < n && line[lead] == '#')
+            directive = 1;
+        int wrap = n > EMIT_WRAP_WIDTH && !directive;
+        int parens = 0, commas = 0, plus = 0;
+        size_t from = 0;
+        for (size_t i = 0; i < n; i++) {
+            char c = line[i];
+            if (comment) {
+                if (c == '*' && i + 1 < n && line[i + 1] == '/')
+                    comment = 0, i++;
+            } else if (c == '/' && i + 1 < n && line[i + 1] == '*') {
+                comment = 1, i++;
+            } else if (c == '/' && i + 1 < n && line[i + 1] == '/') {
+                break; /* a line comment: the rest of the line is its */
+            } else if (c == '"' || c == '\'') {
+                for (i++; i < n && line[i] != c; i++)
+                    i += line[i] == '\\';
+            } else if (c == '(' || c == ')') {
+                parens += c == '(' ? 1 : -1;
+            } else if (wrap && i + 2 < n && line[i + 1] == ' ' && line[i + 2] != ' ' &&
+                       ((c == ',' && parens == 0 && ++commas % EMIT_WRAP_VALUES == 0) ||
+                        (c == '+' && i > 0 && line[i - 1] == ' ' &&
+                         ++plus % EMIT_WRAP_VALUES == 0))) {
+                /* the space after the comma or plus becomes the break */
+                fwrite(line + from, 1, i + 1 - from, out);
+                fprintf(out, "\n%.*s    ", (int)lead, line);
+                from = i + 2;
+                i++;
+            }
+        }
+        if (directive && !(n > 0 && line[n - 1] == '\\' && !comment))
+            directive = 0;
+        size_t rest = n - from + (eol ? 1 : 0);
+        fwrite(line + from, 1, rest, out);
+        line += n + (eol ? 1 : 0);
+    }
+    return ferror(out) ? -1 : 0;
+}

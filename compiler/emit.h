@@ -28,4 +28,13 @@ const char *emit_double(char buf[32], double v);
  * buffer of the emitter's valid until the next call. */
 const char *emit_string(const char *s);
 
+/* Writes generated C text to out with its long tables and sums wrapped: a
+ * line longer than EMIT_WRAP_WIDTH breaks after every EMIT_WRAP_VALUES-th
+ * ", " outside parentheses and every EMIT_WRAP_VALUES-th " + " (never in
+ * strings, character constants or comments), the rest of the line indented
+ * one level deeper. Only white space changes; preprocessor lines are written
+ * as they are. 0, or -1 when out fails. */
+enum { EMIT_WRAP_WIDTH = 160, EMIT_WRAP_VALUES = 8 };
+int emit_wrap(FILE *out, const char *text, size_t len);
+
 #endif

@@ -346,6 +346,92 @@ static void test_long_string_literal(void **state)
     free(back);
 }
 
+/* ---- wrapping ---- */
+
+static char *wrapped(const char *text)
+{
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    assert_non_null(f);
+    assert_int_equal(emit_wrap(f, text, strlen(text)), 0);
+    fclose(f);
+    return out;
+}
+
+/* text less its white space */
+static void squeeze(const char *text, char *out)
+{
+    for (; *text; text++)
+        if (*text != ' ' && *text != '\n')
+            *out++ = *text;
+    *out = 0;
+}
+
+static void test_long_tables_wrap(void **state)
+{
+    /* short lines, however many values, stay as they are */
+    const char *small = "static const int a[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};\n";
+    char *out = wrapped(small);
+    assert_string_equal(out, small);
+    free(out);
+    /* a long table: 8 values a line, then the rest one level deeper */
+    char text[4096], line[64];
+    strcpy(text, "    static const int t[20] = {");
+    for (int i = 0; i < 20; i++) {
+        snprintf(line, sizeof line, "%s%d", i ? ", " : "", 1000000 + i);
+        strcat(text, line);
+    }
+    strcat(text, "};\nint x;\n");
+    out = wrapped(text);
+    assert_string_equal(out,
+        "    static const int t[20] = {1000000, 1000001, 1000002, 1000003, 1000004, 1000005, "
+        "1000006, 1000007,\n"
+        "        1000008, 1000009, 1000010, 1000011, 1000012, 1000013, 1000014, 1000015,\n"
+        "        1000016, 1000017, 1000018, 1000019};\nint x;\n");
+    free(out);
+}
+
+static void test_wrap_changes_only_white_space(void **state)
+{
+    /* commas and pluses in strings, characters and comments, in calls, in
+     * preprocessor lines (continued with a backslash) and after a comment
+     * that spans lines are not breaks */
+    char text[16384] = "", *at = text;
+    const char *pieces[] = {
+        "/* a comment over lines, , , , , , , , , , , , , , , , , , , , , , , , , , , , ,\n",
+        " , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , */ ",
+        "const char *s[] = {\"a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u\", ",
+        "\"\\\\\\\", \\\\\\\", \", ',', ' ', '+', '\\'', /* x, y + z, w, v, u, t, s, r, q, p, o */ ",
+        "f(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20), 1, 2, 3, 4, ",
+        "5, 6, 7, 8, 9, 10, 11, 12}; // a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s\n",
+        "#define LIST 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, \\\n",
+        "    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, ",
+        "44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65\n",
+        "double y = a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p + q + r + s + t + ",
+        "u + v + w + x + y + z + a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p;\n"};
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
+        at += sprintf(at, "%s", pieces[i]);
+    char *out = wrapped(text), a[16384], b[16384];
+    squeeze(text, a);
+    squeeze(out, b);
+    assert_string_equal(a, b);
+    /* the comment, the strings and the directive are whole */
+    assert_non_null(strstr(out, pieces[0]));
+    assert_non_null(strstr(out, pieces[1]));
+    assert_non_null(strstr(out, pieces[2]));
+    assert_non_null(strstr(out, pieces[3]));
+    assert_non_null(strstr(out, pieces[6]));
+    assert_non_null(strstr(out, pieces[7]));
+    assert_non_null(strstr(out, pieces[8]));
+    /* the table after the call breaks (its line starts with a space: five
+     * spaces go before the rest), the call does not; the sum does */
+    assert_non_null(strstr(out, "f(1, 2, 3, 4, 5, 6, 7, 8, 9,"));
+    assert_non_null(strstr(out, "19, 20), 1,\n     2, 3, 4, 5, 6, 7, 8, 9,\n     10, 11, 12}; //"));
+    assert_non_null(strstr(out, " + h +\n    i + j"));
+    free(out);
+}
+
 /* The generated C is compiled with -std=c11, where "??=" in a string literal
  * is a trigraph for '#' (and "??/" for a backslash): a string holding two
  * question marks in a row must not come out as a trigraph. */
@@ -369,6 +455,8 @@ int main(void)
         cmocka_unit_test(test_string_literals),
         cmocka_unit_test(test_string_literal_has_no_trigraphs),
         cmocka_unit_test(test_long_string_literal),
+        cmocka_unit_test(test_long_tables_wrap),
+        cmocka_unit_test(test_wrap_changes_only_white_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
