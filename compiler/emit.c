@@ -89,13 +89,19 @@ const char *emit_double(char buf[32], double v)
         return v < 0 ? "-INFINITY" : "INFINITY";
     if (v == 0)
         return "0.0";
-    /* the shortest %g that reads back as v itself (17 digits always do):
-     * 0.95 for 0.95, 0.9499999999999998 for the double just below it */
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
+    /* the shortest %g that reads back as v itself: 0.95 for 0.95,
+     * 0.9499999999999998 for the double just below it. 17 digits always do,
+     * and more digits never stop doing so: a binary search */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, 32, "%.*g", mid, v);
         if (strtod(buf, NULL) == v)
-            break;
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    snprintf(buf, 32, "%.*g", lo, v);
     if (!strpbrk(buf, ".eEn"))
         strcat(buf, ".0");
     return buf;
