@@ -64,14 +64,10 @@ static DenseView *view(Arena *a, const IrModel *m, int viterbi, int tables)
             d->start_end = move_weight(&m->moves[i], viterbi);
     if (!tables)
         return d;
-    d->matrix = malloc(sizeof(double) * (n ? n * n : 1));
-    d->start = malloc(sizeof(double) * (n ? n : 1));
-    d->end = malloc(sizeof(double) * (n ? n : 1));
-    d->emission = malloc(sizeof(double) * (n && K ? n * K : 1));
-    if (!d->matrix || !d->start || !d->end || !d->emission) {
-        fputs("hmmc: out of memory\n", stderr);
-        exit(1);
-    }
+    d->matrix = xmalloc(sizeof(double) * (n ? n * n : 1));
+    d->start = xmalloc(sizeof(double) * (n ? n : 1));
+    d->end = xmalloc(sizeof(double) * (n ? n : 1));
+    d->emission = xmalloc(sizeof(double) * (n && K ? n * K : 1));
     for (size_t i = 0; i < n * n; i++)
         d->matrix[i] = -INFINITY;
     for (size_t j = 0; j < n; j++)

@@ -1,5 +1,6 @@
 /* emit.c: indentation, comments and literals for generated code. */
 #include "codegen/emit.h"
+#include "support/arena.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -48,18 +49,13 @@ void emit_comment(Emitter *e, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&text, fmt, ap) < 0)
-        text = NULL;
+        fatal_out_of_memory();
     va_end(ap);
-    if (!text)
-        return;
     /* the text must not end the comment early: a star followed by a slash
      * gets a space between them */
     for (char *end; (end = strstr(text, "*/"));) {
         size_t at = (size_t)(end - text), len = strlen(text);
-        char *longer = realloc(text, len + 2);
-        if (!longer)
-            break;
-        text = longer;
+        text = xrealloc(text, len + 2);
         memmove(text + at + 2, text + at + 1, len - at);
         text[at + 1] = ' ';
     }
@@ -93,14 +89,19 @@ const char *emit_double(char buf[32], double v)
         return v < 0 ? "-INFINITY" : "INFINITY";
     if (v == 0)
         return "0.0";
-    /* the shortest literal within 1e-15 of v: 0.95 rather than 0.94999999999999996
-     * (the weights went through a log and back; the difference is far below
-     * any tolerance of the results) */
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
-        if (fabs(strtod(buf, NULL) - v) <= 1e-15 * fabs(v))
-            break;
+    /* the shortest %g that reads back as v itself: 0.95 for 0.95,
+     * 0.9499999999999998 for the double just below it. 17 digits always do,
+     * and more digits never stop doing so: a binary search */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, 32, "%.*g", mid, v);
+        if (strtod(buf, NULL) == v)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    snprintf(buf, 32, "%.*g", lo, v);
     if (!strpbrk(buf, ".eEn"))
         strcat(buf, ".0");
     return buf;
@@ -108,16 +109,23 @@ const char *emit_double(char buf[32], double v)
 
 const char *emit_string(const char *s)
 {
-    static char buf[4096];
+    /* grown to the longest literal yet (at most 4 bytes a byte of s, 2 quotes, NUL) */
+    static char *buf;
+    static size_t cap;
+    size_t need = 4 * strlen(s) + 3;
+    if (need > cap) {
+        buf = xrealloc(buf, need);
+        cap = need;
+    }
     size_t n = 0;
     buf[n++] = '"';
-    for (; *s && n + 6 < sizeof buf; s++) {
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\' || c == '?') { /* '?': no trigraph like ??= can form */
             buf[n++] = '\\';
             buf[n++] = (char)c;
         } else if (c < 32 || c >= 127) {
-            n += (size_t)snprintf(buf + n, sizeof buf - n, "\\%03o", c);
+            n += (size_t)snprintf(buf + n, cap - n, "\\%03o", c);
         } else {
             buf[n++] = (char)c;
         }
@@ -125,4 +133,53 @@ const char *emit_string(const char *s)
     buf[n++] = '"';
     buf[n] = 0;
     return buf;
+}
+
+int emit_wrap(FILE *out, const char *text, size_t len)
+{
+    /* carried from line to line: in a block comment; in a preprocessor line
+     * that goes on (a backslash at its end) */
+    int comment = 0, directive = 0;
+    const char *end = text + len;
+    for (const char *line = text; line < end;) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        size_t n = eol ? (size_t)(eol - line) : (size_t)(end - line); /* less the newline */
+        size_t lead = strspn(line, " \t");
+        if (!comment && lead < n && line[lead] == '#')
+            directive = 1;
+        int wrap = n > EMIT_WRAP_WIDTH && !directive;
+        int parens = 0, commas = 0, plus = 0;
+        size_t from = 0;
+        for (size_t i = 0; i < n; i++) {
+            char c = line[i];
+            if (comment) {
+                if (c == '*' && i + 1 < n && line[i + 1] == '/')
+                    comment = 0, i++;
+            } else if (c == '/' && i + 1 < n && line[i + 1] == '*') {
+                comment = 1, i++;
+            } else if (c == '/' && i + 1 < n && line[i + 1] == '/') {
+                break; /* a line comment: the rest of the line is its */
+            } else if (c == '"' || c == '\'') {
+                for (i++; i < n && line[i] != c; i++)
+                    i += line[i] == '\\';
+            } else if (c == '(' || c == ')') {
+                parens += c == '(' ? 1 : -1;
+            } else if (wrap && i + 2 < n && line[i + 1] == ' ' && line[i + 2] != ' ' &&
+                       ((c == ',' && parens == 0 && ++commas % EMIT_WRAP_VALUES == 0) ||
+                        (c == '+' && i > 0 && line[i - 1] == ' ' &&
+                         ++plus % EMIT_WRAP_VALUES == 0))) {
+                /* the space after the comma or plus becomes the break */
+                fwrite(line + from, 1, i + 1 - from, out);
+                fprintf(out, "\n%.*s    ", (int)lead, line);
+                from = i + 2;
+                i++;
+            }
+        }
+        if (directive && !(n > 0 && line[n - 1] == '\\' && !comment))
+            directive = 0;
+        size_t rest = n - from + (eol ? 1 : 0);
+        fwrite(line + from, 1, rest, out);
+        line += n + (eol ? 1 : 0);
+    }
+    return ferror(out) ? -1 : 0;
 }

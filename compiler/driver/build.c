@@ -98,8 +98,18 @@ static void on_signal(int sig)
     _exit(128 + sig);
 }
 
+/* Out of memory (fatal_out_of_memory): what hmmc made is removed, as on a signal. */
+static void on_out_of_memory(void)
+{
+    if (cleanup_output[0])
+        unlink(cleanup_output);
+    if (cleanup_dir[0])
+        remove_folder_now(cleanup_dir);
+}
+
 void build_catch_signals(void)
 {
+    fatal_out_of_memory_hook(on_out_of_memory);
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_signal;
@@ -136,29 +146,37 @@ static const char *base_name(const char *path)
 /* A program name usable as a C identifier part and a file name. */
 static char *program_name(const char *output)
 {
-    char *name = strdup(base_name(output));
-    if (!name)
-        return NULL;
+    char *name = xstrdup(base_name(output));
     char *dot = strrchr(name, '.');
     if (dot && dot != name)
         *dot = 0;
     return name;
 }
 
-enum { MAX_ARGS = 64 };
-
-/* A command line under construction; extra holds the split $HMMC_CFLAGS. */
+/* A command line under construction, as long as it needs to be (argv grows,
+ * NULL-terminated); extra holds the split $HMMC_CFLAGS. */
 typedef struct Command {
-    char *argv[MAX_ARGS + 1];
-    int argc;
+    char **argv;
+    int argc, cap;
     char *extra;
 } Command;
 
 static void command_add(Command *c, const char *arg)
 {
-    if (arg && c->argc < MAX_ARGS)
+    if (c->argc + 2 > c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 16;
+        c->argv = xrealloc(c->argv, sizeof(char *) * (size_t)c->cap);
+    }
+    if (arg)
         c->argv[c->argc++] = (char *)arg;
     c->argv[c->argc] = NULL;
+}
+
+static void command_free(Command *c)
+{
+    free(c->argv);
+    free(c->extra);
+    *c = (Command){.argc = 0};
 }
 
 /* Appends the words of $HMMC_CFLAGS (split at blanks): flags such as
@@ -169,19 +187,18 @@ static void command_add_extra_flags(Command *c)
     if (!env || !*env)
         return;
     free(c->extra);
-    c->extra = strdup(env);
+    c->extra = xstrdup(env);
     char *save = NULL;
-    for (char *w = c->extra ? strtok_r(c->extra, " \t", &save) : NULL; w;
+    for (char *w = strtok_r(c->extra, " \t", &save); w;
          w = strtok_r(NULL, " \t", &save))
         command_add(c, w);
 }
 
 /* A command starting with the C compiler ($CC, default cc) and "-std=c11 -O2
- * -fopenmp", then $HMMC_CFLAGS. */
+ * -fopenmp", then $HMMC_CFLAGS; c is empty (new or command_free'd). */
 static void command_start_cc(Command *c)
 {
     const char *cc = getenv("CC");
-    *c = (Command){.argc = 0};
     command_add(c, cc && *cc ? cc : "cc");
     command_add(c, "-std=c11");
     command_add(c, "-O2");
@@ -253,10 +270,7 @@ static char *slurp(const char *path)
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (len + n + 1 > cap) {
             cap = 2 * (len + n + 1);
-            char *bigger = realloc(text, cap);
-            if (!bigger)
-                break;
-            text = bigger;
+            text = xrealloc(text, cap);
         }
         memcpy(text + len, chunk, n);
         len += n;
@@ -264,7 +278,7 @@ static char *slurp(const char *path)
     fclose(f);
     if (text)
         text[len] = 0;
-    return text ? text : strdup("");
+    return text ? text : xstrdup("");
 }
 
 static int build_failed(const BuildOptions *o, const char *tool, int status)
@@ -280,15 +294,13 @@ char *cuda_home(void)
 {
     const char *env = getenv("CUDA_HOME");
     if (env && *env)
-        return strdup(env);
+        return xstrdup(env);
     const char *path = getenv("PATH");
     if (!path)
         path = "";
-    char *copy = strdup(path), *save = NULL, *found = NULL;
+    char *copy = xstrdup(path), *save = NULL, *found = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-        char *nvcc = NULL, real[4096];
-        if (asprintf(&nvcc, "%s/nvcc", dir) < 0)
-            break;
+        char *nvcc = xasprintf("%s/nvcc", dir), real[4096];
         if (access(nvcc, X_OK) == 0 && realpath(nvcc, real)) {
             char *slash = strrchr(real, '/');
             if (slash)
@@ -296,13 +308,13 @@ char *cuda_home(void)
             slash = strrchr(real, '/');
             if (slash)
                 *slash = 0;
-            found = strdup(real);
+            found = xstrdup(real);
         }
         free(nvcc);
     }
     free(copy);
     if (!found && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
-        found = strdup("/usr/local/cuda");
+        found = xstrdup("/usr/local/cuda");
     return found;
 }
 
@@ -316,17 +328,14 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
                         "--target=c to build for the CPU\n");
         return -1;
     }
-    char *include = NULL, *lib = NULL, *gpu_lib = NULL, *c_obj = NULL, *cu_obj = NULL,
-         *nvcc = NULL, *cuda_lib = NULL, *ptxas_log = NULL;
+    char *include = xasprintf("-I%s/runtime", o->root);
+    char *lib = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root);
+    char *gpu_lib = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", o->root);
+    char *c_obj = xasprintf("%s/program.o", dir), *cu_obj = xasprintf("%s/kernels.o", dir);
+    char *nvcc = xasprintf("%s/bin/nvcc", home), *cuda_lib = xasprintf("-L%s/lib64", home);
+    char *ptxas_log = xasprintf("%s/ptxas.log", dir);
     Command c = {.argc = 0};
     int result = -1;
-    if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
-        asprintf(&lib, "%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root) < 0 ||
-        asprintf(&gpu_lib, "%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", o->root) < 0 ||
-        asprintf(&c_obj, "%s/program.o", dir) < 0 || asprintf(&cu_obj, "%s/kernels.o", dir) < 0 ||
-        asprintf(&nvcc, "%s/bin/nvcc", home) < 0 || asprintf(&cuda_lib, "-L%s/lib64", home) < 0 ||
-        asprintf(&ptxas_log, "%s/ptxas.log", dir) < 0)
-        goto done;
     if (access(gpu_lib, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the GPU runtime %s is missing: run make in %s (with nvcc "
                         "on PATH)\n", gpu_lib, o->root);
@@ -343,8 +352,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
         build_failed(o, c.argv[0], status);
         goto done;
     }
-    free(c.extra);
-    c.extra = NULL;
+    command_free(&c);
     /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load;
      * ptxas's level by what the kernels are (cuda_ptxas_level) */
     const char *why_level = NULL;
@@ -385,7 +393,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
     }
     result = 0;
 done:
-    free(c.extra);
+    command_free(&c);
     if (!o->emit_dir) {
         if (c_obj)
             unlink(c_obj);
@@ -399,10 +407,8 @@ done:
 
 static int build_c(const char *source, const char *program, const BuildOptions *o)
 {
-    char *include = NULL, *library = NULL;
-    if (asprintf(&include, "-I%s/runtime", o->root) < 0 ||
-        asprintf(&library, "%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root) < 0)
-        return -1;
+    char *include = xasprintf("-I%s/runtime", o->root);
+    char *library = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root);
     if (access(library, R_OK) != 0) {
         fprintf(stderr, "hmmc: error: the runtime library %s is missing: run make in %s, or set "
                         "HMMC_ROOT to the hmmc folder\n", library, o->root);
@@ -410,7 +416,7 @@ static int build_c(const char *source, const char *program, const BuildOptions *
         free(library);
         return -1;
     }
-    Command c;
+    Command c = {.argc = 0};
     command_start_cc(&c);
     const char *args[] = {include, source, library, "-lm", "-o", program};
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
@@ -418,10 +424,10 @@ static int build_c(const char *source, const char *program, const BuildOptions *
     int status = run_command(c.argv, o->verbose);
     free(include);
     free(library);
-    free(c.extra);
     if (status != 0)
-        return build_failed(o, c.argv[0], status);
-    return 0;
+        build_failed(o, c.argv[0], status);
+    command_free(&c);
+    return status != 0 ? -1 : 0;
 }
 
 /* Writes one generated source; 0 or -1 with a message. */
@@ -433,8 +439,18 @@ static int write_source(const char *path, const Program *p, const char *name, in
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
-    int written = cuda_part ? backend_cuda_write(p, f, name)
-                            : backend_c_write(p, f, name, gpu, data_prefix);
+    /* written into memory first, then to the file with long tables wrapped */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&text, &size);
+    if (!m)
+        fatal_out_of_memory();
+    int written = cuda_part ? backend_cuda_write(p, m, name)
+                            : backend_c_write(p, m, name, gpu, data_prefix);
+    if (fclose(m) != 0 || written != 0)
+        fatal_out_of_memory(); /* a stream in memory fails only for want of it */
+    written = emit_wrap(f, text, size);
+    free(text);
     if (fclose(f) != 0 || written != 0) {
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
@@ -450,10 +466,7 @@ static char *temporary_program(const char *output)
     int folder = (int)(base - output), keep = (int)strlen(base);
     if (keep > 200)
         keep = 200;
-    char *path = NULL;
-    if (asprintf(&path, "%.*s.%.*s.hmmc-%ld", folder, output, keep, base, (long)getpid()) < 0)
-        return NULL;
-    return path;
+    return xasprintf("%.*s.%.*s.hmmc-%ld", folder, output, keep, base, (long)getpid());
 }
 
 int build_program(const Program *p, const BuildOptions *o)
@@ -484,14 +497,16 @@ int build_program(const Program *p, const BuildOptions *o)
         }
     }
     int cuda = strcmp(o->target, "cuda") == 0;
-    char *name = program_name(o->output), *source = NULL, *cu_source = NULL, *prefix = NULL;
-    char *absolute = realpath(dir, NULL), *program = temporary_program(o->output);
-    if (!name || !absolute || !program || asprintf(&source, "%s/%s.c", dir, name) < 0 ||
-        asprintf(&cu_source, "%s/%s.cu", dir, name) < 0 ||
-        asprintf(&prefix, "%s/%s", absolute, name) < 0) {
-        fprintf(stderr, "hmmc: error: out of memory\n");
+    char *absolute = realpath(dir, NULL);
+    if (!absolute) {
+        if (errno == ENOMEM)
+            fatal_out_of_memory();
+        fprintf(stderr, "hmmc: error: cannot find the folder %s: %s\n", dir, strerror(errno));
         return -1;
     }
+    char *name = program_name(o->output), *program = temporary_program(o->output);
+    char *source = xasprintf("%s/%s.c", dir, name), *cu_source = xasprintf("%s/%s.cu", dir, name);
+    char *prefix = xasprintf("%s/%s", absolute, name);
     set_cleanup(cleanup_output, program);
     int result = -1, data = dense_needs_data(p);
     if (data && strpbrk(prefix, "\"\\\n")) {

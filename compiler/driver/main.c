@@ -154,22 +154,18 @@ static char *read_file(const char *path, size_t *len)
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
+    char *buf = xmalloc(cap + 1);
+    for (;;) {
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
         cap *= 2;
-        char *bigger = realloc(buf, cap + 1);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
+        buf = xrealloc(buf, cap + 1);
     }
     int failed = ferror(f);
     fclose(f);
-    if (!buf || failed) {
-        fprintf(stderr, "hmmc: error: cannot read %s: %s\n", path,
-                buf ? strerror(errno) : "out of memory");
+    if (failed) {
+        fprintf(stderr, "hmmc: error: cannot read %s: %s\n", path, strerror(errno));
         free(buf);
         return NULL;
     }
@@ -183,18 +179,18 @@ static char *find_root(void)
 {
     const char *env = getenv("HMMC_ROOT");
     if (env && *env)
-        return strdup(env);
+        return xstrdup(env);
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0)
-        return strdup(".");
+        return xstrdup(".");
     exe[n] = 0;
     for (int up = 0; up < 2; up++) {
         char *slash = strrchr(exe, '/');
         if (slash)
             *slash = 0;
     }
-    return strdup(exe[0] ? exe : "/");
+    return xstrdup(exe[0] ? exe : "/");
 }
 
 /* Whether path is the file st (the same device and inode). */
@@ -209,25 +205,22 @@ static int same_file(const char *path, const struct stat *st)
 static char *read_file_that_is(const struct stat *out, const Options *o, const char *root)
 {
     if (same_file(o->input, out))
-        return strdup(o->input);
+        return xstrdup(o->input);
     if (same_file("/proc/self/exe", out))
-        return strdup("hmmc itself");
+        return xstrdup("hmmc itself");
     char *path = NULL;
     const char *libraries[] = {"libhmmrt.a", "libhmmrt_gpu.a"};
     for (int i = 0; i < 2; i++) {
-        if (asprintf(&path, "%s/" HMMC_BUILD_DIR "/%s", root, libraries[i]) < 0)
-            return NULL;
+        path = xasprintf("%s/" HMMC_BUILD_DIR "/%s", root, libraries[i]);
         if (same_file(path, out))
             return path;
         free(path);
     }
-    if (asprintf(&path, "%s/runtime", root) < 0)
-        return NULL;
+    path = xasprintf("%s/runtime", root);
     DIR *runtime = opendir(path);
     free(path);
     for (struct dirent *e; runtime && (e = readdir(runtime));) {
-        if (asprintf(&path, "%s/runtime/%s", root, e->d_name) < 0)
-            break;
+        path = xasprintf("%s/runtime/%s", root, e->d_name);
         if (e->d_name[0] != '.' && same_file(path, out)) {
             closedir(runtime);
             return path;
@@ -243,8 +236,8 @@ static char *read_file_that_is(const struct stat *out, const Options *o, const c
 static char *example_name(const char *input)
 {
     const char *slash = strrchr(input, '/');
-    char *name = strdup(slash ? slash + 1 : input);
-    char *dot = name ? strrchr(name, '.') : NULL;
+    char *name = xstrdup(slash ? slash + 1 : input);
+    char *dot = strrchr(name, '.');
     if (dot && dot != name)
         *dot = 0;
     return name;
@@ -257,9 +250,7 @@ static int check_output(const Options *o, const char *root)
     const char *out = o->output;
     char *name = example_name(o->input);
     int status = EXIT_USAGE;
-    char *folder = strdup(out), *slash = folder ? strrchr(folder, '/') : NULL;
-    if (!name || !folder)
-        goto done;
+    char *folder = xstrdup(out), *slash = strrchr(folder, '/');
     if (slash)
         slash[slash == folder] = 0; /* "/x" -> "/" */
     else
@@ -352,13 +343,11 @@ static int check_emit_dir(const char *emit_dir)
                         "generated sources in (hmmc creates it)\n", emit_dir);
         return EXIT_USAGE;
     }
-    char *folder = strdup(emit_dir), *slash = folder ? strrchr(folder, '/') : NULL;
+    char *folder = xstrdup(emit_dir), *slash = strrchr(folder, '/');
     while (slash && slash > folder && slash[1] == 0) { /* "d/" */
         *slash = 0;
         slash = strrchr(folder, '/');
     }
-    if (!folder)
-        return EXIT_USAGE;
     if (slash)
         slash[slash == folder] = 0;
     else
@@ -378,8 +367,9 @@ static int check_emit_dir(const char *emit_dir)
 static const char *default_target(const char *root)
 {
     char *home = cuda_home(), *gpu_lib = NULL;
-    int ok = home && asprintf(&gpu_lib, "%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", root) >= 0 &&
-             access(gpu_lib, R_OK) == 0;
+    if (home)
+        gpu_lib = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt_gpu.a", root);
+    int ok = home && access(gpu_lib, R_OK) == 0;
     free(home);
     free(gpu_lib);
     return ok ? "cuda" : "c";

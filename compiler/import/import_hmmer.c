@@ -19,6 +19,7 @@
  * What each number means is written in README.md, "Profile HMMs from
  * HMMER", and in the header comment of each program written. */
 #include "import/import_hmmer.h"
+#include "support/arena.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -236,13 +237,11 @@ static int bits1000(double p)
 static int h2_alloc(const Reader *r, H2 *h)
 {
     size_t nodes = (size_t)h->M + 1;
-    h->mat = calloc(nodes * KMAX, sizeof *h->mat);
-    h->ins = calloc(nodes * KMAX, sizeof *h->ins);
-    h->t = calloc(nodes * NTRANS, sizeof *h->t);
-    h->bm = calloc(nodes, sizeof *h->bm);
-    h->me = calloc(nodes, sizeof *h->me);
-    if (!h->mat || !h->ins || !h->t || !h->bm || !h->me)
-        return error_at(r, "out of memory for a model of %d nodes", h->M);
+    h->mat = xcalloc(nodes * KMAX, sizeof *h->mat);
+    h->ins = xcalloc(nodes * KMAX, sizeof *h->ins);
+    h->t = xcalloc(nodes * NTRANS, sizeof *h->t);
+    h->bm = xcalloc(nodes, sizeof *h->bm);
+    h->me = xcalloc(nodes, sizeof *h->me);
     return 0;
 }
 
@@ -274,8 +273,8 @@ static int set_name(const Reader *r, H2 *h)
     if (r->ntok < 2)
         return error_at(r, "NAME without a name");
     free(h->name);
-    h->name = strdup(r->tok[1]);
-    return h->name ? 0 : error_at(r, "out of memory");
+    h->name = xstrdup(r->tok[1]);
+    return 0;
 }
 
 static int set_length(const Reader *r, H2 *h)
@@ -681,15 +680,12 @@ static int plan7_alloc(Plan7 *p, int M, int K)
     size_t nodes = (size_t)M + 1;
     p->M = M;
     p->K = K;
-    p->mat = calloc(nodes * KMAX, sizeof *p->mat);
-    p->ins = calloc(nodes * KMAX, sizeof *p->ins);
-    p->t = calloc(nodes * NTRANS, sizeof *p->t);
-    p->begin = calloc(nodes, sizeof *p->begin);
-    p->end = calloc(nodes, sizeof *p->end);
-    if (p->mat && p->ins && p->t && p->begin && p->end)
-        return 0;
-    fprintf(stderr, "hmmc: error: out of memory for a model of %d nodes\n", M);
-    return -1;
+    p->mat = xcalloc(nodes * KMAX, sizeof *p->mat);
+    p->ins = xcalloc(nodes * KMAX, sizeof *p->ins);
+    p->t = xcalloc(nodes * NTRANS, sizeof *p->t);
+    p->begin = xcalloc(nodes, sizeof *p->begin);
+    p->end = xcalloc(nodes, sizeof *p->end);
+    return 0;
 }
 
 /* The null model, the special states and B->D1 as probabilities (the null
@@ -895,17 +891,14 @@ static int search_alloc(Search *s, const H2 *h)
     s->M = h->M;
     s->K = h->K;
     s->nsym = h->K + count_degenerates(degenerates(h));
-    s->msc = calloc(nodes * NSYM_MAX, sizeof *s->msc);
-    s->isc = calloc(nodes * NSYM_MAX, sizeof *s->isc);
-    s->tsc = calloc(nodes * NTRANS, sizeof *s->tsc);
-    s->bsc = calloc(nodes, sizeof *s->bsc);
-    s->esc = calloc(nodes, sizeof *s->esc);
-    s->fsc_b = calloc(nodes, sizeof *s->fsc_b);
-    s->fsc_e = calloc(nodes, sizeof *s->fsc_e);
-    if (s->msc && s->isc && s->tsc && s->bsc && s->esc && s->fsc_b && s->fsc_e)
-        return 0;
-    fprintf(stderr, "hmmc: error: out of memory for a model of %d nodes\n", h->M);
-    return -1;
+    s->msc = xcalloc(nodes * NSYM_MAX, sizeof *s->msc);
+    s->isc = xcalloc(nodes * NSYM_MAX, sizeof *s->isc);
+    s->tsc = xcalloc(nodes * NTRANS, sizeof *s->tsc);
+    s->bsc = xcalloc(nodes, sizeof *s->bsc);
+    s->esc = xcalloc(nodes, sizeof *s->esc);
+    s->fsc_b = xcalloc(nodes, sizeof *s->fsc_b);
+    s->fsc_e = xcalloc(nodes, sizeof *s->fsc_e);
+    return 0;
 }
 
 /* The file's scores -> probabilities, renormalized -> hmm2search's scores. */
@@ -1030,9 +1023,7 @@ static char *identifier(const char *name)
 {
     const char *n = name && *name ? name : "profile";
     size_t len = strlen(n);
-    char *id = malloc(len + 5);
-    if (!id)
-        return NULL;
+    char *id = xmalloc(len + 5);
     int prefix = !isalpha((unsigned char)n[0]);
     strcpy(id, prefix ? "hmm_" : "");
     char *p = id + strlen(id);
@@ -1206,13 +1197,9 @@ static int forward_differs(const Search *s)
 
 static int write_program(FILE *out, const char *path, const H2 *h, const Search *s)
 {
-    char *id = identifier(h->name), *fid = NULL;
+    char *id = identifier(h->name);
     int twice = forward_differs(s);
-    if (!id || (twice && asprintf(&fid, "%s_forward", id) < 0)) {
-        fprintf(stderr, "hmmc: error: out of memory\n");
-        free(id);
-        return -1;
-    }
+    char *fid = twice ? xasprintf("%s_forward", id) : NULL;
     Symbols a;
     symbols(h, &a);
     put_header(out, path, h, id, fid);

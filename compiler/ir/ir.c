@@ -105,16 +105,12 @@ void ir_path_states(const IrModel *m, int node, int *out)
      * nodes whose left part is done, its depth bounded by the path's length */
     const IrPathNode *nodes = m->paths->node;
     int depth = 0, cap = 64, n = 0;
-    int *stack = malloc(sizeof(int) * (size_t)cap);
+    int *stack = xmalloc(sizeof(int) * (size_t)cap);
     for (;;) {
         while (node) { /* go left, remembering each node */
             if (depth == cap) {
                 cap *= 2;
-                stack = realloc(stack, sizeof(int) * (size_t)cap);
-            }
-            if (!stack) {
-                fprintf(stderr, "hmmc: out of memory\n");
-                exit(1);
+                stack = xrealloc(stack, sizeof(int) * (size_t)cap);
             }
             stack[depth++] = node;
             node = nodes[node].left;
@@ -221,7 +217,7 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
         fprintf(out, " max ");
         dump_weight(out, mv->lw_max);
         if (mv->n_via) {
-            int *via = malloc(sizeof(int) * (size_t)mv->n_via);
+            int *via = xmalloc(sizeof(int) * (size_t)mv->n_via);
             ir_move_via(m, mv, via);
             fprintf(out, " via");
             for (int v = 0; v < mv->n_via; v++)

@@ -35,11 +35,7 @@ static void vec_push(IntVec *x, int value)
 {
     if (x->n == x->cap) {
         x->cap = x->cap ? 2 * x->cap : 4;
-        x->v = realloc(x->v, sizeof(int) * (size_t)x->cap);
-        if (!x->v) {
-            fprintf(stderr, "hmmc: out of memory\n");
-            exit(1);
-        }
+        x->v = xrealloc(x->v, sizeof(int) * (size_t)x->cap);
     }
     x->v[x->n++] = value;
 }
@@ -93,11 +89,7 @@ static IntVec *bucket_of(Folder *f, int from, int to)
         return &f->buckets[b];
     if (f->n_buckets == f->cap_buckets) {
         f->cap_buckets *= 2;
-        f->buckets = realloc(f->buckets, sizeof(IntVec) * (size_t)f->cap_buckets);
-        if (!f->buckets) {
-            fprintf(stderr, "hmmc: out of memory\n");
-            exit(1);
-        }
+        f->buckets = xrealloc(f->buckets, sizeof(IntVec) * (size_t)f->cap_buckets);
         memset(f->buckets + f->n_buckets, 0, sizeof(IntVec) * (size_t)(f->cap_buckets - f->n_buckets));
     }
     symtab_put_pair(&f->by_pair, from, to, f->n_buckets);
@@ -129,13 +121,9 @@ static void add_move(Folder *f, const IrMove *mv)
     } else {
         if (f->n_moves == f->cap_moves) {
             f->cap_moves *= 2;
-            f->moves = realloc(f->moves, sizeof(IrMove) * (size_t)f->cap_moves);
-            f->dead = realloc(f->dead, (size_t)f->cap_moves);
-            f->refs = realloc(f->refs, (size_t)f->cap_moves);
-            if (!f->moves || !f->dead || !f->refs) {
-                fprintf(stderr, "hmmc: out of memory\n");
-                exit(1);
-            }
+            f->moves = xrealloc(f->moves, sizeof(IrMove) * (size_t)f->cap_moves);
+            f->dead = xrealloc(f->dead, (size_t)f->cap_moves);
+            f->refs = xrealloc(f->refs, (size_t)f->cap_moves);
         }
         i = f->n_moves++;
     }
@@ -210,8 +198,8 @@ static void fold(Folder *f, int s)
     for (int k = 0; k < f->out[s].n; k++)
         if (!f->dead[f->out[s].v[k]])
             vec_push(&outs, f->out[s].v[k]);
-    IrMove *in = malloc(sizeof(IrMove) * (size_t)(ins.n + 1));
-    IrMove *out = malloc(sizeof(IrMove) * (size_t)(outs.n + 1));
+    IrMove *in = xmalloc(sizeof(IrMove) * (size_t)(ins.n + 1));
+    IrMove *out = xmalloc(sizeof(IrMove) * (size_t)(outs.n + 1));
     for (int k = 0; k < ins.n; k++) {
         in[k] = f->moves[ins.v[k]];
         kill_move(f, ins.v[k]);
@@ -241,22 +229,17 @@ static void folder_init(Folder *f, Arena *a, IrModel *m)
     f->arena = a;
     f->m = m;
     f->cap_moves = m->n_moves > 8 ? m->n_moves + m->n_moves / 4 : 16;
-    f->moves = malloc(sizeof(IrMove) * (size_t)f->cap_moves);
-    f->dead = malloc((size_t)f->cap_moves);
-    f->refs = malloc((size_t)f->cap_moves);
-    f->in = calloc((size_t)n, sizeof(IntVec));
-    f->out = calloc((size_t)n, sizeof(IntVec));
-    f->n_in = calloc((size_t)n, sizeof(int));
-    f->n_out = calloc((size_t)n, sizeof(int));
-    f->emit_in = calloc((size_t)n, sizeof(int));
-    f->emit_out = calloc((size_t)n, sizeof(int));
+    f->moves = xmalloc(sizeof(IrMove) * (size_t)f->cap_moves);
+    f->dead = xmalloc((size_t)f->cap_moves);
+    f->refs = xmalloc((size_t)f->cap_moves);
+    f->in = xcalloc((size_t)n, sizeof(IntVec));
+    f->out = xcalloc((size_t)n, sizeof(IntVec));
+    f->n_in = xcalloc((size_t)n, sizeof(int));
+    f->n_out = xcalloc((size_t)n, sizeof(int));
+    f->emit_in = xcalloc((size_t)n, sizeof(int));
+    f->emit_out = xcalloc((size_t)n, sizeof(int));
     f->cap_buckets = 16;
-    f->buckets = calloc((size_t)f->cap_buckets, sizeof(IntVec));
-    if (!f->moves || !f->dead || !f->refs || !f->in || !f->out || !f->n_in || !f->n_out ||
-        !f->emit_in || !f->emit_out || !f->buckets) {
-        fprintf(stderr, "hmmc: out of memory\n");
-        exit(1);
-    }
+    f->buckets = xcalloc((size_t)f->cap_buckets, sizeof(IntVec));
     symtab_init(&f->by_pair, a);
     for (int i = 0; i < m->n_moves; i++)
         add_move(f, &m->moves[i]);
@@ -326,13 +309,9 @@ static int fold_model(Arena *a, IrModel *m)
     Folder f;
     folder_init(&f, a, m);
     int n = m->n_states, folded = 0;
-    StateQueue cheap = {malloc(sizeof(int) * (size_t)(n + 1)), 0, 0, n + 1};
-    StateQueue other = {malloc(sizeof(int) * (size_t)(n + 1)), 0, 0, n + 1};
-    char *in_cheap = calloc((size_t)n, 1), *in_other = calloc((size_t)n, 1);
-    if (!cheap.v || !other.v || !in_cheap || !in_other) {
-        fprintf(stderr, "hmmc: out of memory\n");
-        exit(1);
-    }
+    StateQueue cheap = {xmalloc(sizeof(int) * (size_t)(n + 1)), 0, 0, n + 1};
+    StateQueue other = {xmalloc(sizeof(int) * (size_t)(n + 1)), 0, 0, n + 1};
+    char *in_cheap = xcalloc((size_t)n, 1), *in_other = xcalloc((size_t)n, 1);
     for (int s = 0; s < n; s++) {
         long cost = fold_cost(&f, s);
         if (cost >= 0)

@@ -22,19 +22,69 @@ struct ArenaBlock {
     _Alignas(ARENA_ALIGN) unsigned char data[];
 };
 
-static void out_of_memory(void)
+static void (*out_of_memory_hook)(void);
+
+void fatal_out_of_memory_hook(void (*hook)(void)) { out_of_memory_hook = hook; }
+
+_Noreturn void fatal_out_of_memory(void)
 {
     fputs("hmmc: out of memory\n", stderr);
-    abort();
+    if (out_of_memory_hook)
+        out_of_memory_hook();
+    exit(HMMC_EXIT_OUT_OF_MEMORY);
 }
 
-/* Rounds size up to the alignment, aborting when that overflows. */
+void *xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        fatal_out_of_memory();
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        fatal_out_of_memory();
+    return p;
+}
+
+void *xrealloc(void *old, size_t size)
+{
+    void *p = realloc(old, size ? size : 1);
+    if (!p)
+        fatal_out_of_memory();
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    char *copy = strdup(s);
+    if (!copy)
+        fatal_out_of_memory();
+    return copy;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        fatal_out_of_memory();
+    return s;
+}
+
+/* Rounds size up to the alignment, out of memory when that overflows. */
 static size_t aligned_size(size_t size)
 {
     if (size == 0)
         size = 1;
     if (size > SIZE_MAX - sizeof(ArenaBlock) - ARENA_ALIGN)
-        out_of_memory();
+        fatal_out_of_memory();
     return (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 }
 
@@ -42,7 +92,7 @@ static ArenaBlock *new_block(size_t capacity)
 {
     ArenaBlock *b = calloc(1, sizeof(ArenaBlock) + capacity);
     if (!b)
-        out_of_memory();
+        fatal_out_of_memory();
     b->capacity = capacity;
     return b;
 }
@@ -133,7 +183,7 @@ void *arena_grow(Arena *a, void *old, size_t old_size, size_t new_size)
     if (own && own != a->head && own->used == old_aligned && size > ARENA_BLOCK_SIZE / 4) {
         ArenaBlock *bigger = realloc(own, sizeof(ArenaBlock) + size);
         if (!bigger)
-            out_of_memory();
+            fatal_out_of_memory();
         if (size > old_aligned)
             memset(bigger->data + old_aligned, 0, size - old_aligned);
         bigger->capacity = bigger->used = size;

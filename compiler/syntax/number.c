@@ -45,9 +45,7 @@ double number_parse(const char *text, size_t length)
         scale <= MAX_EXACT_POWER)
         return scale < 0 ? (double)digits / EXACT_POWERS[-scale]
                          : (double)digits * EXACT_POWERS[scale];
-    char small[64], *copy = length < sizeof small ? small : malloc(length + 1);
-    if (!copy)
-        return strtod(text, NULL); /* out of memory: the text ends at a non-digit anyway */
+    char small[64], *copy = length < sizeof small ? small : xmalloc(length + 1);
     memcpy(copy, text, length);
     copy[length] = 0;
     double value = strtod(copy, NULL);

@@ -9,7 +9,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/arena.h"
 #include "support/diag.h"
+
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* A Diag writing into memory, over a given source text. */
 typedef struct Capture {
@@ -212,6 +217,55 @@ static void test_counts_accumulate(void **state)
     free(c.text);
 }
 
+/* ---- out of memory: one message, one status ---- */
+
+static void hook_says_so(void) { fputs("hook ran\n", stderr); }
+
+/* Runs the failing allocation in a child whose standard error is a pipe;
+ * returns its exit status and what it printed. */
+static int run_out_of_memory(int which, char *printed, size_t size)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        fatal_out_of_memory_hook(hook_says_so);
+        if (which == 0) {
+            Arena a;
+            arena_init(&a);
+            arena_alloc(&a, SIZE_MAX - 8); /* more than any block can hold */
+        } else {
+            fatal_out_of_memory();
+        }
+        _exit(99); /* not reached */
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < size && (got = read(fds[0], printed + n, size - 1 - n)) > 0)
+        n += (size_t)got;
+    printed[n] = 0;
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static void test_out_of_memory_is_status_3(void **state)
+{
+    char printed[256];
+    for (int which = 0; which < 2; which++) {
+        assert_int_equal(run_out_of_memory(which, printed, sizeof printed), 3);
+        assert_int_equal(HMMC_EXIT_OUT_OF_MEMORY, 3); /* hmmc --help: 3 the build failed */
+        assert_string_equal(printed, "hmmc: out of memory\nhook ran\n");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_last_line_without_newline_and_missing_line),
         cmocka_unit_test(test_wide_line_numbers_widen_the_margin),
         cmocka_unit_test(test_counts_accumulate),
+        cmocka_unit_test(test_out_of_memory_is_status_3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,7 +194,8 @@ static void assert_literal(double v, const char *expected)
     assert_string_equal(emit_double(buf, v), expected);
 }
 
-/* The literal is a whole C double literal that reads back within 1e-15 of v. */
+/* The literal is a whole C double literal that reads back as v exactly, and
+ * one digit fewer would not. */
 static void assert_reads_back(double v)
 {
     char buf[32];
@@ -203,14 +204,35 @@ static void assert_reads_back(double v)
     double back = strtod(s, &end);
     assert_int_equal(*end, 0);
     assert_true(strpbrk(s, ".eE") != NULL); /* a double, never an int literal */
-    if (!(fabs(back - v) <= 1e-15 * fabs(v)))
+    if (back != v)
         fail_msg("%s reads back as %.17g, not %.17g", s, back, v);
+    /* its significant digits: those of the mantissa less leading zeros and
+     * the ".0" that marks a double */
+    char mantissa[32];
+    snprintf(mantissa, sizeof mantissa, "%.*s", (int)strcspn(s, "eE"), s);
+    size_t len = strlen(mantissa);
+    if (len > 2 && strcmp(mantissa + len - 2, ".0") == 0)
+        mantissa[len - 2] = 0;
+    int digits = 0, leading = 1;
+    for (const char *c = mantissa; *c; c++) {
+        if (*c >= '1' && *c <= '9')
+            leading = 0;
+        digits += *c >= '0' && *c <= '9' && !leading;
+    }
+    char shorter[400];
+    if (digits > 1) { /* one digit fewer never reads back */
+        snprintf(shorter, sizeof shorter, "%.*g", digits - 1, v);
+        if (strtod(shorter, NULL) == v)
+            fail_msg("%s is longer than %s, which reads back too", s, shorter);
+    }
 }
 
 static void test_double_literals(void **state)
 {
     assert_literal(0.95, "0.95");
-    assert_literal(exp(log(0.95)), "0.95"); /* 0.94999999999999996: the shortest close one */
+    assert_literal(nextafter(0.95, 0), "0.9499999999999998"); /* not 0.95: it reads back */
+    assert_literal(1.0 / 3, "0.3333333333333333");
+    assert_literal(0.1 + 0.2, "0.30000000000000004");
     assert_literal(1, "1.0");
     assert_literal(0, "0.0");
     assert_literal(-0.5, "-0.5");
@@ -235,6 +257,15 @@ static void test_doubles_read_back(void **state)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
         double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
         assert_reads_back(exp(-40 * u));
+    }
+    /* and random doubles of every exponent, subnormals included: any bit
+     * pattern that is a finite number */
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double v;
+        memcpy(&v, &x, sizeof v);
+        if (isfinite(v))
+            assert_reads_back(v);
     }
 }
 
@@ -295,6 +326,112 @@ static void test_string_literals(void **state)
         assert_string_round_trip(samples[i]);
 }
 
+/* A literal of any length: 10 KB of text, a quarter of it escaped (no cut
+ * at a buffer's end), and the next call reuses the buffer. */
+static void test_long_string_literal(void **state)
+{
+    enum { N = 10 * 1024 };
+    char *s = malloc(N + 1), *back = malloc(4 * N + 3);
+    assert_non_null(s);
+    assert_non_null(back);
+    for (int i = 0; i < N; i++)
+        s[i] = i % 4 == 3 ? (i % 8 == 3 ? '"' : '\n') : (char)('a' + i % 26);
+    s[N] = 0;
+    const char *lit = emit_string(s);
+    assert_int_equal(strlen(lit), N + N / 4 + N / 8 * 2 + 2); /* \" 2 bytes, \012 4 */
+    decode_literal(lit, back);
+    assert_string_equal(back, s);
+    assert_string_equal(emit_string("short"), "\"short\"");
+    free(s);
+    free(back);
+}
+
+/* ---- wrapping ---- */
+
+static char *wrapped(const char *text)
+{
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    assert_non_null(f);
+    assert_int_equal(emit_wrap(f, text, strlen(text)), 0);
+    fclose(f);
+    return out;
+}
+
+/* text less its white space */
+static void squeeze(const char *text, char *out)
+{
+    for (; *text; text++)
+        if (*text != ' ' && *text != '\n')
+            *out++ = *text;
+    *out = 0;
+}
+
+static void test_long_tables_wrap(void **state)
+{
+    /* short lines, however many values, stay as they are */
+    const char *small = "static const int a[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};\n";
+    char *out = wrapped(small);
+    assert_string_equal(out, small);
+    free(out);
+    /* a long table: 8 values a line, then the rest one level deeper */
+    char text[4096], line[64];
+    strcpy(text, "    static const int t[20] = {");
+    for (int i = 0; i < 20; i++) {
+        snprintf(line, sizeof line, "%s%d", i ? ", " : "", 1000000 + i);
+        strcat(text, line);
+    }
+    strcat(text, "};\nint x;\n");
+    out = wrapped(text);
+    assert_string_equal(out,
+        "    static const int t[20] = {1000000, 1000001, 1000002, 1000003, 1000004, 1000005, "
+        "1000006, 1000007,\n"
+        "        1000008, 1000009, 1000010, 1000011, 1000012, 1000013, 1000014, 1000015,\n"
+        "        1000016, 1000017, 1000018, 1000019};\nint x;\n");
+    free(out);
+}
+
+static void test_wrap_changes_only_white_space(void **state)
+{
+    /* commas and pluses in strings, characters and comments, in calls, in
+     * preprocessor lines (continued with a backslash) and after a comment
+     * that spans lines are not breaks */
+    char text[16384] = "", *at = text;
+    const char *pieces[] = {
+        "/* a comment over lines, , , , , , , , , , , , , , , , , , , , , , , , , , , , ,\n",
+        " , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , , */ ",
+        "const char *s[] = {\"a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u\", ",
+        "\"\\\\\\\", \\\\\\\", \", ',', ' ', '+', '\\'', /* x, y + z, w, v, u, t, s, r, q, p, o */ ",
+        "f(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20), 1, 2, 3, 4, ",
+        "5, 6, 7, 8, 9, 10, 11, 12}; // a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s\n",
+        "#define LIST 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, \\\n",
+        "    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, ",
+        "44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65\n",
+        "double y = a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p + q + r + s + t + ",
+        "u + v + w + x + y + z + a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p;\n"};
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
+        at += sprintf(at, "%s", pieces[i]);
+    char *out = wrapped(text), a[16384], b[16384];
+    squeeze(text, a);
+    squeeze(out, b);
+    assert_string_equal(a, b);
+    /* the comment, the strings and the directive are whole */
+    assert_non_null(strstr(out, pieces[0]));
+    assert_non_null(strstr(out, pieces[1]));
+    assert_non_null(strstr(out, pieces[2]));
+    assert_non_null(strstr(out, pieces[3]));
+    assert_non_null(strstr(out, pieces[6]));
+    assert_non_null(strstr(out, pieces[7]));
+    assert_non_null(strstr(out, pieces[8]));
+    /* the table after the call breaks (its line starts with a space: five
+     * spaces go before the rest), the call does not; the sum does */
+    assert_non_null(strstr(out, "f(1, 2, 3, 4, 5, 6, 7, 8, 9,"));
+    assert_non_null(strstr(out, "19, 20), 1,\n     2, 3, 4, 5, 6, 7, 8, 9,\n     10, 11, 12}; //"));
+    assert_non_null(strstr(out, " + h +\n    i + j"));
+    free(out);
+}
+
 /* The generated C is compiled with -std=c11, where "??=" in a string literal
  * is a trigraph for '#' (and "??/" for a backslash): a string holding two
  * question marks in a row must not come out as a trigraph. */
@@ -317,6 +454,9 @@ int main(void)
         cmocka_unit_test(test_doubles_read_back),
         cmocka_unit_test(test_string_literals),
         cmocka_unit_test(test_string_literal_has_no_trigraphs),
+        cmocka_unit_test(test_long_string_literal),
+        cmocka_unit_test(test_long_tables_wrap),
+        cmocka_unit_test(test_wrap_changes_only_white_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

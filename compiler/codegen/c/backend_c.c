@@ -350,7 +350,7 @@ static void write_paths(CallWriter *w)
     int first = 1, longest = 1;
     for (int i = 0; i < m->n_moves; i++)
         longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
-    int *via = malloc(sizeof(int) * (size_t)longest);
+    int *via = xmalloc(sizeof(int) * (size_t)longest);
     for (int i = 0; i < m->n_moves; i++) {
         ir_move_via(m, &m->moves[i], via);
         for (int v = 0; v < m->moves[i].n_via; v++, first = 0)
@@ -403,11 +403,12 @@ static void write_run(CallWriter *w)
                     "hmmrt_scratch *scratch)", c);
     emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->alphabet);
     emit_line(w->e, "const int64_t L = seq->length;");
-    emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
+    if (want_table || bp_bytes)
+        emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
     if (call->plan.dense)
         emit_line(w->e, "size_t bytes = (sizeof(double) * 3 + sizeof(int)) * %d;",
                   w->m->n_states);
-    else
+    else if (!w->local_arrays || want_table || bp_bytes)
         emit_line(w->e, "size_t bytes = %s;",
                   w->local_arrays ? "0"
                                   : arena_printf(w->p->arena, "sizeof(%s) * %d",
@@ -419,9 +420,13 @@ static void write_run(CallWriter *w)
     if (bp_bytes)
         emit_line(w->e, "const size_t bp_at = bytes; bytes += sizeof(%s) * cells + 64;",
                   dp_bp_type(bp_bytes));
-    emit_line(w->e, "char *mem = bytes ? hmmrt_scratch_get(scratch, bytes) : NULL;");
-    emit_line(w->e, "if (bytes && !mem)");
-    emit_line(w->e, "    return 1;");
+    if (!call->plan.dense && w->local_arrays && !want_table && !bp_bytes) {
+        emit_line(w->e, "char *mem = NULL; /* no scratch memory: the columns are local arrays */");
+    } else {
+        emit_line(w->e, "char *mem = hmmrt_scratch_get(scratch, bytes);");
+        emit_line(w->e, "if (!mem)");
+        emit_line(w->e, "    return 1;");
+    }
     emit_line(w->e, "double *columns = (double *)mem;");
     emit_line(w->e, "(void)columns;");
     emit_line(w->e, "double *table = %s;", want_table ? "(double *)(mem + table_at)" : "NULL");

@@ -11,6 +11,7 @@
 #include "codegen/cuda/cuda_shapes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/emit.h"
@@ -102,8 +103,24 @@ static void write_position_loop(KernelWriter *w, void (*write_body)(KernelWriter
     emit_line(w->e, "const uint32_t word = k < 4 ? chunk.x : k < 8 ? chunk.y : k < 12 ? chunk.z : chunk.w;");
     emit_line(w->e, "const int c = (word >> (8 * (k & 3))) & 0xff;");
     emit_line(w->e, "const int64_t pos = base + k%s;", backward ? "" : " + 1");
-    emit_line(w->e, "(void)pos;");
+    /* the body, written aside: "(void)pos;" only where it does not use pos */
+    static const char NAME_CHARS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    FILE *out = w->e->out;
+    char *body = NULL;
+    size_t size = 0;
+    if (!(w->e->out = open_memstream(&body, &size)))
+        fatal_out_of_memory();
     write_body(w);
+    if (fclose(w->e->out) != 0)
+        fatal_out_of_memory();
+    w->e->out = out;
+    int uses_pos = 0; /* the word pos, not part of a longer name */
+    for (const char *at = body; !uses_pos && (at = strstr(at, "pos")); at += 3)
+        uses_pos = (at == body || !strchr(NAME_CHARS, at[-1])) && !(at[3] && strchr(NAME_CHARS, at[3]));
+    if (!uses_pos)
+        emit_line(w->e, "(void)pos;");
+    fwrite(body, 1, size, out);
+    free(body);
     emit_close(w->e, "");
     emit_close(w->e, "");
 }

@@ -103,8 +103,12 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     emit_line(e, "const void *kernel = use_double ? (const void *)c%d_kernel<double> : "
                  "(const void *)c%d_kernel<float>;", c, c);
     emit_line(e, "(void)device;");
-    emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, %s * (use_double ? sizeof(double) : "
-                 "sizeof(float)), buf, len);", emit_string(shape->name), shape->states, shared);
+    if (shape->shared_values)
+        emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, %s * (use_double ? sizeof(double) : "
+                     "sizeof(float)), buf, len);", emit_string(shape->name), shape->states, shared);
+    else
+        emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, 0, buf, len);",
+                  emit_string(shape->name), shape->states);
     emit_close(e, "");
     emit_line(e, "#endif");
 }
