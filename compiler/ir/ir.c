@@ -270,6 +270,15 @@ void ir_dump(const Program *p, FILE *out)
                 attr_name(p->prints[i].attr));
 }
 
+double ir_log_add(double x, double y)
+{
+    if (x == -INFINITY)
+        return y;
+    if (y == -INFINITY)
+        return x;
+    return x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y));
+}
+
 int ir_log_in_double(double lw)
 {
     return lw == -INFINITY || (lw >= log(DBL_MIN) && lw < log(DBL_MAX));

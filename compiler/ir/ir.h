@@ -229,6 +229,8 @@ double ir_float_underflow(const IrModel *m);
 /* The same, leaving out the weights of the moves i with held_apart[i] (a
  * backend holds those in a form of its own; their emission values count). */
 double ir_float_underflow_except(const IrModel *m, const char *held_apart);
+/* ln(e^x + e^y), for sums of weights kept as logs (-inf is 0). */
+double ir_log_add(double x, double y);
 /* 1 when e^lw is 0 or a normal double (2^-1022 to 2^1024): a double literal
  * holds it to every digit. */
 int ir_log_in_double(double lw);

@@ -67,15 +67,6 @@ static void edge_add(Edges *e, int from, int to, double sum, double max, int n_v
     e->v[e->n++] = (Edge){from, to, sum, max, n_via, via};
 }
 
-static double log_add(double x, double y)
-{
-    if (x == -INFINITY)
-        return y;
-    if (y == -INFINITY)
-        return x;
-    return x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y));
-}
-
 /* The best paths between cut states through uncut ones (per cut state, in
  * the uncut states' order), with their via paths (the states from f up to
  * the last before g), then the best paths between cut states
@@ -257,7 +248,7 @@ static void close_dense(Arena *a, IrModel *m, const SilentScc *c, const Edges *s
                 continue;
             for (int k = start[v]; k < start[v + 1]; k++) {
                 const Edge *e = &sparse->v[adj[k]];
-                sum[e->to] = log_add(sum[e->to], sum[v] + e->sum);
+                sum[e->to] = ir_log_add(sum[e->to], sum[v] + e->sum);
                 double cand = max[v] + e->max;
                 if (cand > max[e->to]) {
                     max[e->to] = cand;

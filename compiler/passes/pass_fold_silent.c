@@ -141,15 +141,6 @@ static void add_move(Folder *f, const IrMove *mv)
     }
 }
 
-static double log_add(double x, double y)
-{
-    if (x == -INFINITY)
-        return y;
-    if (y == -INFINITY)
-        return x;
-    return x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y));
-}
-
 /* p -> s -> r as one move; merged into a live parallel move with the same emission. */
 static void compose(Folder *f, const IrMove *in, int s, const IrMove *out)
 {
@@ -164,7 +155,7 @@ static void compose(Folder *f, const IrMove *in, int s, const IrMove *out)
         IrMove *old = &f->moves[bucket->v[k]];
         if (f->dead[bucket->v[k]] || old->emission != mv.emission)
             continue;
-        old->lw_sum = log_add(old->lw_sum, mv.lw_sum);
+        old->lw_sum = ir_log_add(old->lw_sum, mv.lw_sum);
         if (mv.lw_max > old->lw_max) {
             old->lw_max = mv.lw_max;
             old->n_via = in->n_via + 1 + out->n_via;
