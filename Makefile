@@ -122,6 +122,10 @@ differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/forms
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
 
+# The IR verifier (compiler/ir/ir_verify.c) checks the IR after sema and
+# after every pass wherever the tests run hmmc.
+test unit golden differential hmmer cuda badinput sanitize valgrind fuzz fuzz-short: export HMMC_VERIFY_IR = 1
+
 test: deps
 	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)

@@ -3,10 +3,13 @@
  * written; main.c, the unit tests and the fuzzing harness call it. */
 #include "driver/pipeline.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "syntax/ast.h"
 #include "syntax/parse.h"
+#include "ir/ir_verify.h"
 #include "passes/pass.h"
 #include "sema/sema.h"
 
@@ -23,6 +26,19 @@ static const struct {
     {"plan", pass_plan},             /* storage widths and code shape of every call */
 };
 enum { N_PASSES = sizeof passes / sizeof passes[0] };
+
+/* With HMMC_VERIFY_IR set (make's test targets), the IR verifier runs after
+ * sema and after every pass; a broken invariant is a bug in hmmc: it says
+ * where, and the build fails (status 3). */
+static void verify(Arena *a, const Program *p, const char *after, const uint64_t *sums)
+{
+    char why[512];
+    if (!ir_verify(a, p, after, sums, why, sizeof why)) {
+        fprintf(stderr, "hmmc: internal error: the IR is inconsistent %s; this is a bug in hmmc\n",
+                why);
+        exit(3);
+    }
+}
 
 static int is_stage(const PipelineOptions *o, const char *name)
 {
@@ -46,6 +62,14 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
     p->verbose = o->verbose;
     p->fold_silent = !o->no_fold;
     p->c_shape = o->c_shape;
+    const char *env = getenv("HMMC_VERIFY_IR");
+    uint64_t *sums = NULL;
+    if (env && *env) {
+        sums = ARENA_ARRAY(a, uint64_t, p->n_models ? p->n_models : 1);
+        for (int i = 0; i < p->n_models; i++)
+            sums[i] = ir_model_checksum(&p->models[i]);
+        verify(a, p, "sema", sums);
+    }
     if (is_stage(o, "sema")) {
         ir_dump(p, o->dump);
         return PIPELINE_DUMPED;
@@ -53,6 +77,8 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
     for (int i = 0; i < N_PASSES; i++) {
         if (!passes[i].run(p, d) || d->errors)
             return PIPELINE_ERRORS;
+        if (sums)
+            verify(a, p, passes[i].name, sums);
         if (is_stage(o, passes[i].name)) {
             ir_dump(p, o->dump);
             return PIPELINE_DUMPED;

@@ -9,6 +9,8 @@
  *   pass_order         silent moves go forward in silent_order
  *   pass_plan          live states, in-degree, back-pointer width, code shape
  *   graph.c            SCCs and reachability on hand-made graphs
+ *   ir_verify          passes a good program after every pass, and finds
+ *                      each kind of broken invariant it checks
  * and a whole-program invariant: the sum over all paths (forward) and the
  * best path (viterbi, with its traceback in source states) that a brute-force
  * enumeration of paths finds on the model as written equal those it finds on
@@ -28,6 +30,7 @@
 #include "fixtures.h"
 
 #include "ir/graph.h"
+#include "ir/ir_verify.h"
 #include "syntax/parse.h"
 #include "passes/pass.h"
 #include "analysis/profile.h"
@@ -1540,10 +1543,102 @@ static void test_every_sequence_from_is_unknown_where_a_symbol_is_missing(void *
         "  y -> t 1; }\n"), -1);
 }
 
+/* ---- the IR verifier ---------------------------------------------------- */
+
+static const char *VERIFY_SRC =
+    "hmm h { alphabet [a, b]; startstate s; state x emits e; state q; state r; endstate t;\n"
+    "  emission e = [0.5, 0.5]; s -> x 1; x -> q 0.5; q -> r 0.5; r -> x 0.3;\n"
+    "  r -> q 0.2; x -> x 0.2; r -> t 0.4; }\n"
+    "main { m = new h(); print forward(m).score; print viterbi(m).traceback; }\n";
+
+/* After every stage a good program passes. */
+static void test_verify_accepts_every_stage(void **state)
+{
+    (void)state;
+    const char *stages[] = {"sema", "attributes", "cycles", "fold", "order", "plan"};
+    for (int i = 0; i < 6; i++) {
+        Compiled c;
+        Program *p = compile_through(&c, VERIFY_SRC, stages[i], FOLD_ON);
+        char why[512] = "";
+        if (!ir_verify(&c.arena, p, stages[i], NULL, why, sizeof why))
+            fail_msg("after %s: %s", stages[i], why);
+        compiled_free(&c);
+    }
+}
+
+/* verify_broken: after `stage`, break the program with `breaker`, and
+ * ir_verify must fail with a message holding `expected`. */
+static void verify_broken(const char *stage, void (*breaker)(Program *), const char *expected)
+{
+    Compiled c;
+    Program *p = compile_through(&c, VERIFY_SRC, "sema", FOLD_ON);
+    uint64_t *sums = ARENA_ARRAY(&c.arena, uint64_t, p->n_models);
+    for (int i = 0; i < p->n_models; i++)
+        sums[i] = ir_model_checksum(&p->models[i]);
+    for (int i = 0; i < N_PASSES && strcmp(stage, "sema") != 0; i++) {
+        assert_true(PASSES[i].run(p, &c.diag));
+        if (strcmp(stage, PASSES[i].name) == 0)
+            break;
+    }
+    char why[512] = "";
+    assert_true(ir_verify(&c.arena, p, stage, sums, why, sizeof why));
+    breaker(p);
+    if (ir_verify(&c.arena, p, stage, sums, why, sizeof why))
+        fail_msg("a broken program passed after %s (expected: %s)", stage, expected);
+    if (!strstr(why, expected))
+        fail_msg("after %s: '%s' does not say '%s'", stage, why, expected);
+    compiled_free(&c);
+}
+
+static void break_best_above_sum(Program *p) { p->calls[0].model->moves[0].lw_max = 5; }
+static void break_move_out_of_range(Program *p) { p->calls[0].model->moves[0].to = 99; }
+static void break_move_into_start(Program *p)
+{
+    IrModel *m = p->calls[0].model;
+    m->moves[0].to = m->start;
+}
+static void break_source_model(Program *p) { p->models[0].moves[1].lw_sum += 1; }
+static void break_sharing(Program *p)
+{
+    IrModel *m = p->calls[1].model;
+    m->moves = p->models[0].moves;
+    m->n_moves = p->models[0].n_moves;
+    m->moves_shared = 0;
+}
+static void break_silent_order(Program *p)
+{
+    IrModel *m = p->calls[0].model; /* the last state taking silent moves left out */
+    assert_true(m->n_silent_order > 0);
+    m->n_silent_order--;
+}
+static void break_emitting_move(Program *p)
+{
+    IrModel *m = p->calls[0].model;
+    for (int i = 0; i < m->n_moves; i++)
+        if (m->states[m->moves[i].to].kind == STATE_EMITTING) {
+            m->moves[i].emission = -1;
+            return;
+        }
+}
+
+static void test_verify_finds_broken_invariants(void **state)
+{
+    (void)state;
+    verify_broken("sema", break_best_above_sum, "weighs more than the sum");
+    verify_broken("plan", break_move_out_of_range, "outside the");
+    verify_broken("fold", break_move_into_start, "enters the start state");
+    verify_broken("fold", break_source_model, "changed the moves of the model as written");
+    verify_broken("attributes", break_sharing, "owns the moves of model");
+    verify_broken("order", break_silent_order, "silent order");
+    verify_broken("cycles", break_emitting_move, "into emitting state");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attributes_storage_per_call),
+        cmocka_unit_test(test_verify_accepts_every_stage),
+        cmocka_unit_test(test_verify_finds_broken_invariants),
         cmocka_unit_test(test_close_self_loop),
         cmocka_unit_test(test_close_two_cycle),
         cmocka_unit_test(test_close_three_cycle_with_chord),
