@@ -263,6 +263,14 @@ void ir_dump(const Program *p, FILE *out)
                     call->plan.max_in_degree, call->plan.bp_bytes,
                     gpu_shape_name(call->plan.gpu_shape),
                     call->plan.gpu_unroll, call->plan.silent_levels);
+        if (call->plan.n_live) /* the rest of what the backends read */
+            fprintf(out, "  plan c-shape %s dense %d profile-lanes %d lane-scales %d "
+                    "float-underflow %.17g float-overflow %.17g long-double-only %d\n",
+                    call->plan.c_shape == C_SHAPE_TABLE ? "table"
+                    : call->plan.c_shape == C_SHAPE_STRAIGHT ? "straight" : "auto",
+                    call->plan.dense, call->plan.profile_lanes, call->plan.profile_lane_scales,
+                    call->plan.float_underflow, call->plan.float_overflow,
+                    call->plan.long_double_only);
         dump_model(call->model, out, "  ");
     }
     for (int i = 0; i < p->n_prints; i++)
