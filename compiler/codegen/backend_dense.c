@@ -164,8 +164,10 @@ void dense_write_c_call(Emitter *e, const Program *p, int index, const char *pre
     for (long j = 0; j < n; j++)
         fprintf(o, "%s%d", j ? ", " : "", d->state_of[j]);
     fprintf(o, "%s};\n", n ? "" : "0");
-    fprintf(o, "hmmrt_dense hmmc_c%d_dense = {%ld, %d, %d, %d, %d, c%d_state_of, hmmc_c%d_data, "
-               "hmmc_c%d_data + %ld, hmmc_c%d_data + %ld, %s, hmmc_c%d_data + %ld, 0, NULL, NULL, "
-               "NULL, NULL};\n", index, n, d->K, m->n_states, m->start, m->end, index, owner,
-            owner, n * n, owner, n * n + n, emit_double(num, d->start_end), owner, n * n + 2 * n);
+    fprintf(o, "hmmrt_dense hmmc_c%d_dense = {\n    .n = %ld, .K = %d, .n_states = %d, .start = %d, "
+               ".end = %d, .state_of = c%d_state_of,\n    .matrix = hmmc_c%d_data, .start_w = "
+               "hmmc_c%d_data + %ld, .end_w = hmmc_c%d_data + %ld,\n    .start_end = %s, "
+               ".emission = hmmc_c%d_data + %ld,\n};\n", index, n, d->K, m->n_states, m->start,
+            m->end, index, owner, owner, n * n, owner, n * n + n, emit_double(num, d->start_end),
+            owner, n * n + 2 * n);
 }

@@ -325,9 +325,10 @@ static void write_paths(CallWriter *w)
         fprintf(o, "};\nstatic const unsigned char c%d_state_emits[] = {", c);
         for (int s = 0; s < m->n_states; s++)
             fprintf(o, "%s%d", s ? ", " : "", m->states[s].kind == STATE_EMITTING);
-        fprintf(o, "};\nstatic const hmmrt_paths c%d_paths = {%d, c%d_names, c%d_hidden, %d, %d, "
-                   "NULL, NULL, NULL, NULL, NULL, NULL, c%d_state_emits};\n", c, m->n_states, c, c,
-                m->start, m->end, c);
+        fprintf(o, "};\nstatic const hmmrt_paths c%d_paths = {\n    .n_states = %d, .state_names = "
+                   "c%d_names, .hidden = c%d_hidden, .start = %d, .end = %d,\n"
+                   "    .state_emits = c%d_state_emits,\n};\n", c, m->n_states, c, c, m->start,
+                m->end, c);
         return;
     }
     fprintf(o, "};\nstatic const int c%d_in_start[] = {", c);
@@ -358,8 +359,10 @@ static void write_paths(CallWriter *w)
     }
     free(via);
     fprintf(o, "%s};\n", total ? "" : "0");
-    fprintf(o, "static const hmmrt_paths c%d_paths = {%d, c%d_names, c%d_hidden, %d, %d, "
-               "c%d_in_start, c%d_in_moves, c%d_move_from, c%d_move_emits, c%d_via_start, c%d_via};\n",
+    fprintf(o, "static const hmmrt_paths c%d_paths = {\n    .n_states = %d, .state_names = c%d_names, "
+               ".hidden = c%d_hidden, .start = %d, .end = %d,\n    .in_start = c%d_in_start, "
+               ".in_moves = c%d_in_moves, .move_from = c%d_move_from,\n    .move_emits = "
+               "c%d_move_emits, .via_start = c%d_via_start, .via = c%d_via,\n};\n",
             c, m->n_states, c, c, m->start, m->end, c, c, c, c, c, c);
 }
 
@@ -659,18 +662,22 @@ static void write_gpu_program(Emitter *e, const Program *p, const int *model_alp
         int n = 0;
         for (int i = 0; i < p->n_prints; i++)
             n += p->prints[i].call == c;
-        fprintf(o, "    {%s, %d, %d, %d, %s, %d, c%d_columns, c%d_is_traceback, %d.0, c%d_launch, "
-                   "c%d_describe},\n", emit_string(call->label),
+        fprintf(o, "    {.label = %s, .alphabet = %d, .n_states = %d, .bp_bytes = %d, .paths = %s,\n"
+                   "     .n_outputs = %d, .output_column = c%d_columns, .output_is_traceback = "
+                   "c%d_is_traceback,\n     .cells_per_symbol = %d.0, .launch = c%d_launch, "
+                   ".describe = c%d_describe},\n", emit_string(call->label),
                 model_alphabet[call->model_index], call->model->n_states, call->plan.bp_bytes,
                 call->plan.bp_bytes ? arena_printf(p->arena, "&c%d_paths", c) : "NULL", n, c, c,
                 call->plan.n_live, c, c);
     }
     if (!n_calls)
-        fprintf(o, "    {NULL, 0, 0, 0, NULL, 0, NULL, NULL, 0.0, NULL, NULL},\n");
+        fprintf(o, "    {.label = NULL},\n");
     fprintf(o, "};\n");
     const char *double_only = reason ? NULL : double_only_reason(p);
-    fprintf(o, "static const hmmrt_gpu_program gpu_program = {%d, gpu_calls, %s, %s, hmmrt_gpu_open, "
-               "hmmrt_gpu_score, hmmrt_gpu_report, hmmrt_gpu_close};\n", n_calls,
+    fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
+               ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
+               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n};\n",
+            n_calls,
             reason ? emit_string(reason) : "NULL", double_only ? emit_string(double_only) : "NULL");
 }
 
@@ -710,7 +717,7 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
         const IrPrint *pr = &p->prints[i];
         const IrCall *call = &p->calls[pr->call];
         int text = pr->attr != ATTR_SCORE;
-        fprintf(o, "    {%s, %s, ", emit_string(pr->label),
+        fprintf(o, "    {.label = %s, .kind = %s, ", emit_string(pr->label),
                 text ? "HMMRT_FIELD_TEXT" : "HMMRT_FIELD_SCORE");
         if (pr->attr == ATTR_SCORE_TABLE || pr->attr == ATTR_TRACEBACK_TABLE) {
             const IrModel *m = call->model;
@@ -719,7 +726,7 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
                 if (m->states[s].aux_of < 0)
                     states = arena_printf(p->arena, "%s%s%s", states, *states ? "," : "",
                                           m->states[s].name);
-            fprintf(o, "%s, 0, 0},\n", emit_string(arena_printf(
+            fprintf(o, ".note = %s},\n", emit_string(arena_printf(
                 p->arena, "positions 0..length separated by ';', each the %s of the states %s "
                 "separated by ','", pr->attr == ATTR_SCORE_TABLE ? "ln values" :
                 "best predecessors ('-' for none)", states)));
@@ -727,32 +734,35 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
             /* viterbi works in logs: its -inf is always an impossible sequence */
             int sum = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI;
             int from = sum ? ir_every_sequence_from(p->arena, call->model) : -1;
-            fprintf(o, "NULL, %d, %d},\n", from < 0 ? 0 : from > 0 ? from : 1,
-                    sum && !call->plan.dense);
+            fprintf(o, ".possible_from = %d, .sum_of_paths = %d},\n",
+                    from < 0 ? 0 : from > 0 ? from : 1, sum && !call->plan.dense);
         }
     }
     if (!p->n_prints)
-        fprintf(o, "    {\"\", HMMRT_FIELD_SCORE, NULL, 0},\n");
+        fprintf(o, "    {.label = \"\", .kind = HMMRT_FIELD_SCORE},\n");
     fprintf(o, "};\nstatic const hmmrt_model models[] = {\n");
     for (int i = 0; i < n_used; i++) {
         const IrModel *m = &p->models[order[i]];
         int dense = dense_sample_call(p, order[i]);
-        fprintf(o, "    {%s, %d, %d, m%d_states, %d, %d, ", emit_string(m->name),
-                model_alphabet[order[i]], m->n_states, i, m->start, m->end);
+        fprintf(o, "    {.name = %s, .alphabet = %d, .n_states = %d, .state_names = m%d_states, "
+                   ".start = %d, .end = %d,\n", emit_string(m->name), model_alphabet[order[i]],
+                m->n_states, i, m->start, m->end);
         if (dense >= 0)
-            fprintf(o, "0, NULL, %d, m%d_emissions, &hmmc_c%d_dense, m%d_state_emission},\n",
-                    m->n_emissions, i, dense, i);
+            fprintf(o, "     .n_emissions = %d, .emissions = m%d_emissions, .dense = &hmmc_c%d_dense, "
+                       ".state_emission = m%d_state_emission},\n", m->n_emissions, i, dense, i);
         else
-            fprintf(o, "%d, m%d_moves, %d, m%d_emissions, NULL, NULL},\n", m->n_moves, i,
-                    m->n_emissions, i);
+            fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
+                       "m%d_emissions},\n", m->n_moves, i, m->n_emissions, i);
     }
     fprintf(o, "};\n");
     if (gpu)
         write_gpu_program(e, p, model_alphabet);
-    fprintf(o, "static const hmmrt_program program = {%s, ", emit_string(name));
-    fprintf(o, "%s, \"%s\", %d, alphabets, %d, columns, %d, models, score_cpu, %s};\n",
-            emit_string(p->path), gpu ? "cuda" : "c", n_alphabets, p->n_prints, n_used,
-            gpu ? "&gpu_program" : "NULL");
+    /* emit_string's result lasts until its next call: one a printf */
+    fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
+    fprintf(o, ".source = %s, .target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
+               ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
+               ".score_cpu = score_cpu, .gpu = %s,\n};\n", emit_string(p->path),
+            gpu ? "cuda" : "c", n_alphabets, p->n_prints, n_used, gpu ? "&gpu_program" : "NULL");
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
