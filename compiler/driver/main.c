@@ -22,6 +22,7 @@ enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 
 typedef struct Options {
     const char *input, *output, *target, *emit_dir, *dump_after;
+    const char *import_hmmer; /* --import-hmmer FILE: main() imports it, nothing else */
     int check, verbose, no_fold;
     CShape c_shape;
 } Options;
@@ -106,7 +107,8 @@ static int parse_options(int argc, char **argv, Options *o)
         } else if ((v = option_value(argc, argv, &i, "--emit-dir"))) {
             o->emit_dir = v;
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
-            exit(import_hmmer(v, stdout));
+            o->import_hmmer = v; /* the options after it are not read, nor the checks below */
+            return EXIT_OK;
         } else if (strcmp(a, "--import-hmmer") == 0) {
             return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);
         } else if ((v = option_value(argc, argv, &i, "--dump-after"))) {
@@ -419,6 +421,8 @@ int main(int argc, char **argv)
     int status = parse_options(argc, argv, &o);
     if (status != EXIT_OK)
         return status;
+    if (o.import_hmmer)
+        return import_hmmer(o.import_hmmer, stdout);
     if (!o.check && !o.dump_after) {
         char *root = find_root();
         status = o.emit_dir ? check_emit_dir(o.emit_dir) : EXIT_OK;
