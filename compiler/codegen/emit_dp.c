@@ -53,15 +53,20 @@ static const char *literal(const DpWriter *w, char buf[64], double v)
     return buf;
 }
 
-/* A weight given by its natural log lw, as the target spells it: a long
- * double literal in a long double function when double cannot hold it. */
-static const char *weight_literal(const DpWriter *w, char buf[64], double lw)
+const char *dp_probability(char buf[64], double lw, int wide)
 {
-    if (w->long_literals && !ir_log_in_double(lw)) {
+    if (wide && !ir_log_in_double(lw)) {
         snprintf(buf, 64, "%.21LgL", expl((long double)lw));
         return buf;
     }
-    return literal(w, buf, exp(lw));
+    return emit_double(buf, exp(lw));
+}
+
+/* A weight given by its natural log lw, as the target spells it (the C
+ * backend's wide tables: dp_probability). */
+static const char *weight_literal(const DpWriter *w, char buf[64], double lw)
+{
+    return w->wide_tables ? dp_probability(buf, lw, 1) : literal(w, buf, exp(lw));
 }
 
 static void write_weight(const DpWriter *w, double lw)

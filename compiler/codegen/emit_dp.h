@@ -22,10 +22,9 @@ typedef struct DpWriter {
     int *table_of;              /* emission -> table number (dp_emission_tables) */
     const char *literal;        /* printf format around a number literal: "%s" or "(real)%s" */
     const char *value_type;     /* the type of a column value: "double", or "real" in kernels */
-    int long_literals;          /* C long double functions: a weight outside double's normal
-                                   range is written as a long double literal (1e-400L) */
-    int wide_tables;            /* C forward, backward with IrPlan.long_double_only: the
-                                   emission and move tables are long double */
+    int wide_tables;            /* C forward, backward with IrPlan.long_double_only (summed in
+                                   long double only): tables, weights and values outside
+                                   double's normal range are long double (1e-400L) */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
     const char *tables;         /* the C table shape: prefix of the call's move tables */
 } DpWriter;
@@ -56,6 +55,9 @@ void dp_viterbi_position(DpWriter *w);
 int dp_emission_tables(Arena *a, const IrModel *m, int **table_of, int **emission_of);
 /* The C type of a back pointer of `bytes` bytes: uint8_t, uint16_t, uint32_t. */
 const char *dp_bp_type(int bytes);
+/* The literal of a probability given by its log lw: a double, or with
+ * `wide` a long double (1e-400L) where double cannot hold it (buf: 64 bytes). */
+const char *dp_probability(char buf[64], double lw, int wide);
 /* "cur[0] + cur[1] + ...": the sum of the live states' values. */
 void dp_column_sum(DpWriter *w, const char *target);
 

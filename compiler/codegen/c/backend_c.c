@@ -16,8 +16,7 @@
  *                      long double;
  *   viterbi:           natural logs, max and add, each column less the best
  *                      value of the one before, the offsets summed with their
- *                      rounding errors.
- * The rest of the program (input, threads, output) is libhmmrt's. */
+ *                      rounding errors. */
 #include "codegen/backend.h"
 
 #include <math.h>
@@ -62,7 +61,7 @@ static void write_emission_tables(CallWriter *w)
     const IrModel *m = w->m;
     FILE *o = w->e->out;
     int in_logs = w->call->alg == ALG_VITERBI;
-    char num[32];
+    char num[64];
     int *table_of, *emission_of;
     int n = dp_emission_tables(w->p->arena, m, &table_of, &emission_of);
     const char *name = in_logs ? w->dp.log_table : w->dp.prob_table;
@@ -84,12 +83,8 @@ static void write_emission_tables(CallWriter *w)
         fprintf(o, "    {");
         for (int t = 0; t < n; t++) {
             double lp = m->emissions[emission_of[t]].logp[k];
-            char wide_num[64];
-            if (wide && !ir_log_in_double(lp))
-                snprintf(wide_num, sizeof wide_num, "%.21LgL", expl((long double)lp));
             fprintf(o, "%s%s", t ? ", " : "",
-                    wide && !ir_log_in_double(lp) ? wide_num
-                                                  : emit_double(num, in_logs ? lp : exp(lp)));
+                    in_logs ? emit_double(num, lp) : dp_probability(num, lp, wide));
         }
         fprintf(o, "%s}, /* '%c' */\n", n ? "" : "0", m->symbols[k]);
     }
@@ -201,7 +196,6 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
                     "double *table, int64_t *scale)", w->index, backward ? "backward" : "forward",
               p->suffix, p->type);
     w->dp.value_type = p->type;
-    w->dp.long_literals = p == &in_long_double;
     write_columns(w, p->type);
     emit_line(w->e, "(void)columns;");
     emit_line(w->e, "*scale = -%d;", SUM_EXP);
@@ -244,7 +238,6 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
               m->states[last].name);
     emit_close(w->e, "");
     w->dp.value_type = in_double.type;
-    w->dp.long_literals = 0;
 }
 
 /* ---- viterbi -------------------------------------------------------------- */

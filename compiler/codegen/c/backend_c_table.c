@@ -182,34 +182,17 @@ static void write_ints(TableWriter *t, const char *type, const char *name, const
     fputs(n ? "\n};\n" : " 0};\n", t->out);
 }
 
-/* 1 for a forward or backward call whose weights or emission values lie
- * outside double's range: its tables are long double (IrPlan.long_double_only). */
-static int wide_tables(const TableWriter *t)
-{
-    return t->dp->wide_tables;
-}
-
-/* A probability given by its log: a double literal, or in wide tables a long
- * double one where double cannot hold it. */
-static const char *probability(const TableWriter *t, char num[64], double lw)
-{
-    if (wide_tables(t) && !ir_log_in_double(lw)) {
-        snprintf(num, 64, "%.21LgL", expl((long double)lw));
-        return num;
-    }
-    return emit_double(num, exp(lw));
-}
-
 /* values[i] as written: v[i] itself (logs: viterbi) or e^v[i] (probabilities). */
 static void write_doubles(TableWriter *t, const char *name, const double *v, int n,
                           const Lines *lines, int logs)
 {
     char num[64];
-    fprintf(t->out, "static const %s %s%s[%d] = {", !logs && wide_tables(t) ? "long double" : "double",
-            t->prefix, name, n ? n : 1);
+    int wide = !logs && t->dp->wide_tables;
+    fprintf(t->out, "static const %s %s%s[%d] = {", wide ? "long double" : "double", t->prefix,
+            name, n ? n : 1);
     for (int i = 0, row = 0; i < n; i++) {
         line_break(t, lines, i, &row);
-        fprintf(t->out, " %s,", logs ? emit_double(num, v[i]) : probability(t, num, v[i]));
+        fprintf(t->out, " %s,", logs ? emit_double(num, v[i]) : dp_probability(num, v[i], wide));
     }
     fputs(n ? "\n};\n" : " 0.0};\n", t->out);
 }
@@ -283,13 +266,14 @@ static void write_emissions(TableWriter *t)
     char num[64];
     t->n_tables = dp_emission_tables(t->dp->arena, m, &t->table_of, &emission_of);
     fprintf(t->out, "static const %s %semit[%d][%d] = {\n",
-            wide_tables(t) ? "long double" : "double", t->prefix, m->K,
+            t->dp->wide_tables ? "long double" : "double", t->prefix, m->K,
             t->n_tables ? t->n_tables : 1);
     for (int c = 0; c < m->K; c++) {
         fprintf(t->out, "    { /* %c */", m->symbols[c]);
         for (int i = 0; i < t->n_tables; i++) {
             double lp = m->emissions[emission_of[i]].logp[c];
-            fprintf(t->out, " %s,", logs ? emit_double(num, lp) : probability(t, num, lp));
+            fprintf(t->out, " %s,",
+                    logs ? emit_double(num, lp) : dp_probability(num, lp, t->dp->wide_tables));
         }
         fputs(t->n_tables ? " },\n" : " 0.0 },\n", t->out);
     }
