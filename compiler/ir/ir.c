@@ -292,57 +292,50 @@ int ir_log_in_double(double lw)
     return lw == -INFINITY || (lw >= log(DBL_MIN) && lw < log(DBL_MAX));
 }
 
-int ir_outside_double(const IrModel *m)
+/* The range of the non-zero weights (sums) of m's live moves, leaving out
+ * the moves i with held_apart[i] (NULL: none), and of the emission values
+ * those moves use, widened to hold 1: least <= 0 <= most, as natural logs,
+ * what a backend's literals must hold. */
+static void live_log_range(const IrModel *m, const char *held_apart, double *least, double *most)
 {
+    *least = *most = 0;
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
         if (m->states[mv->from].folded || m->states[mv->to].folded)
             continue;
-        if (!ir_log_in_double(mv->lw_sum))
-            return 1;
-        for (int c = 0; mv->emission >= 0 && c < m->K; c++)
-            if (!ir_log_in_double(m->emissions[mv->emission].logp[c]))
-                return 1;
+        if ((!held_apart || !held_apart[i]) && mv->lw_sum > -INFINITY) {
+            *least = fmin(*least, mv->lw_sum);
+            *most = fmax(*most, mv->lw_sum);
+        }
+        for (int c = 0; mv->emission >= 0 && c < m->K; c++) {
+            double lp = m->emissions[mv->emission].logp[c];
+            if (lp > -INFINITY) {
+                *least = fmin(*least, lp);
+                *most = fmax(*most, lp);
+            }
+        }
     }
-    return 0;
+}
+
+int ir_outside_double(const IrModel *m)
+{
+    double least, most;
+    live_log_range(m, NULL, &least, &most);
+    return !ir_log_in_double(least) || !ir_log_in_double(most);
 }
 
 double ir_float_overflow(const IrModel *m)
 {
-    double most = 0;
-    for (int i = 0; i < m->n_moves; i++) {
-        const IrMove *mv = &m->moves[i];
-        if (m->states[mv->from].folded || m->states[mv->to].folded)
-            continue;
-        if (mv->lw_sum >= IR_LN_FLOAT_MAX && mv->lw_sum > most)
-            most = mv->lw_sum;
-        for (int c = 0; mv->emission >= 0 && c < m->K; c++)
-            if (m->emissions[mv->emission].logp[c] >= IR_LN_FLOAT_MAX &&
-                m->emissions[mv->emission].logp[c] > most)
-                most = m->emissions[mv->emission].logp[c];
-    }
-    return most;
+    double least, most;
+    live_log_range(m, NULL, &least, &most);
+    return most >= IR_LN_FLOAT_MAX ? most : 0;
 }
 
 double ir_float_underflow(const IrModel *m) { return ir_float_underflow_except(m, NULL); }
 
 double ir_float_underflow_except(const IrModel *m, const char *held_apart)
 {
-    const double floor = IR_LN_FLOAT_MIN;
-    double least = 0;
-    for (int i = 0; i < m->n_moves; i++) {
-        const IrMove *mv = &m->moves[i];
-        if (m->states[mv->from].folded || m->states[mv->to].folded)
-            continue;
-        if ((!held_apart || !held_apart[i]) && mv->lw_sum > -INFINITY && mv->lw_sum < floor &&
-            mv->lw_sum < least)
-            least = mv->lw_sum;
-        if (mv->emission >= 0)
-            for (int c = 0; c < m->K; c++) {
-                double lp = m->emissions[mv->emission].logp[c];
-                if (lp > -INFINITY && lp < floor && lp < least)
-                    least = lp;
-            }
-    }
-    return least;
+    double least, most;
+    live_log_range(m, held_apart, &least, &most);
+    return least < IR_LN_FLOAT_MIN ? least : 0;
 }
