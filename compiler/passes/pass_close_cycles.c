@@ -24,8 +24,9 @@
  *     x -> y between uncut states and h(x) -> f' for each x -> f into a cut
  *     state f (their via: x, the state the path passed);
  *   - the cut states take closing moves f' -> g weighted (I - T)^-1[f][g]
- *     (silent_scc_closure, in logs) for sums and the best path f -> g for viterbi (its via: the states
- *     from f up to g), k^2 moves for k cut states.
+ *     (silent_scc_closure, in logs) for sums and the best path f -> g for
+ *     viterbi (its via: the states from f up to g), k^2 moves for k cut
+ *     states.
  * Every path inside C from where it was entered to where it is left is then
  * counted exactly once (split at its first and last cut state), in O(n + E
  * + k^2) states and moves, and O(k (n + E) + k^3) time: a cycle of 10,000
