@@ -120,7 +120,40 @@ typedef struct hmmrt_model {
      * state, its emission or -1). */
     const struct hmmrt_dense *dense;
     const int *state_emission;
+    /* Training (--train, runtime/train.c): the numbers kept as written
+     * (`fixed`), and where each number is written in the program's source
+     * (hmmrt_program.source_text), so that the fitted program is that source
+     * with its numbers replaced. NULL: nothing fixed; not trainable (spans). */
+    const unsigned char *move_fixed;     /* n_moves: 1 for a weight marked fixed */
+    const unsigned char *emission_fixed; /* n_emissions: 1 for a table marked fixed */
+    const struct hmmrt_span *move_span;  /* n_moves: the weight's text */
+    const struct hmmrt_span *emission_span; /* n_emissions x K: each value's text */
 } hmmrt_model;
+
+/* Bytes [begin, end) of hmmrt_program.source_text; begin -1: not written
+ * (a symbol that `{a: p}` leaves out, 0, which training keeps). */
+typedef struct hmmrt_span {
+    int64_t begin, end;
+} hmmrt_span;
+
+/* ---- posterior decoding (runtime/posterior.c) ----------------------------- */
+
+/* A posterior call of main: forward and backward over the model as written
+ * (hmmrt_model: every state, silent ones and silent cycles included), then
+ * the posteriors of every state at every position. Each *_column is the
+ * output column of that attribute, or -1 when it is not printed. */
+typedef struct hmmrt_posterior_call {
+    const hmmrt_model *model;
+    int score_column;    /* .score: the forward score */
+    int decode_column;   /* .decode: the state of highest posterior at each position */
+    int segments_column; /* .segments: the runs of decode */
+    int table_column;    /* .probability&: every posterior */
+} hmmrt_posterior_call;
+
+/* Fills the columns of call for sequence x (codes of the model's alphabet,
+ * L symbols). Returns 0, or non-zero when memory ran out. Thread-safe. */
+int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t L,
+                    hmmrt_value *values, hmmrt_scratch *scratch);
 
 /* ---- tracebacks and whole tables (runtime/traceback.c) ------------------- */
 
@@ -149,6 +182,12 @@ typedef struct hmmrt_paths {
  * are broken (an internal error). */
 int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
                     hmmrt_buf *out);
+/* The segments of the same path (viterbi's .segments): the maximal runs of
+ * positions whose emitting move ends in the same state, "STATE:FIRST-LAST"
+ * (1-based, "STATE:I" for a run of one), separated by single spaces. Returns
+ * 0, or -1 when the back pointers are broken. */
+int hmmrt_segments(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                   hmmrt_buf *out);
 /* The whole back-pointer table (traceback&): for each position 0..length,
  * separated by ';', for each state in shown[], separated by ',', the state the
  * best path into that cell came from, or '-' . */
@@ -192,6 +231,9 @@ struct hmmrt_gpu_program;
 typedef struct hmmrt_program {
     const char *name;         /* the model file's base name, for --help and --version */
     const char *source;       /* the .hmm file it was compiled from */
+    const char *source_text;  /* that file's text (--train writes it with the fitted
+                                 numbers), or NULL (a HMMER import: not trainable) */
+    int64_t source_length;
     const char *target;       /* "c" or "cuda" */
     int n_alphabets;
     const char *const *alphabets; /* each alphabet as a string, one character a symbol */
