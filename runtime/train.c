@@ -3,6 +3,7 @@
  * viterbi training), then writes the program's source with the fitted
  * numbers on standard output. Each iteration's log-likelihood goes to stderr. */
 #include "fb.h"
+#include "hmmrt_gpu.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -39,6 +40,8 @@ typedef struct trainer {
     int64_t no_path, failed;
     pthread_mutex_t lock;
     int *out_start, *out; /* every move out of each state (index_out) */
+    hmmrt_gpu_trainer *gpu; /* the E-step on the GPU, or NULL */
+    double *gpu_lnp;        /* per sequence, from the GPU */
 } trainer;
 
 static volatile sig_atomic_t interrupted;
@@ -207,9 +210,37 @@ static void *expect_worker(void *arg)
     return NULL;
 }
 
+/* The E-step on the GPU: the same sums, each sequence's ln P from the device. */
+static int expect_on_gpu(trainer *t)
+{
+    char err[512];
+    const hmmrt_gpu_program *gp = t->prog->gpu;
+    if (gp->fb_expect(t->gpu, t->fb, t->gpu_lnp, t->move_counts, t->emission_counts, err,
+                      sizeof err) != 0) {
+        hmmrt_error("training on the GPU: %s", err);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    long double ll = 0;
+    t->no_path = 0;
+    for (int64_t i = 0; i < t->seqs.n; i++) {
+        if (t->seqs.left_out[i])
+            continue;
+        if (!isfinite(t->gpu_lnp[i])) {
+            t->seqs.left_out[i] = 1;
+            t->no_path++;
+            continue;
+        }
+        ll += t->gpu_lnp[i];
+    }
+    t->log_likelihood = ll;
+    return 0;
+}
+
 /* One E-step over every sequence: 0, or an exit status. */
 static int expect(trainer *t)
 {
+    if (t->gpu)
+        return expect_on_gpu(t);
     memset(t->move_counts, 0, (size_t)t->fb->n_moves * sizeof *t->move_counts);
     memset(t->emission_counts, 0, t->n_values * sizeof *t->emission_counts);
     t->log_likelihood = 0;
@@ -410,6 +441,35 @@ static void name_left_out(const trainer *t)
                       (long long)shown);
 }
 
+/* Moves the E-step to the GPU where the program and the run allow it;
+ * returns where it runs, for the first line on stderr. */
+static const char *open_gpu(trainer *t)
+{
+    static char where[600];
+    const hmmrt_gpu_program *gp = t->prog->gpu;
+    snprintf(where, sizeof where, "on the CPU, %d threads", t->n_threads);
+    if (!gp || !gp->fb_open || !gp->fb_launch)
+        return where;
+    if (t->o->cpu || t->o->viterbi_training || t->o->use_double) {
+        snprintf(where + strlen(where), sizeof where - strlen(where), " (%s)",
+                 t->o->cpu ? "--cpu" : t->o->use_double ? "--double: the GPU trains in float"
+                                                        : "viterbi training runs on the CPU");
+        return where;
+    }
+    char err[512] = "";
+    t->gpu_lnp = malloc(((size_t)t->seqs.n + 1) * sizeof *t->gpu_lnp);
+    if (t->gpu_lnp)
+        t->gpu = gp->fb_open(t->fb, t->seqs.n, t->seqs.start, t->seqs.codes, t->o->device,
+                             gp->fb_launch, err, sizeof err);
+    if (!t->gpu) {
+        snprintf(where + strlen(where), sizeof where - strlen(where),
+                 " (the GPU cannot train it: %s)", err[0] ? err : "out of memory");
+        return where;
+    }
+    snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    return where;
+}
+
 static void free_trainer(trainer *t)
 {
     for (int64_t i = 0; i < t->seqs.n; i++)
@@ -417,6 +477,9 @@ static void free_trainer(trainer *t)
     free(t->seqs.names), free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
     free(t->move_counts), free(t->emission_counts);
     free(t->out_start), free(t->out);
+    if (t->gpu)
+        t->prog->gpu->fb_close(t->gpu);
+    free(t->gpu_lnp);
     hmmrt_fb_free(t->fb);
     pthread_mutex_destroy(&t->lock);
 }
@@ -462,11 +525,12 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         free_trainer(&t);
         return status;
     }
+    const char *where = open_gpu(&t);
     void (*old_handler)(int) = signal(SIGINT, on_interrupt);
     fprintf(stderr, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
-                    "iterations, tolerance %g)\n",
+                    "iterations, tolerance %g), %s\n",
             m->name, (long long)t.seqs.n, o->viterbi_training ? "viterbi training" : "Baum-Welch",
-            o->pseudocount, o->iterations, o->tolerance);
+            o->pseudocount, o->iterations, o->tolerance, where);
     double previous = 0;
     int have_previous = 0, written = 0;
     long iteration = 0;
