@@ -25,6 +25,8 @@ from hmmfile import read_fasta, read_hmm  # noqa: E402
 
 def report(workload, peer, what, seconds, loglik, note=""):
     ll = "nan" if loglik is None else f"{loglik:.6f}"
+    if "median of" in note and SPREAD.get("last"):
+        note += f" (runs: {SPREAD.pop('last')})"
     print(f"PEER\t{workload}\t{peer}\t{what}\t{seconds:.4f}\t{ll}\t{note}", flush=True)
 
 
@@ -37,15 +39,19 @@ def save_fit(outdir, workload, peer, pi, A, B, loglik, extra=None):
         json.dump(d, f)
 
 
+SPREAD = {}
+
+
 def timed(fn, repeats, sync):
     """Median wall seconds of REPEATS calls of FN (each followed by SYNC on its
-    result), and the last result."""
+    result), and the last result; every call's seconds go to SPREAD["last"]."""
     times, out = [], None
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
         sync(out)
         times.append(time.perf_counter() - t0)
+    SPREAD["last"] = " ".join(f"{t:.4f}" for t in times)
     return statistics.median(times), out
 
 
