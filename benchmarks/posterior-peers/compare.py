@@ -19,6 +19,9 @@ import numpy as np  # noqa: E402
 from hmmfile import read_hmm  # noqa: E402
 
 GPU_PEERS = ("dynamax", "pomegranate")
+# Float tolerance for a fitted probability: pomegranate's float32 logs land
+# near 1e-5 from hmmlearn's float64 on these workloads, dynamax's near 1e-7.
+TOLERANCE = 1e-4
 
 
 def rows(outdir):
@@ -33,7 +36,7 @@ def rows(outdir):
     return out
 
 
-def fits(outdir, wl):
+def fits(outdir, wl, hmmc_ll):
     got = {}
     for path in sorted(glob.glob(os.path.join(outdir, f"{wl}-*-fit.json"))):
         d = json.load(open(path))
@@ -42,7 +45,7 @@ def fits(outdir, wl):
     hmm = os.path.join(outdir, f"{wl}-hmmc-fit.hmm")
     if os.path.exists(hmm) and os.path.getsize(hmm) > 0:
         m = read_hmm(hmm, wl)
-        got["hmmc"] = {"pi": m["pi"], "A": m["A"], "B": m["B"], "ll": math.nan}
+        got["hmmc"] = {"pi": m["pi"], "A": m["A"], "B": m["B"], "ll": hmmc_ll}
     return got
 
 
@@ -62,12 +65,16 @@ def main():
         em = {p: pick(p, "em-iteration") for p in GPU_PEERS + ("hmmlearn",)}
         gpu = {p: s for p, s in em.items() if p in GPU_PEERS and not math.isnan(s)}
         h_em = pick("hmmc", "em-iteration")
+        h_e = pick("hmmc", "first E-step (training's clock)")
         if gpu:
             best = min(gpu, key=gpu.get)
             ratio = gpu[best] / h_em if h_em == h_em else math.nan
             print(f"  target EM >= 10x the fastest GPU peer ({best}, {gpu[best]:.4f} s): "
-                  + (f"hmmc {h_em:.4f} s, {ratio:.1f}x: {'met' if ratio >= 10 else 'missed'}"
+                  + (f"hmmc {h_em:.4f} s process wall, {ratio:.1f}x: {'met' if ratio >= 10 else 'missed'}"
                      if ratio == ratio else "no hmmc EM figure"))
+            if h_e == h_e:
+                print(f"    by training's own clock (one E-step, 2 decimals): {h_e:.2f} s, "
+                      + (f"{gpu[best] / h_e:.1f}x" if h_e > 0 else "under 0.005 s"))
         post, fb = pick("hmmc", "posterior"), pick("hmmc", "forward+backward")
         if post == post and fb == fb:
             print(f"  target posterior <= 2x forward+backward (process wall): {post:.4f} / {fb:.4f} s = "
@@ -84,7 +91,8 @@ def main():
         if post == post and dpost == dpost:
             print(f"  posterior: dynamax {dpost:.4f} s, hmmc {post:.4f} s process wall ({dpost / post:.2f}x)"
                   + (f", {spost:.4f} s GPU scoring wall ({dpost / spost:.2f}x)" if spost == spost else ""))
-        F = fits(outdir, wl)
+        F = fits(outdir, wl, next((r["ll"] for r in mine if r["prog"] == "hmmc"
+                                   and r["what"] == "em-iteration"), math.nan))
         if not F:
             continue
         ref = "hmmlearn" if "hmmlearn" in F else next(iter(F))
@@ -94,8 +102,10 @@ def main():
                 continue
             d = {k: float(np.max(np.abs(f[k] - F[ref][k]))) for k in ("pi", "A", "B")}
             rel = abs(f["ll"] - F[ref]["ll"]) / abs(F[ref]["ll"]) if f["ll"] == f["ll"] else math.nan
+            ok = max(d.values()) <= TOLERANCE
             print(f"    {p:<12} pi {d['pi']:.2e}  A {d['A']:.2e}  B {d['B']:.2e}  "
-                  f"E-step log-likelihood relative difference {rel:.2e}")
+                  f"E-step log-likelihood relative difference {rel:.2e}  "
+                  f"{'within' if ok else 'OUTSIDE'} {TOLERANCE:g}")
         hll = next((r["ll"] for r in mine if r["prog"] == "hmmc" and r["what"] == "forward+backward"), math.nan)
         if hll == hll:
             print(f"  hmmc's total forward score {hll:.6f} against {ref}'s E-step log-likelihood "
