@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
-# compare.py: the side-by-side table of one run-all: every timing line (PEER
-# and HMMC rows of OUTDIR/results.tsv), the targets of issue 23 (hmmc's EM
-# iteration against the fastest GPU peer; posterior against forward+backward),
-# and the fitted parameters and E-step log-likelihoods of every program against
-# hmmlearn's (float64), or the first fit found when hmmlearn's is missing.
+# compare.py: the side-by-side table of one run-all: every timing row of
+# OUTDIR/results.tsv, issue 23's targets (hmmc's EM iteration against the
+# fastest GPU peer; posterior against forward+backward), and every fitted
+# parameter set and E-step log-likelihood against hmmlearn's (float64).
 #   compare.py OUTDIR
 import glob
 import json

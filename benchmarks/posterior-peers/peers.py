@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # peers.py: the peers of issue 23's benchmark on one workload (a .hmm written by
-# make-data and its FASTA): dynamax (hmm_smoother over a vmap of sequences;
-# one EM iteration), pomegranate DenseHMM.fit(max_iter=1) on the GPU, hmmlearn
-# CategoricalHMM (one EM iteration, the E-step over worker processes). Prints
-# one line per timing: PEER workload peer what seconds total_loglik note;
-# writes OUTDIR/WORKLOAD-PEER-fit.json (fitted pi, A, B; the E-step's total
-# log-likelihood at the starting parameters) for compare.py.
-#   peers.py WORKLOAD.hmm WORKLOAD.fa OUTDIR [--peers dynamax,pomegranate,hmmlearn]
-#            [--threads 16] [--repeats 3] [--limit N]
+# make-data and its FASTA): dynamax, pomegranate and hmmlearn, each timed for a
+# posterior or one EM iteration; one PEER line per timing, and the fitted
+# parameters in OUTDIR/WORKLOAD-PEER-fit.json for compare.py.
+#   peers.py WORKLOAD.hmm WORKLOAD.fa OUTDIR [--peers dynamax,pomegranate,hmmlearn] [--threads 16] [--repeats 3] [--limit N]
+
+# dynamax: hmm_smoother over a vmap of sequences; one EM iteration.
+# pomegranate: DenseHMM.fit(max_iter=1) on the GPU. hmmlearn: CategoricalHMM,
+# one EM iteration with its E-step over worker processes. Each line: PEER
+# workload peer what seconds total_loglik note.
 import argparse
 import json
 import os
