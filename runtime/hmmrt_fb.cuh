@@ -1,36 +1,66 @@
 /* hmmrt_fb.cuh: the GPU kernel of --train's E-step: forward-backward over
- * the model as written (runtime/fb.c's arithmetic, in float with a scale per
- * column), a block per sequence, counts gathered in double. Included once by
- * each generated CUDA program, which hands hmmrt_fb_gpu_launch to the driver. */
+ * the model as written (runtime/fb.c's arithmetic, in float, each column
+ * scaled by a power of two), a group of lanes a sequence, counts gathered in
+ * double. Included once by each generated CUDA program, which hands
+ * hmmrt_fb_gpu_launch to the driver. */
 #ifndef HMMRT_FB_CUH
 #define HMMRT_FB_CUH
 
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
 
-/* The sum of v over the block, in every thread (red: 32 floats of shared). */
-__device__ static float hmmrt_fb_block_sum(float v, float *red)
-{
-    for (int d = 16; d > 0; d >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, d);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    __syncthreads(); /* red's previous values are read */
-    if (lane == 0)
-        red[warp] = v;
-    __syncthreads();
-    float sum = 0;
-    for (int k = 0; k < (int)(blockDim.x >> 5); k++)
-        sum += red[k];
-    return sum;
-}
+/* A group: G lanes of one warp (G = 4 .. 32) working on one sequence, or
+ * with G = 0 the whole block. */
+template <int G> struct hmmrt_fb_group {
+    unsigned mask;
+    int lane, lanes;
+    __device__ hmmrt_fb_group()
+    {
+        lanes = G ? G : (int)blockDim.x;
+        lane = G ? (int)(threadIdx.x % G) : (int)threadIdx.x;
+        const int base = G ? (int)(threadIdx.x & 31) / G * G : 0;
+        mask = G == 32 || G == 0 ? 0xffffffffu : ((1u << (G ? G : 1)) - 1) << base;
+    }
+    __device__ void sync() const
+    {
+        if constexpr (G > 1)
+            __syncwarp(mask);
+        else if constexpr (G == 1)
+            return;
+        else
+            __syncthreads();
+    }
+    /* The sum of v over the group, in every lane (red: 32 floats, blocks only). */
+    __device__ float sum(float v, float *red) const
+    {
+        if constexpr (G != 0) {
+            for (int d = G / 2; d > 0; d >>= 1)
+                v += __shfl_xor_sync(mask, v, d, G);
+            return v;
+        } else {
+            for (int d = 16; d > 0; d >>= 1)
+                v += __shfl_xor_sync(0xffffffffu, v, d);
+            __syncthreads(); /* red's previous values are read */
+            if ((threadIdx.x & 31) == 0)
+                red[threadIdx.x >> 5] = v;
+            __syncthreads();
+            float total = 0;
+            for (int k = 0; k < (int)(blockDim.x >> 5); k++)
+                total += red[k];
+            return total;
+        }
+    }
+};
 
-/* Silent moves within a column, forward: level by level, a thread a
+/* Silent moves within a column, forward: level by level, a lane a
  * component, each gathering what enters its states, then spreading it over
  * the component's path sums. */
-__device__ static void hmmrt_fb_silent_forward(const hmmrt_fb_gpu_tables &t, float *col)
+template <int G>
+__device__ static void hmmrt_fb_silent_forward(const hmmrt_fb_gpu_tables &t,
+                                               const hmmrt_fb_group<G> &grp, float *col)
 {
     for (int l = 0; l < t.n_levels; l++) {
-        for (int ci = t.level_start[l] + threadIdx.x; ci < t.level_start[l + 1]; ci += blockDim.x) {
+        for (int ci = t.level_start[l] + grp.lane; ci < t.level_start[l + 1]; ci += grp.lanes) {
             const int c = t.level_comp[ci];
             const int *st = t.comp_state + t.comp_start[c];
             const int m = t.comp_start[c + 1] - t.comp_start[c];
@@ -54,15 +84,17 @@ __device__ static void hmmrt_fb_silent_forward(const hmmrt_fb_gpu_tables &t, flo
                 col[st[k]] = sum;
             }
         }
-        __syncthreads();
+        grp.sync();
     }
 }
 
 /* The same backward: col holds what each state gets from the next column. */
-__device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t, float *col)
+template <int G>
+__device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t,
+                                                const hmmrt_fb_group<G> &grp, float *col)
 {
     for (int l = t.n_levels - 1; l >= 0; l--) {
-        for (int ci = t.level_start[l] + threadIdx.x; ci < t.level_start[l + 1]; ci += blockDim.x) {
+        for (int ci = t.level_start[l] + grp.lane; ci < t.level_start[l + 1]; ci += grp.lanes) {
             const int c = t.level_comp[ci];
             const int *st = t.comp_state + t.comp_start[c];
             const int m = t.comp_start[c + 1] - t.comp_start[c];
@@ -86,73 +118,55 @@ __device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t, fl
                 col[st[r]] = sum;
             }
         }
-        __syncthreads();
+        grp.sync();
     }
 }
 
-/* Adds v to a count: a plain add in this block's shared counts (each count
- * has one owner thread a phase), an atomic one in global memory. */
-__device__ static inline void hmmrt_fb_count(double *c, double v, bool shared)
-{
-    if (shared)
-        *c += v;
-    else
-        atomicAdd(c, v);
-}
-
-__global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
+/* One sequence: forward into f (each column divided by 2^scale[i]), then
+ * backward adding the expected counts: a move used at position i has
+ * probability f[i'][from] w e b[i][to] / P. Returns ln P (-inf: no path). */
+template <int G>
+__device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hmmrt_fb_group<G> &grp,
+                                           int64_t s, float *col_a, float *col_b, float *red,
+                                           double *mc, double *ec, bool atomic_moves)
 {
     const hmmrt_fb_gpu_tables &t = job.t;
-    extern __shared__ double hmmrt_fb_shared[];
-    const bool in_shared = job.counts_in_shared != 0;
-    double *mc = in_shared ? hmmrt_fb_shared : job.move_counts;
-    double *ec = in_shared ? hmmrt_fb_shared + t.n_moves : job.emission_counts;
-    const int n_values = t.n_emissions * t.K;
-    float *col_a = (float *)(hmmrt_fb_shared + (in_shared ? t.n_moves + n_values : 0));
-    float *col_b = col_a + t.n, *red = col_b + t.n;
-    const int64_t s = blockIdx.x;
+    const int n = t.n;
     const uint8_t *x = job.codes + job.offsets[s];
     const int64_t L = job.lengths[s];
     float *f = job.f + job.f_offsets[s];
-    double *ls = job.ls + job.ls_offsets[s];
-    const int n = t.n;
-    if (in_shared)
-        for (int k = threadIdx.x; k < t.n_moves + n_values; k += blockDim.x)
-            hmmrt_fb_shared[k] = 0;
-
-    /* forward: each column scaled to sum to 1, kept in f */
+    int *scale = job.scale + job.scale_offsets[s];
     float *prev = col_a, *cur = col_b;
-    for (int q = threadIdx.x; q < n; q += blockDim.x)
+    for (int q = grp.lane; q < n; q += grp.lanes)
         cur[q] = q == t.start ? 1.0f : 0.0f;
-    __syncthreads();
-    hmmrt_fb_silent_forward(t, cur);
-    double lnp = 0;
-    bool dead = false;
+    grp.sync();
+    hmmrt_fb_silent_forward(t, grp, cur);
+    int64_t exponents = 0;
     for (int64_t i = 0;; i++) {
         float part = 0;
-        for (int q = threadIdx.x; q < n; q += blockDim.x)
+        for (int q = grp.lane; q < n; q += grp.lanes)
             part += cur[q];
-        const float sum = hmmrt_fb_block_sum(part, red);
-        if (!(sum > 0) || !isfinite(sum)) {
-            dead = true;
-            break;
-        }
-        const float inv = 1.0f / sum;
-        for (int q = threadIdx.x; q < n; q += blockDim.x) {
-            cur[q] *= inv;
+        const float sum = grp.sum(part, red);
+        if (!(sum > 0) || !isfinite(sum))
+            return -INFINITY;
+        int e;
+        frexpf(sum, &e);
+        const float factor = ldexpf(1.0f, -e); /* exact: a power of two */
+        for (int q = grp.lane; q < n; q += grp.lanes) {
+            cur[q] *= factor;
             f[i * n + q] = cur[q];
         }
-        lnp += log((double)sum);
-        if (threadIdx.x == 0)
-            ls[i] = log((double)sum);
+        if (grp.lane == 0)
+            scale[i] = e;
+        exponents += e;
+        grp.sync();
         if (i == L)
             break;
-        __syncthreads();
         float *swap = prev;
         prev = cur;
         cur = swap;
         const int sym = x[i];
-        for (int q = threadIdx.x; q < n; q += blockDim.x) {
+        for (int q = grp.lane; q < n; q += grp.lanes) {
             float acc = 0;
             for (int j = t.emit_in_start[q]; j < t.emit_in_start[q + 1]; j++) {
                 const int m = t.emit_in[j];
@@ -160,46 +174,43 @@ __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
             }
             cur[q] = acc;
         }
-        __syncthreads();
-        hmmrt_fb_silent_forward(t, cur);
+        grp.sync();
+        hmmrt_fb_silent_forward(t, grp, cur);
     }
-    __syncthreads();
-    const float p_end = dead ? 0.0f : f[L * n + t.end];
-    if (dead || !(p_end > 0)) {
-        if (threadIdx.x == 0)
-            job.lnp[s] = -INFINITY;
-        return;
-    }
-    if (threadIdx.x == 0)
-        job.lnp[s] = lnp + log((double)p_end);
+    const float p_end = cur[t.end];
+    if (!(p_end > 0))
+        return -INFINITY;
+    const double lnp = log((double)p_end) + (double)exponents * 0.69314718055994530942;
 
-    /* backward, gathering the counts: a move used at position i has
-     * probability f[i'][from] w e b[i][to] / P */
     const float inv_p = 1.0f / p_end;
-    float *next = col_a;
-    cur = col_b;
-    for (int q = threadIdx.x; q < n; q += blockDim.x)
+    float *next = prev;
+    grp.sync();
+    for (int q = grp.lane; q < n; q += grp.lanes)
         cur[q] = q == t.end ? 1.0f : 0.0f;
-    __syncthreads();
-    hmmrt_fb_silent_backward(t, cur);
+    grp.sync();
+    hmmrt_fb_silent_backward(t, grp, cur);
     for (int64_t i = L;; i--) {
         const float *fi = f + i * n;
-        for (int j = threadIdx.x; j < t.n_silent; j += blockDim.x) {
+        for (int j = grp.lane; j < t.n_silent; j += grp.lanes) {
             const int m = t.silent[j];
             const float use = fi[t.move_from[m]] * t.w[m] * cur[t.move_to[m]] * inv_p;
-            if (use != 0)
-                hmmrt_fb_count(&mc[m], (double)use, in_shared);
+            if (use != 0) {
+                if (atomic_moves)
+                    atomicAdd(&mc[m], (double)use);
+                else
+                    mc[m] += use;
+            }
         }
         if (i == 0)
             break;
-        __syncthreads();
+        grp.sync();
         float *swap = next;
         next = cur;
         cur = swap;
         const float *fp = f + (i - 1) * n;
         const int sym = x[i - 1];
-        const float inv_scale = (float)exp(-ls[i]);
-        for (int p = threadIdx.x; p < n; p += blockDim.x) {
+        const float inv_scale = ldexpf(1.0f, -scale[i]);
+        for (int p = grp.lane; p < n; p += grp.lanes) {
             float h = 0;
             const float from = fp[p];
             for (int j = t.emit_out_start[p]; j < t.emit_out_start[p + 1]; j++) {
@@ -209,40 +220,87 @@ __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
                 h += step;
                 const float use = from * step * inv_p;
                 if (use != 0) {
-                    hmmrt_fb_count(&mc[m], (double)use, in_shared);
+                    if (atomic_moves)
+                        atomicAdd(&mc[m], (double)use);
+                    else
+                        mc[m] += use;
                     atomicAdd(&ec[v], (double)use);
                 }
             }
             cur[p] = h;
         }
-        __syncthreads();
-        hmmrt_fb_silent_backward(t, cur);
+        grp.sync();
+        hmmrt_fb_silent_backward(t, grp, cur);
+    }
+    grp.sync();
+    return lnp;
+}
+
+template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
+{
+    const hmmrt_fb_gpu_tables &t = job.t;
+    extern __shared__ double hmmrt_fb_shared[];
+    const hmmrt_fb_group<G> grp;
+    const int per_block = G ? (int)blockDim.x / G : 1;
+    const int group = G ? (int)threadIdx.x / G : 0;
+    const int n_values = t.n_emissions * t.K;
+    /* this group's shared memory: its counts (when they fit), then two columns and red */
+    char *mine = (char *)hmmrt_fb_shared + (size_t)group * job.group_bytes;
+    const bool in_shared = job.counts_in_shared != 0;
+    double *mc = in_shared ? (double *)mine : job.move_counts;
+    double *ec = in_shared ? mc + t.n_moves : job.emission_counts;
+    float *col_a = (float *)(mine + (in_shared ? (size_t)(t.n_moves + n_values) * 8 : 0));
+    float *col_b = col_a + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
+    float *red = col_b + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
+    if (in_shared) {
+        for (int k = grp.lane; k < t.n_moves + n_values; k += grp.lanes)
+            mc[k] = 0;
+        grp.sync();
+    }
+    const int64_t groups = (int64_t)gridDim.x * per_block;
+    for (int64_t s = (int64_t)blockIdx.x * per_block + group; s < job.n_seqs; s += groups) {
+        const double lnp = hmmrt_fb_sequence<G>(job, grp, s, col_a, col_b, red, mc, ec, !in_shared);
+        if (grp.lane == 0)
+            job.lnp[s] = lnp;
+        grp.sync();
     }
     if (in_shared) {
-        __syncthreads();
-        for (int k = threadIdx.x; k < t.n_moves; k += blockDim.x)
+        for (int k = grp.lane; k < t.n_moves; k += grp.lanes)
             if (mc[k] != 0)
                 atomicAdd(&job.move_counts[k], mc[k]);
-        for (int k = threadIdx.x; k < n_values; k += blockDim.x)
+        for (int k = grp.lane; k < n_values; k += grp.lanes)
             if (ec[k] != 0)
                 atomicAdd(&job.emission_counts[k], ec[k]);
     }
+}
+
+template <int G> static int hmmrt_fb_launch_group(const hmmrt_fb_gpu_job *job)
+{
+    const size_t shared = job->group_bytes * (size_t)(G ? job->block / G : 1);
+    if (shared > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(hmmrt_fb_kernel<G>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)shared);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    hmmrt_fb_kernel<G><<<job->grid, job->block, shared, (cudaStream_t)job->stream>>>(*job);
+    return (int)cudaGetLastError();
 }
 
 extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job)
 {
     if (job->n_seqs == 0)
         return 0;
-    if (job->shared_bytes > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(hmmrt_fb_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)job->shared_bytes);
-        if (e != cudaSuccess)
-            return (int)e;
+    switch (job->group) {
+    case 1: return hmmrt_fb_launch_group<1>(job);
+    case 2: return hmmrt_fb_launch_group<2>(job);
+    case 4: return hmmrt_fb_launch_group<4>(job);
+    case 8: return hmmrt_fb_launch_group<8>(job);
+    case 16: return hmmrt_fb_launch_group<16>(job);
+    case 32: return hmmrt_fb_launch_group<32>(job);
+    default: return hmmrt_fb_launch_group<0>(job);
     }
-    hmmrt_fb_kernel<<<(unsigned)job->n_seqs, job->block, job->shared_bytes,
-                      (cudaStream_t)job->stream>>>(*job);
-    return (int)cudaGetLastError();
 }
 
 #endif

@@ -36,7 +36,10 @@ typedef struct hmmrt_fb_gpu_tables {
     const int *in_start, *in, *out_start, *out; /* silent moves between components */
 } hmmrt_fb_gpu_tables;
 
-/* One launch: a block per sequence. */
+/* One launch. Sequences go to groups of `group` lanes (4, 8, 16 or 32,
+ * several a block, synchronised as a warp's lanes), or with group 0 to whole
+ * blocks; each group keeps going through sequences (s, s + all groups, ...)
+ * and adds its counts to the totals once, at the end. */
 typedef struct hmmrt_fb_gpu_job {
     hmmrt_fb_gpu_tables t;
     int64_t n_seqs;
@@ -44,14 +47,15 @@ typedef struct hmmrt_fb_gpu_job {
     const int64_t *offsets, *lengths;
     float *f;                  /* forward tables: sequence s's (L+1) x n at f + f_offsets[s] */
     const int64_t *f_offsets;
-    double *ls;                /* ln of each column's scale: sequence s's at ls + ls_offsets[s] */
-    const int64_t *ls_offsets;
+    int *scale;                /* each column was divided by 2^scale: sequence s's at scale + scale_offsets[s] */
+    const int64_t *scale_offsets;
     double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added) */
     double *move_counts;       /* n_moves, added to */
     double *emission_counts;   /* n_emissions x K, added to */
-    int block;                 /* threads a block */
-    int counts_in_shared;      /* 1: the counts of a sequence gather in shared memory first */
-    size_t shared_bytes;
+    int group;                 /* lanes a sequence (4, 8, 16, 32), or 0: a block */
+    int block, grid;           /* threads a block; blocks */
+    int counts_in_shared;      /* 1: each group gathers its counts in shared memory */
+    size_t group_bytes;        /* shared memory a group */
     void *stream;
 } hmmrt_fb_gpu_job;
 

@@ -561,7 +561,7 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
                 o->viterbi_training ? "best-path score" : "log-likelihood", ll);
         if (have_previous)
             fprintf(stderr, "\tchange %+.6g", ll - previous);
-        fprintf(stderr, "\t%.2f s\n", hmmrt_seconds() - started);
+        fprintf(stderr, "\t%.3f s\n", hmmrt_seconds() - started);
         int converged = have_previous && ll - previous < o->tolerance * fabs(ll);
         if (have_previous && ll < previous - 1e-9 * fabs(ll))
             hmmrt_warning("the log-likelihood fell by %g at iteration %ld (rounding, or a model "

@@ -132,6 +132,32 @@ static const char *unsuitable(const hmmrt_fb *fb)
     return NULL;
 }
 
+/* Lanes a sequence, threads a block, blocks, and where the counts gather:
+ * a small model's sequences go to groups of 4 to 32 lanes of a warp, a
+ * larger one's to a block; the groups stay resident and walk the sequences. */
+static void choose_shape(hmmrt_gpu_trainer *g, const hmmrt_fb *fb, int device)
+{
+    hmmrt_fb_gpu_job *j = &g->job;
+    int n = fb->n;
+    j->group = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 0;
+    const char *forced = getenv("HMMRT_FB_GROUP"); /* experiments: lanes a sequence */
+    if (forced && n <= 32 && atoi(forced) >= 1 && atoi(forced) <= 32)
+        j->group = atoi(forced);
+    int lanes = j->group ? j->group : ((n + 31) / 32 * 32 > 256 ? 256 : (n + 31) / 32 * 32);
+    j->block = j->group ? 128 : lanes;
+    int per_block = j->group ? j->block / j->group : 1;
+    size_t column = (size_t)lanes * (size_t)((n + lanes - 1) / lanes) * sizeof(float);
+    size_t own = (2 * column + (j->group ? 0 : 32 * sizeof(float)) + 7) / 8 * 8;
+    size_t counts = ((size_t)fb->n_moves + g->values) * sizeof(double);
+    j->counts_in_shared = (own + counts) * (size_t)per_block <= 96 * 1024;
+    j->group_bytes = own + (j->counts_in_shared ? counts : 0);
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    int64_t needed = (g->n_seqs + per_block - 1) / per_block;
+    int64_t resident = (int64_t)sms * (j->group ? 16 : 2048 / j->block);
+    j->grid = (int)(needed < resident ? (needed > 0 ? needed : 1) : resident);
+}
+
 void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g)
 {
     if (!g)
@@ -262,7 +288,7 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
             lengths[s] = start[s + 1] - start[s];
             int64_t cells = (lengths[s] + 1) * (int64_t)fb->n;
             if (s > g->chunk_start[g->n_chunks] &&
-                (size_t)(f_used + cells) * sizeof(float) + (size_t)(ls_used + lengths[s] + 1) * 8 > budget) {
+                (size_t)(f_used + cells) * sizeof(float) + (size_t)(ls_used + lengths[s] + 1) * 4 > budget) {
                 g->chunk_start[++g->n_chunks] = s;
                 f_used = ls_used = 0;
             }
@@ -282,10 +308,10 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     ok = ok && (g->job.offsets = upload(g, start, (size_t)n_seqs * 8, err, errlen)) != NULL;
     ok = ok && (g->job.lengths = upload(g, lengths, (size_t)n_seqs * 8, err, errlen)) != NULL;
     ok = ok && (g->job.f_offsets = upload(g, f_off, (size_t)n_seqs * 8, err, errlen)) != NULL;
-    ok = ok && (g->job.ls_offsets = upload(g, ls_off, (size_t)n_seqs * 8, err, errlen)) != NULL;
+    ok = ok && (g->job.scale_offsets = upload(g, ls_off, (size_t)n_seqs * 8, err, errlen)) != NULL;
     void *tables = NULL, *scales = NULL;
     ok = ok && (tables = device_alloc(g, (size_t)max_f * sizeof(float), err, errlen)) != NULL;
-    ok = ok && (scales = device_alloc(g, (size_t)max_ls * sizeof(double), err, errlen)) != NULL;
+    ok = ok && (scales = device_alloc(g, (size_t)max_ls * sizeof(int), err, errlen)) != NULL;
     free(lengths), free(f_off), free(ls_off);
     if (!ok) {
         if (!err[0])
@@ -295,16 +321,11 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     }
     g->job.codes = d_codes;
     g->job.f = tables;
-    g->job.ls = scales;
+    g->job.scale = scales;
     g->job.lnp = g->lnp;
     g->job.move_counts = g->counts;
     g->job.emission_counts = g->counts + nm;
-    int block = (fb->n + 31) / 32 * 32;
-    g->job.block = block < 32 ? 32 : block > 256 ? 256 : block;
-    size_t columns = (2 * (size_t)fb->n + 32) * sizeof(float);
-    size_t counts = (nm + g->values) * sizeof(double);
-    g->job.counts_in_shared = columns + counts <= 96 * 1024;
-    g->job.shared_bytes = columns + (g->job.counts_in_shared ? counts : 0);
+    choose_shape(g, fb, device);
     return g;
 }
 
@@ -333,7 +354,7 @@ int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double 
         job.offsets = g->job.offsets + first;
         job.lengths = g->job.lengths + first;
         job.f_offsets = g->job.f_offsets + first;
-        job.ls_offsets = g->job.ls_offsets + first;
+        job.scale_offsets = g->job.scale_offsets + first;
         job.lnp = g->lnp + first;
         int e = g->launch(&job);
         if (e != 0)
