@@ -9,17 +9,17 @@
 #include "ir/ir.h"
 #include "codegen/emit.h"
 #include "codegen/layout.h"
-#include "codegen/c/c_plan.h"
-#include "codegen/cuda/cuda_plan.h"
 
 #define HMMC_VERSION "0.1.0"
 
 /* What the backends read besides the IR, made after the shared pipeline for
  * the chosen target (driver/pipeline.c, pipeline_plan_target). */
 typedef struct Plans {
-    const Layout *layout; /* the program's layout, for every target */
-    const CPlan *c;       /* the C plan of every call: every target has a C path */
-    const GpuPlan *gpu;   /* --target=cuda: the GPU plan of every call; else NULL */
+    const Layout *layout;      /* the program's layout, for every target */
+    const struct CPlan *c;     /* the C plan of every call (c/c_plan.h): every target has a
+                                  C path */
+    const struct GpuPlan *gpu; /* --target=cuda: the GPU plan of every call
+                                  (cuda/cuda_plan.h); else NULL */
 } Plans;
 
 /* Writes the whole C program for p; name is the program's name. With

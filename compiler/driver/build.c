@@ -373,7 +373,7 @@ static int build_cuda(const Program *p, const Plans *plans, const char *c_source
         if (log) {
             fputs(log, stderr);
             if (status == 0)
-                cuda_report_plan(p, plans->gpu, log, stderr);
+                cuda_report_plan(p, plans->layout, plans->gpu, log, stderr);
         }
         free(log);
         unlink(ptxas_log);

@@ -12,6 +12,7 @@
 #include "syntax/parse.h"
 #include "ir/ir_verify.h"
 #include "passes/pass.h"
+#include "codegen/cuda/cuda_plan.h"
 #include "sema/sema.h"
 
 /* The passes, in order; --dump-after=NAME prints the IR after one of them. */

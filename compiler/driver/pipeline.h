@@ -14,6 +14,7 @@
 #include "support/diag.h"
 #include "ir/ir.h"
 #include "codegen/backend.h"
+#include "codegen/c/c_plan.h"
 
 typedef struct PipelineOptions {
     const char *dump_after; /* "parse", "sema" or a pass name: dump after it and stop; or NULL */

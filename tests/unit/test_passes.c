@@ -10,6 +10,8 @@
  *   pass_plan          live states, in-degree, back-pointer width, dense
  *   gpu_plan           the CUDA backend's kernel shape, unrolling, profile lanes
  *                      (codegen/cuda/cuda_plan.c, run after "plan" here)
+ *   pipeline_plan_target  only the chosen target's plans (and -v lines); the
+ *                      layout: alphabets, columns, models, names
  *   graph.c            SCCs and reachability on hand-made graphs
  *   ir_verify          passes a good program after every pass, and finds
  *                      each kind of broken invariant it checks
@@ -38,6 +40,7 @@
 #include "analysis/profile.h"
 #include "sema/sema.h"
 #include "codegen/cuda/cuda_plan.h"
+#include "driver/pipeline.h"
 
 /* The passes in the order compiler/driver/pipeline.c runs them. */
 static const struct {
@@ -1141,6 +1144,87 @@ static void test_plan_holds_shrinking_weights_per_lane(void **state)
     arena_free(&scratch);
 }
 
+/* pipeline_plan_target with or without the GPU side: -v's lines and the plans. */
+static void plan_target(const char *src, int gpu, Plans *plans, char **said, Arena *a)
+{
+    Diag d;
+    size_t size = 0;
+    FILE *out = open_memstream(said, &size);
+    assert_non_null(out);
+    diag_init(&d, "t.hmm", src, strlen(src), out);
+    PipelineOptions o = {.verbose = out, .gpu = gpu};
+    Program *p;
+    assert_int_equal(pipeline_run(a, &d, "t.hmm", src, strlen(src), &o, &p), PIPELINE_PLANNED);
+    assert_int_equal(pipeline_plan_target(p, &o, plans), PIPELINE_PLANNED);
+    fclose(out);
+}
+
+static void test_plans_only_for_the_chosen_target(void **state)
+{
+    (void)state;
+    Arena a;
+    arena_init(&a);
+    const char *src = with_main(&a, CHAIN_MODEL, "main { print viterbi(new m()).traceback; }\n");
+    Plans plans;
+    char *said = NULL;
+    plan_target(src, 0, &plans, &said, &a);
+    assert_null(plans.gpu);
+    assert_non_null(plans.c);
+    assert_non_null(strstr(said, "hmmc: plan viterbi(m): 4 live states"));
+    assert_null(strstr(said, "GPU")); /* --target=c says nothing of GPUs */
+    free(said);
+    said = NULL;
+    plan_target(src, 1, &plans, &said, &a);
+    assert_non_null(plans.gpu);
+    assert_int_equal(plans.gpu[0].shape, GPU_THREAD_PER_SEQUENCE);
+    assert_non_null(strstr(said, "hmmc: plan viterbi(m): GPU: thread per sequence"));
+    free(said);
+    arena_free(&a);
+}
+
+static void test_layout_of_the_program(void **state)
+{
+    (void)state;
+    Arena a;
+    arena_init(&a);
+    /* two models over one alphabet, a third over another; the second model
+     * first used by the second call; prints interleaved between calls */
+    const char *src =
+        "hmm x { alphabet [a, b]; startstate s; state q emits e; endstate t;\n"
+        "  emission e = [0.5, 0.5]; s -> q 1; q -> q 0.5; q -> t 0.5; }\n"
+        "hmm y { alphabet [a, b]; startstate s; state q emits e; endstate t;\n"
+        "  emission e = [0.5, 0.5]; s -> q 1; q -> q 0.5; q -> t 0.5; }\n"
+        "hmm z { alphabet [c, d, e]; startstate s; state q emits e; endstate t;\n"
+        "  emission e = [0.2, 0.3, 0.5]; s -> q 1; q -> q 0.5; q -> t 0.5; }\n"
+        "main { v = viterbi(new z()); print v.score; print forward(new y()).score;\n"
+        "  print v.traceback; print forward(new x()).score; }\n";
+    Plans plans;
+    char *said = NULL;
+    plan_target(src, 1, &plans, &said, &a);
+    free(said);
+    const Layout *l = plans.layout;
+    assert_int_equal(l->n_alphabets, 2);
+    assert_string_equal(l->alphabets[0], "cde");
+    assert_string_equal(l->alphabets[1], "ab");
+    assert_int_equal(l->n_used, 3);
+    assert_int_equal(l->used_models[0], 2); /* z, y, x: in order of first use */
+    assert_int_equal(l->used_models[1], 1);
+    assert_int_equal(l->used_models[2], 0);
+    assert_int_equal(l->calls[0].alphabet, 0);
+    assert_int_equal(l->calls[1].alphabet, 1);
+    assert_int_equal(l->calls[2].alphabet, 1);
+    assert_int_equal(l->calls[0].n_columns, 2); /* viterbi: columns 0 and 2 */
+    assert_int_equal(l->calls[0].columns[0], 0);
+    assert_int_equal(l->calls[0].columns[1], 2);
+    assert_int_equal(l->calls[1].n_columns, 1);
+    assert_int_equal(l->calls[1].columns[0], 1);
+    assert_int_equal(l->columns[0].possible_from, 0); /* viterbi's -inf needs no length */
+    assert_int_equal(l->columns[1].possible_from, 1); /* every length from 1 has a path */
+    assert_null(l->cpu_only);
+    assert_string_equal(layout_name(l, 2, "forward"), "c2_forward");
+    arena_free(&a);
+}
+
 static void test_scc_of_a_small_graph(void **state)
 {
     Arena a;
@@ -1676,6 +1760,8 @@ int main(void)
         cmocka_unit_test(test_plan_dense_shape),
         cmocka_unit_test(test_plan_profile_shape),
         cmocka_unit_test(test_plan_holds_shrinking_weights_per_lane),
+        cmocka_unit_test(test_plans_only_for_the_chosen_target),
+        cmocka_unit_test(test_layout_of_the_program),
         cmocka_unit_test(test_scc_of_a_small_graph),
         cmocka_unit_test(test_scc_of_a_graph_without_edges_and_a_dag),
         cmocka_unit_test(test_scc_of_long_chains_does_not_recurse),

@@ -25,6 +25,7 @@
 
 #include "codegen/backend_dense.h"
 #include "codegen/c/backend_c_table.h"
+#include "codegen/c/c_plan.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
 

@@ -13,7 +13,7 @@
 /* For tests/emulate, which compiles the kernels for the CPU: each call's
  * kernels and how they are launched (the dense shape's are libhmmrt's and
  * are not emulated). */
-static void write_emulation_table(Emitter *e, const Program *p, const GpuPlan *plans)
+static void write_emulation_table(Emitter *e, const Program *p, const Plans *plans)
 {
     emit_blank(e);
     emit_line(e, "#ifdef HMMC_HOST_EMULATION");
@@ -23,13 +23,14 @@ static void write_emulation_table(Emitter *e, const Program *p, const GpuPlan *p
     emit_open(e, "static const hmmc_emulated_call hmmc_emulated_calls[] =");
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
-        if (call->storage == STORE_WHOLE_TABLE || plans[c].shape == GPU_DENSE)
+        if (call->storage == STORE_WHOLE_TABLE || plans->gpu[c].shape == GPU_DENSE)
             continue;
         LaunchShape shape;
-        cuda_launch_shape(p, &plans[c], c, &shape);
+        cuda_launch_shape(p, &plans->gpu[c], c, &shape);
+        const char *kernel = layout_name(plans->layout, c, "kernel");
         char *label = arena_strdup(p->arena, emit_string(call->label));
-        emit_line(e, "{%s, %s, c%d_kernel<float>, c%d_kernel<double>, %s, %d, %d, %d},",
-                  label, emit_string(call->model->symbols), c, c,
+        emit_line(e, "{%s, %s, %s<float>, %s<double>, %s, %d, %d, %d},",
+                  label, emit_string(call->model->symbols), kernel, kernel,
                   shape.block_per_sequence ? "HMMC_EMULATE_BLOCK"
                   : shape.lanes_per_sequence ? "HMMC_EMULATE_LANES" : "HMMC_EMULATE_THREAD",
                   shape.block_per_sequence ? shape.states : shape.lanes_per_sequence,
@@ -91,7 +92,7 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
             emit_line(&e, "#endif");
         }
     }
-    write_emulation_table(&e, p, plan);
+    write_emulation_table(&e, p, plans);
     return ferror(out) ? -1 : 0;
 }
 

@@ -243,22 +243,23 @@ static KernelInfo find_kernel_named(const char *log, const char *name)
 
 /* The kernel of call `index` in precision `type` ('f' or 'd'): c<index>_kernel,
  * or for a dense call the large tile of libhmmrt's product in its semiring. */
-static KernelInfo find_kernel(const Program *p, const GpuPlan *plans, const char *log, int index,
-                              char type)
+static KernelInfo find_kernel(const Program *p, const Layout *layout, const GpuPlan *plans,
+                              const char *log, int index, char type)
 {
     char name[128];
     if (plans[index].shape == GPU_DENSE) {
         snprintf(name, sizeof name, "_Z18hmmc_dense_productI%c%sLi128E", type,
                  p->calls[index].alg == ALG_VITERBI ? "13hmmc_max_plus" : "16hmmc_sum_product");
     } else {
-        char base[32]; /* the mangled name: _Z<length>c<index>_kernelI<f or d> */
-        snprintf(base, sizeof base, "c%d_kernel", index);
+        /* the mangled name: _Z<length>c<index>_kernelI<f or d> */
+        const char *base = layout_name(layout, index, "kernel");
         snprintf(name, sizeof name, "_Z%zu%sI%c", strlen(base), base, type);
     }
     return find_kernel_named(log, name);
 }
 
-void cuda_report_plan(const Program *p, const GpuPlan *plans, const char *ptxas_log, FILE *out)
+void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *plans,
+                      const char *ptxas_log, FILE *out)
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
@@ -267,7 +268,7 @@ void cuda_report_plan(const Program *p, const GpuPlan *plans, const char *ptxas_
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);
         for (int d = 0; d < 2; d++) {
-            KernelInfo k = find_kernel(p, plans, ptxas_log, c, d ? 'd' : 'f');
+            KernelInfo k = find_kernel(p, layout, plans, ptxas_log, c, d ? 'd' : 'f');
             const char *precision = d ? "double" : "float";
             if (k.registers < 0) {
                 fprintf(out, "hmmc: plan %s, GPU kernel in %s: %s; ptxas reported no registers\n",

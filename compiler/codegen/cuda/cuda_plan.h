@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "codegen/layout.h"
 
 /* Kernel shapes of the CUDA backend (gpu_plan chooses). */
 typedef enum GpuShape {
@@ -70,6 +71,7 @@ int cuda_ptxas_level(const Program *p, const GpuPlan *plans, const char **why);
 /* hmmc -v: per kernel, its registers and shared memory as ptxas reported them
  * (ptxas_log: nvcc's output with -Xptxas=-v) and the block size and occupancy
  * the runtime's occupancy rules give on an H100. */
-void cuda_report_plan(const Program *p, const GpuPlan *plans, const char *ptxas_log, FILE *out);
+void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *plans,
+                      const char *ptxas_log, FILE *out);
 
 #endif
