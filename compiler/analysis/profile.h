@@ -48,7 +48,7 @@ typedef struct ProfileExit {
     int *move;        /* K move indexes or -1 */
 } ProfileExit;
 
-typedef struct ProfileView { /* (ir.h names it struct ProfileView) */
+typedef struct ProfileView {
     int K;                      /* nodes */
     int *state;                 /* K * PROFILE_ROLES: the model's state of node k in role r
                                    at [k * PROFILE_ROLES + r], -1 where there is none */

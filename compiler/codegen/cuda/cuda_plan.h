@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "analysis/profile.h"
 #include "codegen/layout.h"
 
 /* Kernel shapes of the CUDA backend (gpu_plan chooses). */
@@ -30,7 +31,7 @@ typedef struct GpuPlan {
                           out (16 for small models; 1: one body, byte loads) */
     int silent_levels; /* GPU_BLOCK_PER_SEQUENCE: levels of silent states (a level
                           depends only on earlier ones: one barrier each) */
-    const struct ProfileView *profile; /* GPU_PROFILE: the node view (profile.h) */
+    const ProfileView *profile; /* GPU_PROFILE: the node view (profile.h) */
     int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (profile_lanes) */
     int profile_lane_scales; /* GPU_PROFILE, forward: each lane keeps its values times a
                                 power of two of its own (profile_lane_scales) */
