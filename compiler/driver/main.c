@@ -1,7 +1,7 @@
 /* main.c: the hmmc command: parses the options (usage()), checks -o and
- * --emit-dir before anything is read (check_output), then runs the three
- * steps: the front end (pipeline.c), or --import-hmmer (import/), and the
- * build (build.c: generate and compile). */
+ * --emit-dir before anything is read (check_output), then runs the steps:
+ * the front end (pipeline.c), or --import-hmmer (import/); the target's
+ * layout and plans (pipeline.c) and the build (build.c: generate and compile). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
