@@ -48,7 +48,7 @@ typedef struct ProfileExit {
     int *move;        /* K move indexes or -1 */
 } ProfileExit;
 
-typedef struct ProfileView { /* (ir.h names it struct ProfileView) */
+typedef struct ProfileView {
     int K;                      /* nodes */
     int *state;                 /* K * PROFILE_ROLES: the model's state of node k in role r
                                    at [k * PROFILE_ROLES + r], -1 where there is none */
@@ -162,7 +162,7 @@ int profile_entry_is_scaled(const ProfileView *v, int e);
  * 400, down to 2^-555, and M = 2000 marked every one of 25). */
 enum { PROFILE_FLOAT_LEAST_ENTRY = -200 }; /* log2 */
 
-/* Forward with lane scales (IrPlan.profile_lane_scales): each lane keeps
+/* Forward with lane scales (GpuPlan.profile_lane_scales): each lane keeps
  * its values times 2^-e, e its own, following the lane's magnitude along
  * the sequence (its values' sum near 2^88), and each special state keeps a
  * number and an exponent; values cross between lanes and specials with the

@@ -141,7 +141,8 @@ void dense_write_incbin_macro(Emitter *e)
     emit_line(e, "    extern const type symbol[]");
 }
 
-void dense_write_c_call(Emitter *e, const Program *p, int index, const char *prefix)
+void dense_write_c_call(Emitter *e, const Program *p, const Layout *layout, int index,
+                        const char *prefix)
 {
     const IrCall *call = &p->calls[index];
     const IrModel *m = call->model;
@@ -150,24 +151,26 @@ void dense_write_c_call(Emitter *e, const Program *p, int index, const char *pre
     char num[32];
     long n = d->n;
     int owner = dense_data_owner(p, index);
+    const char *data = arena_printf(p->arena, "hmmc_%s", layout_name(layout, owner, "data"));
+    const char *state_of = layout_name(layout, index, "state_of");
     emit_comment(e, "The model as a matrix over its %ld emitting states (natural logs, -inf: no "
                     "move), from %s.c%d.dense: the matrix (k -> j at [k * %ld + j]), the start "
                     "vector, the end vector, the emissions (symbol c from state j at [c * %ld + "
                     "j]).", n, prefix, owner, n, n);
     if (owner == index)
-        fprintf(o, "HMMC_INCBIN(double, hmmc_c%d_data, %s);\n", index,
+        fprintf(o, "HMMC_INCBIN(double, %s, %s);\n", data,
                 emit_string(arena_printf(p->arena, "%s.c%d.dense", prefix, index)));
     else
-        emit_comment(e, "%s holds the same numbers as %s: it reads its data (hmmc_c%d_data)",
-                     call->label, p->calls[owner].label, owner);
-    fprintf(o, "static const int c%d_state_of[] = {", index);
+        emit_comment(e, "%s holds the same numbers as %s: it reads its data (%s)",
+                     call->label, p->calls[owner].label, data);
+    fprintf(o, "static const int %s[] = {", state_of);
     for (long j = 0; j < n; j++)
         fprintf(o, "%s%d", j ? ", " : "", d->state_of[j]);
     fprintf(o, "%s};\n", n ? "" : "0");
-    fprintf(o, "hmmrt_dense hmmc_c%d_dense = {\n    .n = %ld, .K = %d, .n_states = %d, .start = %d, "
-               ".end = %d, .state_of = c%d_state_of,\n    .matrix = hmmc_c%d_data, .start_w = "
-               "hmmc_c%d_data + %ld, .end_w = hmmc_c%d_data + %ld,\n    .start_end = %s, "
-               ".emission = hmmc_c%d_data + %ld,\n};\n", index, n, d->K, m->n_states, m->start,
-            m->end, index, owner, owner, n * n, owner, n * n + n, emit_double(num, d->start_end),
-            owner, n * n + 2 * n);
+    fprintf(o, "hmmrt_dense hmmc_%s = {\n    .n = %ld, .K = %d, .n_states = %d, .start = %d, "
+               ".end = %d, .state_of = %s,\n    .matrix = %s, .start_w = "
+               "%s + %ld, .end_w = %s + %ld,\n    .start_end = %s, "
+               ".emission = %s + %ld,\n};\n", layout_name(layout, index, "dense"), n, d->K,
+            m->n_states, m->start, m->end, state_of, data, data, n * n, data, n * n + n,
+            emit_double(num, d->start_end), data, n * n + 2 * n);
 }

@@ -5,6 +5,7 @@
 #define HMMC_BACKEND_DENSE_H
 
 #include "codegen/emit.h"
+#include "codegen/layout.h"
 #include "ir/ir.h"
 
 /* Above this many moves a model's source moves (for --sample) go into a
@@ -42,6 +43,7 @@ void dense_write_incbin_macro(Emitter *e);
 /* The declarations of dense call `index`: its data file as hmmc_cN_data, its
  * states, and hmmc_cN_dense (hmmrt_dense), which the C run function and the
  * CUDA launcher both use (its data: hmmc_cK_data of K = dense_data_owner). */
-void dense_write_c_call(Emitter *e, const Program *p, int index, const char *prefix);
+void dense_write_c_call(Emitter *e, const Program *p, const Layout *layout, int index,
+                        const char *prefix);
 
 #endif

@@ -319,8 +319,9 @@ char *cuda_home(void)
 }
 
 /* Compiles the .c and .cu sources and links them with both runtime libraries. */
-static int build_cuda(const Program *p, const char *c_source, const char *cu_source,
-                      const char *dir, const char *program, const BuildOptions *o)
+static int build_cuda(const Program *p, const Plans *plans, const char *c_source,
+                      const char *cu_source, const char *dir, const char *program,
+                      const BuildOptions *o)
 {
     char *home = cuda_home();
     if (!home) {
@@ -356,7 +357,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
     /* sm_90 machine code for Hopper, and PTX that newer GPUs compile at load;
      * ptxas's level by what the kernels are (cuda_ptxas_level) */
     const char *why_level = NULL;
-    int level = cuda_ptxas_level(p, &why_level);
+    int level = cuda_ptxas_level(p, plans->gpu, &why_level);
     if (o->verbose)
         fprintf(stderr, "hmmc: %s\n", why_level);
     char *compile_cu[] = {nvcc, "-O3", "-std=c++14", "-gencode", "arch=compute_90,code=sm_90",
@@ -372,7 +373,7 @@ static int build_cuda(const Program *p, const char *c_source, const char *cu_sou
         if (log) {
             fputs(log, stderr);
             if (status == 0)
-                cuda_report_plan(p, log, stderr);
+                cuda_report_plan(p, plans->layout, plans->gpu, log, stderr);
         }
         free(log);
         unlink(ptxas_log);
@@ -431,8 +432,8 @@ static int build_c(const char *source, const char *program, const BuildOptions *
 }
 
 /* Writes one generated source; 0 or -1 with a message. */
-static int write_source(const char *path, const Program *p, const char *name, int cuda_part,
-                        int gpu, const char *data_prefix)
+static int write_source(const char *path, const Program *p, const Plans *plans,
+                        const char *name, int cuda_part, const char *data_prefix)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -445,8 +446,8 @@ static int write_source(const char *path, const Program *p, const char *name, in
     FILE *m = open_memstream(&text, &size);
     if (!m)
         fatal_out_of_memory();
-    int written = cuda_part ? backend_cuda_write(p, m, name)
-                            : backend_c_write(p, m, name, gpu, data_prefix);
+    int written = cuda_part ? backend_cuda_write(p, plans, m, name)
+                            : backend_c_write(p, plans, m, name, data_prefix);
     if (fclose(m) != 0 || written != 0)
         fatal_out_of_memory(); /* a stream in memory fails only for want of it */
     written = emit_wrap(f, text, size);
@@ -469,7 +470,7 @@ static char *temporary_program(const char *output)
     return xasprintf("%.*s.%.*s.hmmc-%ld", folder, output, keep, base, (long)getpid());
 }
 
-int build_program(const Program *p, const BuildOptions *o)
+int build_program(const Program *p, const Plans *plans, const BuildOptions *o)
 {
     /* the temporary folder: in $TMPDIR (where the C compiler puts its own), else /tmp */
     const char *tmpdir = getenv("TMPDIR");
@@ -514,9 +515,9 @@ int build_program(const Program *p, const BuildOptions *o)
                         "path, which the assembler cannot read: choose another (--emit-dir)\n",
                 absolute);
     } else if ((!data || dense_write_data(p, prefix) == 0) &&
-               write_source(source, p, name, 0, cuda, prefix) == 0 &&
-               (!cuda || write_source(cu_source, p, name, 1, 1, prefix) == 0)) {
-        result = cuda ? build_cuda(p, source, cu_source, dir, program, o)
+               write_source(source, p, plans, name, 0, prefix) == 0 &&
+               (!cuda || write_source(cu_source, p, plans, name, 1, prefix) == 0)) {
+        result = cuda ? build_cuda(p, plans, source, cu_source, dir, program, o)
                       : build_c(source, program, o);
     }
     if (result == 0 && rename(program, o->output) != 0) {

@@ -5,6 +5,7 @@
 #define HMMC_BUILD_H
 
 #include "ir/ir.h"
+#include "codegen/backend.h"
 
 /* The folder of the hmmc root holding libhmmrt.a: the Makefile's BUILD, so a
  * sanitizer build of hmmc (bin/hmmc-asan) links against its own runtime. */
@@ -24,10 +25,10 @@ typedef struct BuildOptions {
  * /usr/local/cuda), malloc'd, or NULL. */
 char *cuda_home(void);
 
-/* Generates the sources of p and builds the program (linked into a
- * temporary file beside o->output, then renamed to it). Returns 0, or -1
- * after printing what went wrong. */
-int build_program(const Program *p, const BuildOptions *o);
+/* Generates the sources of p by its plans (made for o->target) and builds
+ * the program (linked into a temporary file beside o->output, then renamed
+ * to it). Returns 0, or -1 after printing what went wrong. */
+int build_program(const Program *p, const Plans *plans, const BuildOptions *o);
 
 /* From now on SIGINT, SIGTERM and SIGHUP (unless ignored when hmmc started)
  * stop the tool build_program runs (its process group), remove its

@@ -1,7 +1,7 @@
 /* main.c: the hmmc command: parses the options (usage()), checks -o and
- * --emit-dir before anything is read (check_output), then runs the three
- * steps: the front end (pipeline.c), or --import-hmmer (import/), and the
- * build (build.c: generate and compile). */
+ * --emit-dir before anything is read (check_output), then runs the steps:
+ * the front end (pipeline.c), or --import-hmmer (import/); the target's
+ * layout and plans (pipeline.c) and the build (build.c: generate and compile). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -390,24 +390,34 @@ static int compile(const Options *o)
     diag_init(&diag, o->input, src, len, stderr);
     int status = EXIT_PROGRAM_ERRORS;
 
-    PipelineOptions po = {o->dump_after, stdout, o->verbose ? stderr : NULL, o->no_fold,
-                          o->c_shape};
+    PipelineOptions po = {.dump_after = o->dump_after, .dump = stdout,
+                          .verbose = o->verbose ? stderr : NULL, .no_fold = o->no_fold,
+                          .c_shape = o->c_shape};
     Program *p;
     PipelineResult result = pipeline_run(&arena, &diag, o->input, src, len, &po, &p);
     if (result != PIPELINE_PLANNED) {
         status = result == PIPELINE_DUMPED ? EXIT_OK : EXIT_PROGRAM_ERRORS;
         goto done;
     }
-    if (o->check) {
+    if (o->check && !o->dump_after) {
         status = EXIT_OK;
         goto done;
     }
+    /* --dump-after=plan without --target dumps the plans of both sides (a
+     * CUDA program's), whatever this machine's default target is */
     char *root = find_root();
-    const char *target = o->target ? o->target : default_target(root);
-    if (o->verbose)
+    const char *target = o->target ? o->target : o->dump_after ? "cuda" : default_target(root);
+    if (o->verbose && !o->dump_after)
         fprintf(stderr, "hmmc: target %s\n", target);
-    BuildOptions b = {target, o->output, o->emit_dir, root, o->verbose};
-    status = build_program(p, &b) == 0 ? EXIT_OK : EXIT_BUILD;
+    po.gpu = strcmp(target, "cuda") == 0;
+    Plans plans;
+    result = pipeline_plan_target(p, &po, &plans);
+    if (result == PIPELINE_PLANNED) {
+        BuildOptions b = {target, o->output, o->emit_dir, root, o->verbose};
+        status = build_program(p, &plans, &b) == 0 ? EXIT_OK : EXIT_BUILD;
+    } else {
+        status = EXIT_OK; /* dumped */
+    }
     free(root);
 done:
     arena_free(&arena);

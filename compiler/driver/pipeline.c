@@ -1,6 +1,7 @@
-/* pipeline.c: the front end of hmmc as one call (see pipeline.h): parse,
- * sema, then the passes in order. This is the one place their order is
- * written; main.c, the unit tests and the fuzzing harness call it. */
+/* pipeline.c: the front end of hmmc (see pipeline.h): parse, sema, the
+ * target-independent passes in order, then the layout and the chosen
+ * target's plans. This is the one place their order is written; main.c, the
+ * unit tests and the fuzzing harness call it. */
 #include "driver/pipeline.h"
 
 #include <stdio.h>
@@ -11,19 +12,21 @@
 #include "syntax/parse.h"
 #include "ir/ir_verify.h"
 #include "passes/pass.h"
+#include "codegen/cuda/cuda_plan.h"
 #include "sema/sema.h"
 
 /* The passes, in order; --dump-after=NAME prints the IR after one of them. */
 static const struct {
     const char *name;
-    int (*run)(Program *, Diag *);
+    int (*run)(Program *, const PassOptions *, Diag *);
 } passes[] = {
     {"attributes", pass_attributes}, /* what each call must compute and store */
     {"trim", pass_trim},             /* states no complete path visits removed */
     {"cycles", pass_close_cycles},   /* silent cycles replaced by their exact closure */
     {"fold", pass_fold_silent},      /* silent states folded where that makes fewer moves */
     {"order", pass_order},           /* evaluation order of silent moves within a position */
-    {"plan", pass_plan},             /* storage widths and code shape of every call */
+    {"plan", pass_plan},             /* the target-independent facts of every call; its dump
+                                        waits for the target's plans (pipeline_plan_target) */
 };
 enum { N_PASSES = sizeof passes / sizeof passes[0] };
 
@@ -59,9 +62,7 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
     Program *p = sema(a, file, d);
     if (d->errors || !p)
         return PIPELINE_ERRORS;
-    p->verbose = o->verbose;
-    p->fold_silent = !o->no_fold;
-    p->c_shape = o->c_shape;
+    PassOptions po = {.verbose = o->verbose, .fold_silent = !o->no_fold};
     const char *env = getenv("HMMC_VERIFY_IR");
     uint64_t *sums = NULL;
     if (env && *env) {
@@ -75,16 +76,39 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
         return PIPELINE_DUMPED;
     }
     for (int i = 0; i < N_PASSES; i++) {
-        if (!passes[i].run(p, d) || d->errors)
+        if (!passes[i].run(p, &po, d) || d->errors)
             return PIPELINE_ERRORS;
         if (sums)
             verify(a, p, passes[i].name, sums);
-        if (is_stage(o, passes[i].name)) {
+        if (is_stage(o, passes[i].name) && strcmp(passes[i].name, "plan") != 0) {
             ir_dump(p, o->dump);
             return PIPELINE_DUMPED;
         }
     }
     *program = p;
+    return PIPELINE_PLANNED;
+}
+
+/* --dump-after=plan: each call's plans, after its shared plan line. */
+static void dump_plans(const void *ctx, int call, FILE *out)
+{
+    const Plans *plans = ctx;
+    layout_dump_call(plans->layout, call, out);
+    c_plan_dump(&plans->c[call], out);
+    if (plans->gpu)
+        gpu_plan_dump(&plans->gpu[call], out);
+}
+
+PipelineResult pipeline_plan_target(Program *p, const PipelineOptions *o, Plans *plans)
+{
+    plans->layout = layout_build(p);
+    plans->c = c_plan(p, o->c_shape, o->verbose);
+    plans->gpu = o->gpu ? gpu_plan(p, o->verbose) : NULL;
+    if (is_stage(o, "plan")) {
+        ir_dump_with(p, o->dump, dump_plans, plans);
+        layout_dump(plans->layout, o->dump);
+        return PIPELINE_DUMPED;
+    }
     return PIPELINE_PLANNED;
 }
 

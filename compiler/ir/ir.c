@@ -17,17 +17,6 @@ const char *algorithm_name(Algorithm alg)
     return "?";
 }
 
-const char *gpu_shape_name(GpuShape shape)
-{
-    switch (shape) {
-    case GPU_THREAD_PER_SEQUENCE: return "thread-per-sequence";
-    case GPU_BLOCK_PER_SEQUENCE: return "block-per-sequence";
-    case GPU_DENSE: return "dense";
-    case GPU_PROFILE: return "profile";
-    }
-    return "?";
-}
-
 const char *attr_name(unsigned attr)
 {
     switch (attr) {
@@ -247,6 +236,12 @@ static const char *storage_name(Storage s)
 
 void ir_dump(const Program *p, FILE *out)
 {
+    ir_dump_with(p, out, NULL, NULL);
+}
+
+void ir_dump_with(const Program *p, FILE *out,
+                  void (*call_lines)(const void *ctx, int call, FILE *out), const void *ctx)
+{
     fprintf(out, "program %s\n", p->path);
     for (int i = 0; i < p->n_models; i++)
         dump_model(&p->models[i], out, "");
@@ -258,19 +253,13 @@ void ir_dump(const Program *p, FILE *out)
                 fprintf(out, " %s", attr_name(bit));
         fprintf(out, " storage %s\n", storage_name(call->storage));
         if (call->plan.n_live)
-            fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d gpu %s "
-                    "gpu-unroll %d silent-levels %d\n", call->plan.n_live,
-                    call->plan.max_in_degree, call->plan.bp_bytes,
-                    gpu_shape_name(call->plan.gpu_shape),
-                    call->plan.gpu_unroll, call->plan.silent_levels);
-        if (call->plan.n_live) /* the rest of what the backends read */
-            fprintf(out, "  plan c-shape %s dense %d profile-lanes %d lane-scales %d "
+            fprintf(out, "  plan live-states %d max-in-degree %d back-pointer-bytes %d dense %d "
                     "float-underflow %.17g float-overflow %.17g long-double-only %d\n",
-                    call->plan.c_shape == C_SHAPE_TABLE ? "table"
-                    : call->plan.c_shape == C_SHAPE_STRAIGHT ? "straight" : "auto",
-                    call->plan.dense, call->plan.profile_lanes, call->plan.profile_lane_scales,
-                    call->plan.float_underflow, call->plan.float_overflow,
+                    call->plan.n_live, call->plan.max_in_degree, call->plan.bp_bytes,
+                    call->plan.dense, call->plan.float_underflow, call->plan.float_overflow,
                     call->plan.long_double_only);
+        if (call_lines)
+            call_lines(ctx, c, out);
         dump_model(call->model, out, "  ");
     }
     for (int i = 0; i < p->n_prints; i++)

@@ -115,50 +115,21 @@ typedef enum Storage {
     STORE_WHOLE_TABLE  /* a whole table (&) */
 } Storage;
 
-/* Kernel shapes of the CUDA backend (pass_plan.c chooses). */
-typedef enum GpuShape {
-    GPU_THREAD_PER_SEQUENCE, /* small models: each thread one sequence, columns in registers */
-    GPU_BLOCK_PER_SEQUENCE,  /* larger models: a block per sequence, a thread per state (or
-                                several), columns in shared memory, moves in tables */
-    GPU_DENSE,               /* dense models (dense.h): each position of a batch of
-                                sequences is a tiled matrix product */
-    GPU_PROFILE              /* profiles (profile.h), forward and viterbi: a warp per
-                                sequence, each lane a run of nodes in registers, the
-                                delete chain a parallel prefix across the warp */
-} GpuShape;
-
-/* Code shapes of the C backend (pass_plan.c chooses; --c-shape forces one). */
-typedef enum CShape {
-    C_SHAPE_AUTO = 0,  /* Program.c_shape only: let the plan choose */
-    C_SHAPE_STRAIGHT,  /* every move a statement (emit_dp.c): fast to run, slow to compile */
-    C_SHAPE_TABLE      /* the moves in static tables, one loop per phase (backend_c_table.c) */
-} CShape;
-
-/* The plan of one call (pass_plan.c). */
+/* The target-independent plan of one call (pass_plan.c): facts of the
+ * call's model that both backends read. Each backend plans the rest for
+ * itself, for the chosen target only: the C backend into CPlan
+ * (codegen/c/c_plan.h), the CUDA backend into GpuPlan (codegen/cuda/cuda_plan.h). */
 typedef struct IrPlan {
     int n_live;        /* states not folded */
     int max_in_degree; /* most moves into one live state */
     int bp_bytes;      /* bytes per back pointer: 1, 2 or 4 (0 when none are kept) */
-    int gpu_unroll;    /* CUDA: positions per 16-byte load of residues whose bodies are
-                          written out (16 for small models; 1: one body, byte loads) */
-    GpuShape gpu_shape;/* CUDA: how threads share the work */
-    int silent_levels; /* GPU_BLOCK_PER_SEQUENCE: levels of silent states (a level
-                          depends only on earlier ones: one barrier each) */
     int dense;         /* the dense shape on both targets (dense.h): the model is a
                           matrix, evaluated by libhmmrt's matrix code on the CPU and
                           tiled matrix products on the GPU */
-    CShape c_shape;    /* C backend: straight-line or table */
-    const struct ProfileView *profile; /* GPU_PROFILE: the node view (profile.h), made once
-                                          by pass_plan for the backends */
-    int profile_lanes; /* GPU_PROFILE: lanes of a warp a sequence (profile_lanes) */
-    int profile_lane_scales; /* GPU_PROFILE, forward: each lane keeps its values times a
-                                power of two of its own (profile_lane_scales) */
     double float_underflow; /* forward, backward: ir_float_underflow of the model (0 when
-                               every value fits, and for viterbi, which adds logs): the
-                               GPU scores the call, and so its program, in double */
+                               every value fits, and for viterbi, which adds logs) */
     double float_overflow;  /* forward, backward: ln of the largest weight or emission value
-                               above float's range (2^128: a float literal is inf), 0 when none
-                               is: the GPU scores the call in double, as for float_underflow */
+                               above float's range (2^128: a float literal is inf), 0 when none */
     int long_double_only;   /* forward, backward: a weight or emission value lies outside
                                double's normal range (ir_outside_double): the C code sums in long
                                double only, and the program scores on the CPU */
@@ -192,13 +163,9 @@ typedef struct Program {
     IrCall *calls;    /* distinct calls of main, in order of first use */
     int n_prints;
     IrPrint *prints;  /* in program order */
-    FILE *verbose;    /* where passes explain their decisions (-v), or NULL */
-    int fold_silent;  /* fold silent states where it pays (off with --no-fold) */
-    CShape c_shape;   /* --c-shape: the C shape of every call, or C_SHAPE_AUTO */
 } Program;
 
 const char *algorithm_name(Algorithm alg);
-const char *gpu_shape_name(GpuShape shape); /* "thread-per-sequence", ... */
 const char *attr_name(unsigned attr); /* "score", "score&", "traceback", "traceback&" */
 
 /* A copy of a model into the arena (each call gets its own), sharing its
@@ -252,5 +219,9 @@ int ir_every_sequence_from(Arena *a, const IrModel *m);
 
 /* The stable text form of the program IR (--dump-after and golden tests). */
 void ir_dump(const Program *p, FILE *out);
+/* ir_dump, with the lines call_lines writes (the backends' plans of the
+ * call: driver/pipeline.c) after each call's plan line. */
+void ir_dump_with(const Program *p, FILE *out,
+                  void (*call_lines)(const void *ctx, int call, FILE *out), const void *ctx);
 
 #endif

@@ -4,7 +4,7 @@
  * printed; whole tables only for `&`. */
 #include "passes/pass.h"
 
-int pass_attributes(Program *p, Diag *d)
+int pass_attributes(Program *p, const PassOptions *o, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++) {
         IrCall *call = &p->calls[c];
@@ -14,8 +14,8 @@ int pass_attributes(Program *p, Diag *d)
             call->storage = STORE_BACKPOINTERS;
         else
             call->storage = STORE_TWO_COLUMNS;
-        if (p->verbose)
-            fprintf(p->verbose, "hmmc: %s keeps %s\n", call->label,
+        if (o->verbose)
+            fprintf(o->verbose, "hmmc: %s keeps %s\n", call->label,
                     call->storage == STORE_WHOLE_TABLE    ? "the whole table (printed with &)"
                     : call->storage == STORE_BACKPOINTERS ? "two columns and back pointers (traceback)"
                                                           : "two columns (score only)");

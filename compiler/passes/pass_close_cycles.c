@@ -381,9 +381,9 @@ static void close_model(Arena *a, IrModel *m, FILE *verbose, const char *label)
     m->n_moves = kept;
 }
 
-int pass_close_cycles(Program *p, Diag *d)
+int pass_close_cycles(Program *p, const PassOptions *o, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++)
-        close_model(p->arena, p->calls[c].model, p->verbose, p->calls[c].label);
+        close_model(p->arena, p->calls[c].model, o->verbose, p->calls[c].label);
     return 1;
 }

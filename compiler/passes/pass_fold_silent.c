@@ -357,19 +357,19 @@ static void explain(FILE *out, const IrCall *call, int folded)
         fprintf(out, "hmmc:   (and %d more)\n", listed - 20);
 }
 
-int pass_fold_silent(Program *p, Diag *d)
+int pass_fold_silent(Program *p, const PassOptions *o, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++) {
         IrCall *call = &p->calls[c];
-        if (!p->fold_silent || call->storage == STORE_WHOLE_TABLE) {
-            if (p->verbose)
-                fprintf(p->verbose, "hmmc: %s: no silent state folded (%s)\n", call->label,
-                        p->fold_silent ? "a whole table is printed" : "--no-fold");
+        if (!o->fold_silent || call->storage == STORE_WHOLE_TABLE) {
+            if (o->verbose)
+                fprintf(o->verbose, "hmmc: %s: no silent state folded (%s)\n", call->label,
+                        o->fold_silent ? "a whole table is printed" : "--no-fold");
             continue;
         }
         int folded = fold_model(p->arena, call->model);
-        if (p->verbose)
-            explain(p->verbose, call, folded);
+        if (o->verbose)
+            explain(o->verbose, call, folded);
     }
     return 1;
 }

@@ -36,7 +36,7 @@ static int order_model(Arena *a, IrModel *m, Diag *d, const char *label)
     return 1;
 }
 
-int pass_order(Program *p, Diag *d)
+int pass_order(Program *p, const PassOptions *o, Diag *d)
 {
     int ok = 1;
     for (int c = 0; c < p->n_calls; c++)

@@ -56,7 +56,7 @@ static int known_untrimmed(const Program *p, int c, const char *untrimmed)
     return 0;
 }
 
-int pass_trim(Program *p, Diag *d)
+int pass_trim(Program *p, const PassOptions *o, Diag *d)
 {
     char *untrimmed = ARENA_ARRAY(p->arena, char, p->n_calls ? p->n_calls : 1);
     for (int c = 0; c < p->n_calls; c++) {
@@ -69,8 +69,8 @@ int pass_trim(Program *p, Diag *d)
         }
         int n = trim_model(p->arena, call->model);
         untrimmed[c] = n == 0;
-        if (p->verbose && n)
-            fprintf(p->verbose, "hmmc: %s: removed %d state%s no complete path visits\n",
+        if (o->verbose && n)
+            fprintf(o->verbose, "hmmc: %s: removed %d state%s no complete path visits\n",
                     call->label, n, n == 1 ? "" : "s");
     }
     return 1;

@@ -1,6 +1,7 @@
 /* fuzz_frontend.c: libFuzzer harness of hmmc's front end and code
  * generators. Each input is a .hmm source: it goes through exactly what
- * hmmc runs (pipeline_run: lexer, parser, sema and every pass up to plan),
+ * hmmc runs (pipeline_run: lexer, parser, sema and every pass up to plan; then the
+ * layout and both targets' plans, pipeline_plan_target),
  * and a program that passes is dumped and written by the C and CUDA
  * backends into /dev/null. No compiler is ever invoked. Messages go to
  * /dev/null too: only crashes, sanitizer reports, leaks and timeouts count.
@@ -27,11 +28,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     arena_init(&arena);
     Diag diag;
     diag_init(&diag, "fuzz.hmm", src, size, sink);
-    PipelineOptions options = {.dump = sink, .verbose = sink};
+    PipelineOptions options = {.dump = sink, .verbose = sink, .gpu = 1};
     Program *p;
-    if (pipeline_run(&arena, &diag, "fuzz.hmm", src, size, &options, &p) == PIPELINE_PLANNED) {
+    Plans plans;
+    if (pipeline_run(&arena, &diag, "fuzz.hmm", src, size, &options, &p) == PIPELINE_PLANNED &&
+        pipeline_plan_target(p, &options, &plans) == PIPELINE_PLANNED) {
         ir_dump(p, sink);
-        if (backend_c_write(p, sink, "fuzz", 1, "/nonexistent/fuzz") != 0 || backend_cuda_write(p, sink, "fuzz") != 0)
+        if (backend_c_write(p, &plans, sink, "fuzz", "/nonexistent/fuzz") != 0 ||
+            backend_cuda_write(p, &plans, sink, "fuzz") != 0)
             abort(); /* a planned program must always be writable */
     }
     arena_free(&arena);

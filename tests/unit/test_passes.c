@@ -7,7 +7,11 @@
  *   pass_fold_silent   the cost rule, folded weights, merged parallel paths,
  *                      kept profile delete states, and when nothing is folded
  *   pass_order         silent moves go forward in silent_order
- *   pass_plan          live states, in-degree, back-pointer width, code shape
+ *   pass_plan          live states, in-degree, back-pointer width, dense
+ *   gpu_plan           the CUDA backend's kernel shape, unrolling, profile lanes
+ *                      (codegen/cuda/cuda_plan.c, run after "plan" here)
+ *   pipeline_plan_target  only the chosen target's plans (and -v lines); the
+ *                      layout: alphabets, columns, models, names
  *   graph.c            SCCs and reachability on hand-made graphs
  *   ir_verify          passes a good program after every pass, and finds
  *                      each kind of broken invariant it checks
@@ -35,11 +39,13 @@
 #include "passes/pass.h"
 #include "analysis/profile.h"
 #include "sema/sema.h"
+#include "codegen/cuda/cuda_plan.h"
+#include "driver/pipeline.h"
 
 /* The passes in the order compiler/driver/pipeline.c runs them. */
 static const struct {
     const char *name;
-    int (*run)(Program *, Diag *);
+    int (*run)(Program *, const PassOptions *, Diag *);
 } PASSES[] = {
     {"attributes", pass_attributes}, {"cycles", pass_close_cycles}, {"fold", pass_fold_silent},
     {"order", pass_order},           {"plan", pass_plan},
@@ -56,6 +62,8 @@ typedef struct Compiled {
     char *messages;
     size_t size;
     Program *program;
+    PassOptions options;
+    GpuPlan *gpu;      /* through "plan": the CUDA backend's plan of every call */
 } Compiled;
 
 /* Compiles src through sema and then the passes up to and including `last`
@@ -74,10 +82,11 @@ static Program *compile_through(Compiled *c, const char *src, const char *last, 
     fflush(c->stream);
     if (!p || c->diag.errors)
         fail_msg("the test source does not compile:\n%s", c->messages);
-    p->fold_silent = fold_silent;
+    c->options = (PassOptions){.verbose = NULL, .fold_silent = fold_silent};
+    c->gpu = NULL;
     int known = strcmp(last, "sema") == 0;
     for (int i = 0; i < N_PASSES && !known; i++) {
-        int ok = PASSES[i].run(p, &c->diag);
+        int ok = PASSES[i].run(p, &c->options, &c->diag);
         fflush(c->stream);
         if (!ok || c->diag.errors)
             fail_msg("pass %s failed:\n%s", PASSES[i].name, c->messages);
@@ -85,6 +94,8 @@ static Program *compile_through(Compiled *c, const char *src, const char *last, 
     }
     if (!known)
         fail_msg("no pass named %s", last);
+    if (strcmp(last, "plan") == 0)
+        c->gpu = gpu_plan(p, NULL);
     c->program = p;
     return p;
 }
@@ -517,8 +528,8 @@ static void test_no_silent_cycle_then_order_succeeds(void **state)
     for (int k = 0; k < 2; k++) {
         Compiled c;
         Program *p = compile_through(&c, models[k], "cycles", FOLD_OFF);
-        assert_int_equal(pass_fold_silent(p, &c.diag), 1);
-        assert_int_equal(pass_order(p, &c.diag), 1);
+        assert_int_equal(pass_fold_silent(p, &c.options, &c.diag), 1);
+        assert_int_equal(pass_order(p, &c.options, &c.diag), 1);
         assert_int_equal(c.diag.errors, 0);
         compiled_free(&c);
     }
@@ -535,7 +546,7 @@ static void test_fold_silent_chain(void **state)
     Program *p = compile_through(&c, src, "cycles", FOLD_ON);
     IrModel *m = first_call_model(p);
     assert_int_equal(m->n_moves, 5);
-    assert_int_equal(pass_fold_silent(p, &c.diag), 1);
+    assert_int_equal(pass_fold_silent(p, &c.options, &c.diag), 1);
     int a = state_index(m, "a"), b = state_index(m, "b"), cc = state_index(m, "c");
     int d = state_index(m, "d");
     assert_true(m->states[b].folded);
@@ -585,7 +596,7 @@ static void test_fold_keeps_profile_delete_states(void **state)
     Program *p = compile_through(&c, src, "cycles", FOLD_ON);
     IrModel *m = first_call_model(p);
     assert_int_equal(m->n_moves, 12);
-    assert_int_equal(pass_fold_silent(p, &c.diag), 1);
+    assert_int_equal(pass_fold_silent(p, &c.options, &c.diag), 1);
     int S = state_index(m, "S"), E = state_index(m, "E");
     int M2 = state_index(m, "M2"), M3 = state_index(m, "M3");
     int D1 = state_index(m, "D1"), D2 = state_index(m, "D2"), D3 = state_index(m, "D3");
@@ -808,7 +819,7 @@ static void test_plan_back_pointer_width(void **state)
 }
 
 /* The fan model with fan_in emitting states has 2 * fan_in moves. */
-static IrPlan plan_of_fan(int fan_in)
+static GpuPlan plan_of_fan(int fan_in)
 {
     Arena scratch;
     arena_init(&scratch);
@@ -817,7 +828,7 @@ static IrPlan plan_of_fan(int fan_in)
                                                    "main { print forward(new fan()).score; }\n"),
                                  "plan", FOLD_ON);
     assert_int_equal(p->calls[0].model->n_moves, 2 * fan_in);
-    IrPlan plan = p->calls[0].plan;
+    GpuPlan plan = c.gpu[0];
     compiled_free(&c);
     arena_free(&scratch);
     return plan;
@@ -826,11 +837,11 @@ static IrPlan plan_of_fan(int fan_in)
 static void test_plan_code_shape_by_model_size(void **state)
 {
     /* CUDA: a thread per sequence up to 24 live states (fan_in + 2 here), a block above */
-    assert_int_equal(plan_of_fan(22).gpu_shape, GPU_THREAD_PER_SEQUENCE);
-    assert_int_equal(plan_of_fan(23).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
+    assert_int_equal(plan_of_fan(22).shape, GPU_THREAD_PER_SEQUENCE);
+    assert_int_equal(plan_of_fan(23).shape, GPU_BLOCK_PER_SEQUENCE);
     /* CUDA: sixteen positions written out up to 256 moves, one above */
-    assert_int_equal(plan_of_fan(128).gpu_unroll, 16);
-    assert_int_equal(plan_of_fan(129).gpu_unroll, 1);
+    assert_int_equal(plan_of_fan(128).unroll, 16);
+    assert_int_equal(plan_of_fan(129).unroll, 1);
 }
 
 /* n emitting states; pair (i, j) joined when (3 i + 7 j) % 20 < tenths * 2
@@ -856,14 +867,20 @@ static const char *dense_source(Arena *a, int n, int tenths, const char *main_bl
     return src;
 }
 
-static IrPlan plan_of_dense(int n, int tenths, const char *main_block)
+/* The shared plan and the GPU plan of a call. */
+typedef struct BothPlans {
+    IrPlan ir;
+    GpuPlan gpu;
+} BothPlans;
+
+static BothPlans plan_of_dense(int n, int tenths, const char *main_block)
 {
     Arena scratch;
     arena_init(&scratch);
     Compiled c;
     Program *p = compile_through(&c, dense_source(&scratch, n, tenths, main_block), "plan",
                                  FOLD_ON);
-    IrPlan plan = p->calls[0].plan;
+    BothPlans plan = {p->calls[0].plan, c.gpu[0]};
     compiled_free(&c);
     arena_free(&scratch);
     return plan;
@@ -875,18 +892,18 @@ static void test_plan_dense_shape(void **state)
     const char *traceback = "main { print viterbi(new d()).traceback; }\n";
     const char *table = "main { print forward(new d()).score&; }\n";
     /* 128 emitting states, every pair joined: dense, on both targets */
-    IrPlan plan = plan_of_dense(128, 10, score);
-    assert_true(plan.dense);
-    assert_int_equal(plan.gpu_shape, GPU_DENSE);
-    assert_int_equal(plan.bp_bytes, 0);
+    BothPlans plan = plan_of_dense(128, 10, score);
+    assert_true(plan.ir.dense);
+    assert_int_equal(plan.gpu.shape, GPU_DENSE);
+    assert_int_equal(plan.ir.bp_bytes, 0);
     /* one state fewer, or fewer than half of the pairs joined: not dense */
-    assert_false(plan_of_dense(127, 10, score).dense);
-    assert_false(plan_of_dense(128, 4, score).dense);
-    assert_true(plan_of_dense(128, 6, score).dense);
+    assert_false(plan_of_dense(127, 10, score).ir.dense);
+    assert_false(plan_of_dense(128, 4, score).ir.dense);
+    assert_true(plan_of_dense(128, 6, score).ir.dense);
     /* tracebacks keep the source state: 16 bits */
-    assert_int_equal(plan_of_dense(128, 10, traceback).bp_bytes, 2);
+    assert_int_equal(plan_of_dense(128, 10, traceback).ir.bp_bytes, 2);
     /* whole tables are the straight-line code's */
-    assert_false(plan_of_dense(128, 10, table).dense);
+    assert_false(plan_of_dense(128, 10, table).ir.dense);
 }
 
 /* A Plan7-like profile of k nodes over {x, y} (S N B M1..Mk I1..Ik-1
@@ -931,14 +948,14 @@ static const char *profile_source(Arena *a, int k, const char *extra, const char
 }
 
 /* The plan of the first call of a profile of k nodes, and its view. */
-static IrPlan plan_of_profile(int k, const char *extra, const char *main_block, int *nodes,
-                              int *specials)
+static GpuPlan plan_of_profile(int k, const char *extra, const char *main_block, int *nodes,
+                               int *specials)
 {
     Arena scratch;
     arena_init(&scratch);
     Compiled c;
     Program *p = compile_through(&c, profile_source(&scratch, k, extra, main_block), "plan", FOLD_ON);
-    IrPlan plan = p->calls[0].plan;
+    GpuPlan plan = c.gpu[0];
     ProfileView *v = profile_view(p->arena, p->calls[0].model, NULL);
     *nodes = v ? v->K : 0;
     *specials = v ? v->n_specials : 0;
@@ -953,35 +970,35 @@ static void test_plan_profile_shape(void **state)
     int nodes, specials;
     /* 30 nodes: a profile; its specials S N C T (B and E fold into N's entries
      * and the exits to C) */
-    IrPlan plan = plan_of_profile(30, "", both, &nodes, &specials);
-    assert_int_equal(plan.gpu_shape, GPU_PROFILE);
+    GpuPlan plan = plan_of_profile(30, "", both, &nodes, &specials);
+    assert_int_equal(plan.shape, GPU_PROFILE);
     assert_int_equal(nodes, 30);
     assert_int_equal(specials, 4);
     /* viterbi too (the second call) */
     Arena scratch;
     arena_init(&scratch);
     Compiled c;
-    Program *p = compile_through(&c, profile_source(&scratch, 30, "", both), "plan", FOLD_ON);
-    assert_int_equal(p->calls[1].plan.gpu_shape, GPU_PROFILE);
+    compile_through(&c, profile_source(&scratch, 30, "", both), "plan", FOLD_ON);
+    assert_int_equal(c.gpu[1].shape, GPU_PROFILE);
     compiled_free(&c);
     arena_free(&scratch);
     /* backward and whole tables keep the block shape */
     assert_int_equal(plan_of_profile(30, "", "main { print backward(new p()).score; }\n", &nodes,
-                                     &specials).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
+                                     &specials).shape, GPU_BLOCK_PER_SEQUENCE);
     assert_int_equal(plan_of_profile(30, "", "main { print forward(new p()).score&; }\n", &nodes,
-                                     &specials).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
+                                     &specials).shape, GPU_BLOCK_PER_SEQUENCE);
     /* too few nodes, a move four nodes ahead, a move back: not profiles */
-    assert_int_equal(plan_of_profile(20, "", both, &nodes, &specials).gpu_shape, GPU_BLOCK_PER_SEQUENCE);
-    assert_int_equal(plan_of_profile(30, " M5 -> M9 0.01;\n", both, &nodes, &specials).gpu_shape,
+    assert_int_equal(plan_of_profile(20, "", both, &nodes, &specials).shape, GPU_BLOCK_PER_SEQUENCE);
+    assert_int_equal(plan_of_profile(30, " M5 -> M9 0.01;\n", both, &nodes, &specials).shape,
                      GPU_BLOCK_PER_SEQUENCE);
-    assert_int_equal(plan_of_profile(30, " M12 -> M3 0.01;\n", both, &nodes, &specials).gpu_shape,
+    assert_int_equal(plan_of_profile(30, " M12 -> M3 0.01;\n", both, &nodes, &specials).shape,
                      GPU_BLOCK_PER_SEQUENCE);
     /* a special state entering a delete state silently: not a profile (the
      * kernel evaluates the specials after the delete chain) */
-    assert_int_equal(plan_of_profile(30, " B -> D5 0.01;\n", both, &nodes, &specials).gpu_shape,
+    assert_int_equal(plan_of_profile(30, " B -> D5 0.01;\n", both, &nodes, &specials).shape,
                      GPU_BLOCK_PER_SEQUENCE);
     /* a move two nodes ahead (as folding a delete state makes) is still a profile */
-    assert_int_equal(plan_of_profile(30, " M5 -> M7 0.01;\n", both, &nodes, &specials).gpu_shape,
+    assert_int_equal(plan_of_profile(30, " M5 -> M7 0.01;\n", both, &nodes, &specials).shape,
                      GPU_PROFILE);
 }
 
@@ -1075,55 +1092,137 @@ static void test_plan_holds_shrinking_weights_per_lane(void **state)
     Program *p = compile_through(&c, shrinking_profile_source(&scratch, 40, 0.04, 0, "", calls), "plan",
                                  FOLD_ON);
     const IrCall *forward = &p->calls[0];
-    assert_int_equal(forward->plan.gpu_shape, GPU_PROFILE);
+    const GpuPlan *forward_gpu = &c.gpu[0];
+    assert_int_equal(forward_gpu->shape, GPU_PROFILE);
     /* the weights go down to 0.001 * 0.04^39, 2^-191 (N -> B and B fold into
      * N's entries) */
     assert_true(ir_float_underflow(forward->model) < -130);
-    assert_true(forward->plan.float_underflow == 0);
-    const ProfileView *v = forward->plan.profile;
-    int G = forward->plan.profile_lanes, scaled_rows = 0;
+    assert_true(forward_gpu->float_underflow == 0);
+    const ProfileView *v = forward_gpu->profile;
+    int G = forward_gpu->profile_lanes, scaled_rows = 0;
     for (int e = 0; e < v->n_entries; e++)
         if (profile_entry_is_scaled(v, e))
             scaled_rows += check_lane_exponents(forward->model, v->entries[e].move, v->K, G) > 0;
     for (int x = 0; x < v->n_exits; x++)
         scaled_rows += check_lane_exponents(forward->model, v->exits[x].move, v->K, G) > 0;
     assert_int_equal(scaled_rows, 2); /* N's entries into the matches, the exits to C */
-    assert_true(p->calls[1].plan.float_underflow == 0); /* viterbi adds logs */
-    assert_int_equal(forward->plan.profile_lane_scales, 0);
+    assert_true(c.gpu[1].float_underflow == 0); /* viterbi adds logs */
+    assert_int_equal(forward_gpu->profile_lane_scales, 0);
     compiled_free(&c);
     /* entries below 2^-200 (0.001 * 1e-4^39) would put values below float's
      * range in every column of one scale; lanes of 5 nodes are too short to
      * pay for an exponent each (profile.h): double */
     p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-4, 1e-300, "", calls), "plan", FOLD_ON);
-    assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
-    assert_true(p->calls[0].plan.float_underflow < -350);
-    assert_int_equal(p->calls[0].plan.profile_lane_scales, 0);
+    assert_int_equal(c.gpu[0].shape, GPU_PROFILE);
+    assert_true(c.gpu[0].float_underflow < -350);
+    assert_int_equal(c.gpu[0].profile_lane_scales, 0);
     compiled_free(&c);
     /* the same at 600 nodes (0.001 * 0.5^599, 2^-609; lanes of 19 nodes):
      * float, each lane and special state with an exponent of its own */
     p = compile_through(&c, shrinking_profile_source(&scratch, 600, 0.5, 0, "", calls), "plan", FOLD_ON);
-    assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
-    assert_true((p->calls[0].plan.profile->K + p->calls[0].plan.profile_lanes - 1) /
-                p->calls[0].plan.profile_lanes > PROFILE_LANE_SCALES_MIN_NODES);
-    assert_true(p->calls[0].plan.float_underflow == 0);
-    assert_int_equal(p->calls[0].plan.profile_lane_scales, 1);
-    assert_int_equal(p->calls[1].plan.profile_lane_scales, 0); /* viterbi */
+    assert_int_equal(c.gpu[0].shape, GPU_PROFILE);
+    assert_true((c.gpu[0].profile->K + c.gpu[0].profile_lanes - 1) /
+                c.gpu[0].profile_lanes > PROFILE_LANE_SCALES_MIN_NODES);
+    assert_true(c.gpu[0].float_underflow == 0);
+    assert_int_equal(c.gpu[0].profile_lane_scales, 1);
+    assert_int_equal(c.gpu[1].profile_lane_scales, 0); /* viterbi */
     compiled_free(&c);
     /* a lane whose own weights span more than float's range (1e-3 to 1e-56,
      * 2^-176, in lane 0; none below 2^-200): double */
     p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1e-20, 1e-56, "", calls), "plan",
                         FOLD_ON);
-    assert_int_equal(p->calls[0].plan.gpu_shape, GPU_PROFILE);
-    assert_true(p->calls[0].plan.float_underflow < 0);
+    assert_int_equal(c.gpu[0].shape, GPU_PROFILE);
+    assert_true(c.gpu[0].float_underflow < 0);
     compiled_free(&c);
     /* no tiny weights: no lane needs an exponent */
     p = compile_through(&c, shrinking_profile_source(&scratch, 40, 1, 0, "", calls), "plan", FOLD_ON);
-    v = p->calls[0].plan.profile;
+    v = c.gpu[0].profile;
     for (int x = 0; x < v->n_exits; x++)
         assert_int_equal(check_lane_exponents(p->calls[0].model, v->exits[x].move, v->K,
-                                              p->calls[0].plan.profile_lanes), 0);
+                                              c.gpu[0].profile_lanes), 0);
     compiled_free(&c);
     arena_free(&scratch);
+}
+
+/* pipeline_plan_target with or without the GPU side: -v's lines and the plans. */
+static void plan_target(const char *src, int gpu, Plans *plans, char **said, Arena *a)
+{
+    Diag d;
+    size_t size = 0;
+    FILE *out = open_memstream(said, &size);
+    assert_non_null(out);
+    diag_init(&d, "t.hmm", src, strlen(src), out);
+    PipelineOptions o = {.verbose = out, .gpu = gpu};
+    Program *p;
+    assert_int_equal(pipeline_run(a, &d, "t.hmm", src, strlen(src), &o, &p), PIPELINE_PLANNED);
+    assert_int_equal(pipeline_plan_target(p, &o, plans), PIPELINE_PLANNED);
+    fclose(out);
+}
+
+static void test_plans_only_for_the_chosen_target(void **state)
+{
+    (void)state;
+    Arena a;
+    arena_init(&a);
+    const char *src = with_main(&a, CHAIN_MODEL, "main { print viterbi(new m()).traceback; }\n");
+    Plans plans;
+    char *said = NULL;
+    plan_target(src, 0, &plans, &said, &a);
+    assert_null(plans.gpu);
+    assert_non_null(plans.c);
+    assert_non_null(strstr(said, "hmmc: plan viterbi(m): 4 live states"));
+    assert_null(strstr(said, "GPU")); /* --target=c says nothing of GPUs */
+    free(said);
+    said = NULL;
+    plan_target(src, 1, &plans, &said, &a);
+    assert_non_null(plans.gpu);
+    assert_int_equal(plans.gpu[0].shape, GPU_THREAD_PER_SEQUENCE);
+    assert_non_null(strstr(said, "hmmc: plan viterbi(m): GPU: thread per sequence"));
+    free(said);
+    arena_free(&a);
+}
+
+static void test_layout_of_the_program(void **state)
+{
+    (void)state;
+    Arena a;
+    arena_init(&a);
+    /* two models over one alphabet, a third over another; the second model
+     * first used by the second call; prints interleaved between calls */
+    const char *src =
+        "hmm x { alphabet [a, b]; startstate s; state q emits e; endstate t;\n"
+        "  emission e = [0.5, 0.5]; s -> q 1; q -> q 0.5; q -> t 0.5; }\n"
+        "hmm y { alphabet [a, b]; startstate s; state q emits e; endstate t;\n"
+        "  emission e = [0.5, 0.5]; s -> q 1; q -> q 0.5; q -> t 0.5; }\n"
+        "hmm z { alphabet [c, d, e]; startstate s; state q emits e; endstate t;\n"
+        "  emission e = [0.2, 0.3, 0.5]; s -> q 1; q -> q 0.5; q -> t 0.5; }\n"
+        "main { v = viterbi(new z()); print v.score; print forward(new y()).score;\n"
+        "  print v.traceback; print forward(new x()).score; }\n";
+    Plans plans;
+    char *said = NULL;
+    plan_target(src, 1, &plans, &said, &a);
+    free(said);
+    const Layout *l = plans.layout;
+    assert_int_equal(l->n_alphabets, 2);
+    assert_string_equal(l->alphabets[0], "cde");
+    assert_string_equal(l->alphabets[1], "ab");
+    assert_int_equal(l->n_used, 3);
+    assert_int_equal(l->used_models[0], 2); /* z, y, x: in order of first use */
+    assert_int_equal(l->used_models[1], 1);
+    assert_int_equal(l->used_models[2], 0);
+    assert_int_equal(l->calls[0].alphabet, 0);
+    assert_int_equal(l->calls[1].alphabet, 1);
+    assert_int_equal(l->calls[2].alphabet, 1);
+    assert_int_equal(l->calls[0].n_columns, 2); /* viterbi: columns 0 and 2 */
+    assert_int_equal(l->calls[0].columns[0], 0);
+    assert_int_equal(l->calls[0].columns[1], 2);
+    assert_int_equal(l->calls[1].n_columns, 1);
+    assert_int_equal(l->calls[1].columns[0], 1);
+    assert_int_equal(l->columns[0].possible_from, 0); /* viterbi's -inf needs no length */
+    assert_int_equal(l->columns[1].possible_from, 1); /* every length from 1 has a path */
+    assert_null(l->cpu_only);
+    assert_string_equal(layout_name(l, 2, "forward"), "c2_forward");
+    arena_free(&a);
 }
 
 static void test_scc_of_a_small_graph(void **state)
@@ -1576,7 +1675,7 @@ static void verify_broken(const char *stage, void (*breaker)(Program *), const c
     for (int i = 0; i < p->n_models; i++)
         sums[i] = ir_model_checksum(&p->models[i]);
     for (int i = 0; i < N_PASSES && strcmp(stage, "sema") != 0; i++) {
-        assert_true(PASSES[i].run(p, &c.diag));
+        assert_true(PASSES[i].run(p, &c.options, &c.diag));
         if (strcmp(stage, PASSES[i].name) == 0)
             break;
     }
@@ -1661,6 +1760,8 @@ int main(void)
         cmocka_unit_test(test_plan_dense_shape),
         cmocka_unit_test(test_plan_profile_shape),
         cmocka_unit_test(test_plan_holds_shrinking_weights_per_lane),
+        cmocka_unit_test(test_plans_only_for_the_chosen_target),
+        cmocka_unit_test(test_layout_of_the_program),
         cmocka_unit_test(test_scc_of_a_small_graph),
         cmocka_unit_test(test_scc_of_a_graph_without_edges_and_a_dag),
         cmocka_unit_test(test_scc_of_long_chains_does_not_recurse),

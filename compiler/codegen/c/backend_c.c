@@ -25,6 +25,7 @@
 
 #include "codegen/backend_dense.h"
 #include "codegen/c/backend_c_table.h"
+#include "codegen/c/c_plan.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
 
@@ -33,17 +34,21 @@ typedef struct CallWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
-    int index;          /* call number: names are c<index>_... */
+    int index;          /* call number: its names are layout_name(layout, index, ...) */
+    const Layout *layout;
+    const CPlan *plan;  /* the call's C plan */
     const IrModel *m;
     DpWriter dp;        /* the statements of one position */
     const PositionWriter *position; /* in the call's shape: straight-line or table */
     int *in_start, *in_order; /* incoming moves per state (the same as dp's) */
-    int alphabet;       /* index into the program's alphabets */
-    int local_arrays;   /* columns as local arrays (small models) or scratch */
     const char *data_prefix; /* where the data files are (backend_dense.h) */
 } CallWriter;
 
-enum { LOCAL_ARRAY_MAX_STATES = 64 };
+/* The name of one of the call's symbols: "c0_forward". */
+static const char *name_of(const CallWriter *w, const char *what)
+{
+    return layout_name(w->layout, w->index, what);
+}
 
 static const PositionWriter position_straight_line = {
     dp_forward_emitting, dp_forward_silent, dp_backward_emitting, dp_backward_silent,
@@ -145,7 +150,7 @@ static void write_store_table_column(CallWriter *w, const SumPrecision *p, const
 static void write_columns(CallWriter *w, const char *type)
 {
     int n = w->m->n_states;
-    if (w->local_arrays) {
+    if (w->plan->local_arrays) {
         emit_line(w->e, "%s column0[%d], column1[%d];", type, n, n);
     } else {
         emit_line(w->e, "%s *column0 = columns, *column1 = columns + %d;", type, n);
@@ -192,8 +197,8 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
         emit_comment(w->e, "ln of the forward score in %s; column values are probabilities times "
                            "2^-*scale. table, when not NULL, receives every column in logs.",
                      p->type);
-    emit_open(w->e, "static double c%d_%s%s(const uint8_t *x, int64_t L, %s *columns, "
-                    "double *table, int64_t *scale)", w->index, backward ? "backward" : "forward",
+    emit_open(w->e, "static double %s%s(const uint8_t *x, int64_t L, %s *columns, "
+                    "double *table, int64_t *scale)", name_of(w, backward ? "backward" : "forward"),
               p->suffix, p->type);
     w->dp.value_type = p->type;
     write_columns(w, p->type);
@@ -255,8 +260,8 @@ static void write_viterbi(CallWriter *w)
                        "offsets are summed with their rounding errors kept (Neumaier): over "
                        "10^7 positions a plain running sum drifted by 7e-4.", bytes,
                  bytes == 1 ? "" : "s");
-    emit_open(w->e, "static double c%d_viterbi(const uint8_t *x, int64_t L, double *columns, "
-                    "double *table, %s *bp_table)", w->index, type);
+    emit_open(w->e, "static double %s(const uint8_t *x, int64_t L, double *columns, "
+                    "double *table, %s *bp_table)", name_of(w, "viterbi"), type);
     write_columns(w, "double");
     emit_line(w->e, "(void)columns;");
     if (bytes) {
@@ -307,40 +312,45 @@ static void write_paths(CallWriter *w)
 {
     const IrModel *m = w->m;
     FILE *o = w->e->out;
-    int c = w->index;
-    fprintf(o, "static const char *const c%d_names[] = {", c);
+    const char *names = name_of(w, "names"), *hidden = name_of(w, "hidden");
+    const char *paths = name_of(w, "paths");
+    fprintf(o, "static const char *const %s[] = {", names);
     for (int s = 0; s < m->n_states; s++)
         fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
-    fprintf(o, "};\nstatic const unsigned char c%d_hidden[] = {", c);
+    fprintf(o, "};\nstatic const unsigned char %s[] = {", hidden);
     for (int s = 0; s < m->n_states; s++)
         fprintf(o, "%s%d", s ? ", " : "", m->states[s].aux_of >= 0);
     if (w->call->plan.dense) {
-        fprintf(o, "};\nstatic const unsigned char c%d_state_emits[] = {", c);
+        const char *state_emits = name_of(w, "state_emits");
+        fprintf(o, "};\nstatic const unsigned char %s[] = {", state_emits);
         for (int s = 0; s < m->n_states; s++)
             fprintf(o, "%s%d", s ? ", " : "", m->states[s].kind == STATE_EMITTING);
-        fprintf(o, "};\nstatic const hmmrt_paths c%d_paths = {\n    .n_states = %d, .state_names = "
-                   "c%d_names, .hidden = c%d_hidden, .start = %d, .end = %d,\n"
-                   "    .state_emits = c%d_state_emits,\n};\n", c, m->n_states, c, c, m->start,
-                m->end, c);
+        fprintf(o, "};\nstatic const hmmrt_paths %s = {\n    .n_states = %d, .state_names = "
+                   "%s, .hidden = %s, .start = %d, .end = %d,\n"
+                   "    .state_emits = %s,\n};\n", paths, m->n_states, names, hidden, m->start,
+                m->end, state_emits);
         return;
     }
-    fprintf(o, "};\nstatic const int c%d_in_start[] = {", c);
+    const char *in_start = name_of(w, "in_start"), *in_moves = name_of(w, "in_moves");
+    const char *move_from = name_of(w, "move_from"), *move_emits = name_of(w, "move_emits");
+    const char *via_start = name_of(w, "via_start"), *via_name = name_of(w, "via");
+    fprintf(o, "};\nstatic const int %s[] = {", in_start);
     for (int s = 0; s <= m->n_states; s++)
         fprintf(o, "%s%d", s ? ", " : "", w->in_start[s]);
-    fprintf(o, "};\nstatic const int c%d_in_moves[] = {", c);
+    fprintf(o, "};\nstatic const int %s[] = {", in_moves);
     for (int i = 0; i < m->n_moves; i++)
         fprintf(o, "%s%d", i ? ", " : "", w->in_order[i]);
-    fprintf(o, "%s};\nstatic const int c%d_move_from[] = {", m->n_moves ? "" : "0", c);
+    fprintf(o, "%s};\nstatic const int %s[] = {", m->n_moves ? "" : "0", move_from);
     for (int i = 0; i < m->n_moves; i++)
         fprintf(o, "%s%d", i ? ", " : "", m->moves[i].from);
-    fprintf(o, "%s};\nstatic const unsigned char c%d_move_emits[] = {", m->n_moves ? "" : "0", c);
+    fprintf(o, "%s};\nstatic const unsigned char %s[] = {", m->n_moves ? "" : "0", move_emits);
     for (int i = 0; i < m->n_moves; i++)
         fprintf(o, "%s%d", i ? ", " : "", m->moves[i].emission >= 0);
-    fprintf(o, "%s};\nstatic const int c%d_via_start[] = {0", m->n_moves ? "" : "0", c);
+    fprintf(o, "%s};\nstatic const int %s[] = {0", m->n_moves ? "" : "0", via_start);
     int total = 0;
     for (int i = 0; i < m->n_moves; i++)
         fprintf(o, ", %d", total += m->moves[i].n_via);
-    fprintf(o, "};\nstatic const int c%d_via[] = {", c);
+    fprintf(o, "};\nstatic const int %s[] = {", via_name);
     int first = 1, longest = 1;
     for (int i = 0; i < m->n_moves; i++)
         longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
@@ -352,11 +362,12 @@ static void write_paths(CallWriter *w)
     }
     free(via);
     fprintf(o, "%s};\n", total ? "" : "0");
-    fprintf(o, "static const hmmrt_paths c%d_paths = {\n    .n_states = %d, .state_names = c%d_names, "
-               ".hidden = c%d_hidden, .start = %d, .end = %d,\n    .in_start = c%d_in_start, "
-               ".in_moves = c%d_in_moves, .move_from = c%d_move_from,\n    .move_emits = "
-               "c%d_move_emits, .via_start = c%d_via_start, .via = c%d_via,\n};\n",
-            c, m->n_states, c, c, m->start, m->end, c, c, c, c, c, c);
+    fprintf(o, "static const hmmrt_paths %s = {\n    .n_states = %d, .state_names = %s, "
+               ".hidden = %s, .start = %d, .end = %d,\n    .in_start = %s, "
+               ".in_moves = %s, .move_from = %s,\n    .move_emits = "
+               "%s, .via_start = %s, .via = %s,\n};\n",
+            paths, m->n_states, names, hidden, m->start, m->end, in_start, in_moves, move_from,
+            move_emits, via_start, via_name);
 }
 
 /* The states a whole table shows: every state of the source, in declaration
@@ -365,7 +376,7 @@ static void write_paths(CallWriter *w)
 static void write_shown_states(CallWriter *w)
 {
     const IrModel *m = w->m;
-    fprintf(w->e->out, "static const int c%d_shown[] = {", w->index);
+    fprintf(w->e->out, "static const int %s[] = {", name_of(w, "shown"));
     int n = 0;
     for (int s = 0; s < m->n_states; s++) {
         if (m->states[s].aux_of >= 0)
@@ -392,21 +403,21 @@ static void write_run(CallWriter *w)
 {
     const IrCall *call = w->call;
     const IrModel *m = w->m;
-    int c = w->index, n = m->n_states;
+    int n = m->n_states;
     int want_table = (call->attrs & ATTR_SCORE_TABLE) != 0;
     int bp_bytes = call->plan.bp_bytes;
-    emit_open(w->e, "static int c%d_run(const hmmrt_seq *seq, hmmrt_value *values, "
-                    "hmmrt_scratch *scratch)", c);
-    emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->alphabet);
+    emit_open(w->e, "static int %s(const hmmrt_seq *seq, hmmrt_value *values, "
+                    "hmmrt_scratch *scratch)", name_of(w, "run"));
+    emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->layout->calls[w->index].alphabet);
     emit_line(w->e, "const int64_t L = seq->length;");
     if (want_table || bp_bytes)
         emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
     if (call->plan.dense)
         emit_line(w->e, "size_t bytes = (sizeof(double) * 3 + sizeof(int)) * %d;",
                   w->m->n_states);
-    else if (!w->local_arrays || want_table || bp_bytes)
+    else if (!w->plan->local_arrays || want_table || bp_bytes)
         emit_line(w->e, "size_t bytes = %s;",
-                  w->local_arrays ? "0"
+                  w->plan->local_arrays ? "0"
                                   : arena_printf(w->p->arena, "sizeof(%s) * %d",
                                                  call->alg == ALG_VITERBI ? "double"
                                                                           : "long double",
@@ -416,7 +427,7 @@ static void write_run(CallWriter *w)
     if (bp_bytes)
         emit_line(w->e, "const size_t bp_at = bytes; bytes += sizeof(%s) * cells + 64;",
                   dp_bp_type(bp_bytes));
-    if (!call->plan.dense && w->local_arrays && !want_table && !bp_bytes) {
+    if (!call->plan.dense && w->plan->local_arrays && !want_table && !bp_bytes) {
         emit_line(w->e, "char *mem = NULL; /* no scratch memory: the columns are local arrays */");
     } else {
         emit_line(w->e, "char *mem = hmmrt_scratch_get(scratch, bytes);");
@@ -430,61 +441,62 @@ static void write_run(CallWriter *w)
         if (bp_bytes)
             emit_line(w->e, "%s *bp = (%s *)(mem + bp_at);", dp_bp_type(bp_bytes), dp_bp_type(bp_bytes));
         if (call->plan.dense)
-            emit_line(w->e, "const double score = hmmrt_dense_viterbi(&hmmc_c%d_dense, x, L, "
-                            "columns, (int *)(columns + %d), %s, %d);", c, 2 * n,
+            emit_line(w->e, "const double score = hmmrt_dense_viterbi(&hmmc_%s, x, L, "
+                            "columns, (int *)(columns + %d), %s, %d);", name_of(w, "dense"), 2 * n,
                       bp_bytes ? "bp" : "NULL", bp_bytes);
         else
-            emit_line(w->e, "const double score = c%d_viterbi(x, L, columns, table, %s);", c,
+            emit_line(w->e, "const double score = %s(x, L, columns, table, %s);",
+                      name_of(w, "viterbi"),
                       bp_bytes ? "bp" : "NULL");
     } else if (call->plan.dense) {
-        emit_line(w->e, "const double score = hmmrt_dense_%s(&hmmc_c%d_dense, x, L, columns);",
-                  algorithm_name(call->alg), c);
+        emit_line(w->e, "const double score = hmmrt_dense_%s(&hmmc_%s, x, L, columns);",
+                  algorithm_name(call->alg), name_of(w, "dense"));
         emit_line(w->e, "if (isnan(score))");
         emit_line(w->e, "    return 1; /* no memory for the probabilities */");
     } else {
-        const char *name = algorithm_name(call->alg);
+        const char *name = name_of(w, algorithm_name(call->alg));
         emit_line(w->e, "int64_t scale;");
         if (call->plan.long_double_only) {
             emit_comment(w->e, "weights or emission values outside double's range: summed in long "
                                "double only");
-            emit_line(w->e, "double score = c%d_%s_wide(x, L, (long double *)mem, table, &scale);",
-                      c, name);
+            emit_line(w->e, "double score = %s_wide(x, L, (long double *)mem, table, &scale);",
+                      name);
             emit_line(w->e, "hmmrt_count_long_double();");
         } else {
             emit_line(w->e, "feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);");
-            emit_line(w->e, "double score = c%d_%s(x, L, columns, table, &scale);", c, name);
+            emit_line(w->e, "double score = %s(x, L, columns, table, &scale);", name);
             emit_open(w->e, "if (fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) || isnan(score) || "
                             "score == INFINITY)");
             emit_comment(w->e, "a value left double's normal range: digits or whole paths may be lost, "
                                "so the sum is done again in long double");
-            emit_line(w->e, "score = c%d_%s_wide(x, L, (long double *)mem, table, &scale);", c, name);
+            emit_line(w->e, "score = %s_wide(x, L, (long double *)mem, table, &scale);", name);
             emit_line(w->e, "hmmrt_count_long_double();");
             emit_close(w->e, "");
         }
     }
-    for (int i = 0; i < w->p->n_prints; i++) {
+    const LayoutCall *lc = &w->layout->calls[w->index];
+    for (int k = 0; k < lc->n_columns; k++) {
+        int i = lc->columns[k];
         const IrPrint *pr = &w->p->prints[i];
-        if (pr->call != c)
-            continue;
         switch (pr->attr) {
         case ATTR_SCORE:
             emit_line(w->e, "values[%d].score = score;", i);
             break;
         case ATTR_SCORE_TABLE:
-            emit_line(w->e, "hmmrt_buf_table(&values[%d].text, table, L + 1, %d, c%d_shown, %d);",
-                      i, n, c, n_source_states(m));
+            emit_line(w->e, "hmmrt_buf_table(&values[%d].text, table, L + 1, %d, %s, %d);",
+                      i, n, name_of(w, "shown"), n_source_states(m));
             break;
         case ATTR_TRACEBACK:
             emit_open(w->e, "if (score == -INFINITY)");
             emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
             emit_close(w->e, "");
-            emit_line(w->e, "else if (hmmrt_traceback(&c%d_paths, bp, %d, L, &values[%d].text) != 0)",
-                      c, bp_bytes, i);
+            emit_line(w->e, "else if (hmmrt_traceback(&%s, bp, %d, L, &values[%d].text) != 0)",
+                      name_of(w, "paths"), bp_bytes, i);
             emit_line(w->e, "    return 2;");
             break;
         case ATTR_TRACEBACK_TABLE:
-            emit_line(w->e, "hmmrt_traceback_table(&c%d_paths, bp, %d, L, c%d_shown, %d, "
-                            "&values[%d].text);", c, bp_bytes, c, n_source_states(m), i);
+            emit_line(w->e, "hmmrt_traceback_table(&%s, bp, %d, L, %s, %d, &values[%d].text);",
+                      name_of(w, "paths"), bp_bytes, name_of(w, "shown"), n_source_states(m), i);
             break;
         }
     }
@@ -492,22 +504,21 @@ static void write_run(CallWriter *w)
     emit_close(w->e, "");
 }
 
-static void write_call(Emitter *e, const Program *p, int index, const int *model_alphabet,
+static void write_call(Emitter *e, const Program *p, const Plans *plans, int index,
                        const char *data_prefix)
 {
     const IrCall *call = &p->calls[index];
-    CallWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
+    CallWriter w = {.e = e, .p = p, .call = call, .index = index, .layout = plans->layout,
+                    .plan = &plans->c[index], .m = call->model};
     dp_writer_init(&w.dp, e, p->arena, w.m);
-    w.dp.prob_table = arena_printf(p->arena, "c%d_e", index);
-    w.dp.log_table = arena_printf(p->arena, "c%d_le", index);
+    w.dp.prob_table = name_of(&w, "e");
+    w.dp.log_table = name_of(&w, "le");
     w.dp.emission_row = "row";
     w.dp.back_pointers = call->plan.bp_bytes > 0;
     w.dp.wide_tables = call->alg != ALG_VITERBI && call->plan.long_double_only;
     w.in_start = w.dp.in_start;
     w.in_order = w.dp.in_order;
-    w.alphabet = model_alphabet[call->model_index];
-    w.local_arrays = w.m->n_states <= LOCAL_ARRAY_MAX_STATES;
-    int table_shape = call->plan.c_shape == C_SHAPE_TABLE;
+    int table_shape = w.plan->shape == C_SHAPE_TABLE;
     w.position = table_shape ? &position_table : &position_straight_line;
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; %d live states, %d moves, %d state%s taking silent moves "
@@ -518,7 +529,7 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
                                                        : "two columns",
                  call->plan.dense ? "; dense: a vector-matrix product per position" : "");
     if (call->plan.dense) {
-        dense_write_c_call(e, p, index, data_prefix);
+        dense_write_c_call(e, p, plans->layout, index, data_prefix);
         if (call->plan.bp_bytes)
             write_paths(&w);
         emit_blank(e);
@@ -526,7 +537,7 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
         return;
     }
     if (table_shape)
-        c_table_write_tables(&w.dp, call, index);
+        c_table_write_tables(&w.dp, call, plans->layout, index);
     else
         write_emission_tables(&w);
     if (call->plan.bp_bytes)
@@ -595,96 +606,13 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
     fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
 }
 
-/* The reason a CUDA program scores on the CPU, or NULL. */
-static const char *cpu_only_reason(const Program *p)
-{
-    for (int c = 0; c < p->n_calls; c++)
-        if (p->calls[c].storage == STORE_WHOLE_TABLE)
-            return "it prints whole tables (&), which are computed on the CPU";
-        else if (p->calls[c].plan.long_double_only)
-            return arena_printf(p->arena, "%s has weights or emission values outside double's "
-                                "range, summed in long double on the CPU", p->calls[c].label);
-    return NULL;
-}
-
-/* Why the GPU scores the program in double only, or NULL: a call with
- * weights outside float's range (IrPlan.float_underflow, float_overflow). */
-static const char *double_only_reason(const Program *p)
-{
-    for (int c = 0; c < p->n_calls; c++) {
-        const IrCall *call = &p->calls[c];
-        if (call->plan.float_underflow < 0)
-            return arena_printf(p->arena, "%s has weights down to e^%.0f, below float's range "
-                                "(2^-126)", call->label, call->plan.float_underflow);
-        if (call->plan.float_overflow > 0)
-            return arena_printf(p->arena, "%s has weights up to e^%.0f, above float's range "
-                                "(2^128)", call->label, call->plan.float_overflow);
-    }
-    return NULL;
-}
-
-/* The calls as the GPU side runs them: launchers in the .cu file, outputs,
- * and the move tables for tracebacks followed on the host. */
-static void write_gpu_program(Emitter *e, const Program *p, const int *model_alphabet)
-{
-    FILE *o = e->out;
-    const char *reason = cpu_only_reason(p);
-    int n_calls = reason ? 0 : p->n_calls;
-    emit_blank(e);
-    emit_comment(e, "==== the GPU side: kernels and launchers are in the .cu file ====");
-    for (int c = 0; c < n_calls; c++) {
-        const IrCall *call = &p->calls[c];
-        fprintf(o, "int c%d_launch(const hmmrt_gpu_batch *b);\n", c);
-        fprintf(o, "void c%d_describe(int device, int use_double, char *buf, size_t len);\n", c);
-        fprintf(o, "static const int c%d_columns[] = {", c);
-        int n = 0;
-        for (int i = 0; i < p->n_prints; i++)
-            if (p->prints[i].call == c)
-                fprintf(o, "%s%d", n++ ? ", " : "", i);
-        fprintf(o, "%s};\nstatic const unsigned char c%d_is_traceback[] = {", n ? "" : "0", c);
-        n = 0;
-        for (int i = 0; i < p->n_prints; i++)
-            if (p->prints[i].call == c)
-                fprintf(o, "%s%d", n++ ? ", " : "", p->prints[i].attr == ATTR_TRACEBACK);
-        fprintf(o, "%s};\n", n ? "" : "0");
-        (void)call;
-    }
-    fprintf(o, "static const hmmrt_gpu_call gpu_calls[] = {\n");
-    for (int c = 0; c < n_calls; c++) {
-        const IrCall *call = &p->calls[c];
-        int n = 0;
-        for (int i = 0; i < p->n_prints; i++)
-            n += p->prints[i].call == c;
-        fprintf(o, "    {.label = %s, .alphabet = %d, .n_states = %d, .bp_bytes = %d, .paths = %s,\n"
-                   "     .n_outputs = %d, .output_column = c%d_columns, .output_is_traceback = "
-                   "c%d_is_traceback,\n     .cells_per_symbol = %d.0, .launch = c%d_launch, "
-                   ".describe = c%d_describe},\n", emit_string(call->label),
-                model_alphabet[call->model_index], call->model->n_states, call->plan.bp_bytes,
-                call->plan.bp_bytes ? arena_printf(p->arena, "&c%d_paths", c) : "NULL", n, c, c,
-                call->plan.n_live, c, c);
-    }
-    if (!n_calls)
-        fprintf(o, "    {.label = NULL},\n");
-    fprintf(o, "};\n");
-    const char *double_only = reason ? NULL : double_only_reason(p);
-    fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
-               ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
-               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n};\n",
-            n_calls,
-            reason ? emit_string(reason) : "NULL", double_only ? emit_string(double_only) : "NULL");
-}
-
-static void write_program(Emitter *e, const Program *p, const int *model_alphabet,
-                          const char *const *alphabets, int n_alphabets, const char *name, int gpu,
+static void write_program(Emitter *e, const Program *p, const Plans *plans, const char *name,
                           const char *data_prefix)
 {
     FILE *o = e->out;
-    /* the models of main, in order of first use */
-    int *used = ARENA_ARRAY(p->arena, int, p->n_models ? p->n_models : 1);
-    int *order = ARENA_ARRAY(p->arena, int, p->n_models ? p->n_models : 1), n_used = 0;
-    for (int c = 0; c < p->n_calls; c++)
-        if (!used[p->calls[c].model_index]++)
-            order[n_used++] = p->calls[c].model_index;
+    const Layout *layout = plans->layout;
+    int gpu = plans->gpu != NULL;
+    const int *order = layout->used_models, n_used = layout->n_used;
     for (int i = 0; i < n_used; i++)
         write_source_model(e, p, order[i], i, data_prefix);
 
@@ -693,7 +621,7 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
     emit_open(e, "static int score_cpu(const hmmrt_seq *seq, hmmrt_value *values, "
                  "hmmrt_scratch *scratch)");
     for (int c = 0; c < p->n_calls; c++) {
-        emit_line(e, "int failed%d = c%d_run(seq, values, scratch);", c, c);
+        emit_line(e, "int failed%d = %s(seq, values, scratch);", c, layout_name(layout, c, "run"));
         emit_line(e, "if (failed%d)", c);
         emit_line(e, "    return failed%d;", c);
     }
@@ -702,9 +630,9 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
     emit_close(e, "");
     emit_blank(e);
     fprintf(o, "static const char *const alphabets[] = {");
-    for (int a = 0; a < n_alphabets; a++)
-        fprintf(o, "%s%s", a ? ", " : "", emit_string(alphabets[a]));
-    fprintf(o, "%s};\n", n_alphabets ? "" : "\"\"");
+    for (int a = 0; a < layout->n_alphabets; a++)
+        fprintf(o, "%s%s", a ? ", " : "", emit_string(layout->alphabets[a]));
+    fprintf(o, "%s};\n", layout->n_alphabets ? "" : "\"\"");
     fprintf(o, "static const hmmrt_column columns[] = {\n");
     for (int i = 0; i < p->n_prints; i++) {
         const IrPrint *pr = &p->prints[i];
@@ -726,9 +654,8 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
         } else {
             /* viterbi works in logs: its -inf is always an impossible sequence */
             int sum = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI;
-            int from = sum ? ir_every_sequence_from(p->arena, call->model) : -1;
             fprintf(o, ".possible_from = %d, .sum_of_paths = %d},\n",
-                    from < 0 ? 0 : from > 0 ? from : 1, sum && !call->plan.dense);
+                    layout->columns[i].possible_from, sum && !call->plan.dense);
         }
     }
     if (!p->n_prints)
@@ -738,48 +665,36 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
         const IrModel *m = &p->models[order[i]];
         int dense = dense_sample_call(p, order[i]);
         fprintf(o, "    {.name = %s, .alphabet = %d, .n_states = %d, .state_names = m%d_states, "
-                   ".start = %d, .end = %d,\n", emit_string(m->name), model_alphabet[order[i]],
+                   ".start = %d, .end = %d,\n", emit_string(m->name),
+                layout->model_alphabet[order[i]],
                 m->n_states, i, m->start, m->end);
         if (dense >= 0)
-            fprintf(o, "     .n_emissions = %d, .emissions = m%d_emissions, .dense = &hmmc_c%d_dense, "
-                       ".state_emission = m%d_state_emission},\n", m->n_emissions, i, dense, i);
+            fprintf(o, "     .n_emissions = %d, .emissions = m%d_emissions, .dense = &hmmc_%s, "
+                       ".state_emission = m%d_state_emission},\n", m->n_emissions, i,
+                    layout_name(layout, dense, "dense"), i);
         else
             fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
                        "m%d_emissions},\n", m->n_moves, i, m->n_emissions, i);
     }
     fprintf(o, "};\n");
     if (gpu)
-        write_gpu_program(e, p, model_alphabet);
+        backend_cuda_write_host(e, p, plans);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
     fprintf(o, ".source = %s, .target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
                ".score_cpu = score_cpu, .gpu = %s,\n};\n", emit_string(p->path),
-            gpu ? "cuda" : "c", n_alphabets, p->n_prints, n_used, gpu ? "&gpu_program" : "NULL");
+            gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
+            gpu ? "&gpu_program" : "NULL");
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
 
-int backend_c_write(const Program *p, FILE *out, const char *name, int gpu,
+int backend_c_write(const Program *p, const Plans *plans, FILE *out, const char *name,
                     const char *data_prefix)
 {
     Emitter e = {out, 0};
-    /* one alphabet per distinct symbol string among the models of main */
-    const char **alphabets = ARENA_ARRAY(p->arena, const char *, p->n_models ? p->n_models : 1);
-    int *model_alphabet = ARENA_ARRAY(p->arena, int, p->n_models ? p->n_models : 1);
-    int n_alphabets = 0;
-    for (int i = 0; i < p->n_models; i++)
-        model_alphabet[i] = -1;
-    for (int c = 0; c < p->n_calls; c++) {
-        int mi = p->calls[c].model_index;
-        for (int a = 0; a < n_alphabets && model_alphabet[mi] < 0; a++)
-            if (strcmp(alphabets[a], p->models[mi].symbols) == 0)
-                model_alphabet[mi] = a;
-        if (model_alphabet[mi] < 0) {
-            alphabets[n_alphabets] = p->models[mi].symbols;
-            model_alphabet[mi] = n_alphabets++;
-        }
-    }
+    int gpu = plans->gpu != NULL;
     emit_comment(&e, "%s.c: generated by hmmc %s from %s for the C target. Do not edit: change "
                      "the model and run hmmc again. Each call of main is a function specialised "
                      "to its model; libhmmrt (hmmrt.h) reads the sequences, runs the calls on "
@@ -796,7 +711,7 @@ int backend_c_write(const Program *p, FILE *out, const char *name, int gpu,
         dense_write_incbin_macro(&e);
     }
     for (int c = 0; c < p->n_calls; c++)
-        write_call(&e, p, c, model_alphabet, data_prefix);
-    write_program(&e, p, model_alphabet, alphabets, n_alphabets, name, gpu, data_prefix);
+        write_call(&e, p, plans, c, data_prefix);
+    write_program(&e, p, plans, name, data_prefix);
     return ferror(out) ? -1 : 0;
 }

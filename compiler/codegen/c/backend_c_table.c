@@ -280,9 +280,9 @@ static void write_emissions(TableWriter *t)
     fputs("};\n", t->out);
 }
 
-void c_table_write_tables(DpWriter *w, const IrCall *call, int index)
+void c_table_write_tables(DpWriter *w, const IrCall *call, const Layout *layout, int index)
 {
-    TableWriter t = {w, call, w->e->out, arena_printf(w->arena, "c%d_", index), 0, NULL};
+    TableWriter t = {w, call, w->e->out, layout_name(layout, index, ""), 0, NULL};
     w->tables = t.prefix;
     const IrModel *m = w->m;
     int backward = call->alg == ALG_BACKWARD;

@@ -1,6 +1,6 @@
 /* backend_c_table.h: the two code shapes of the C backend's positions,
  * straight-line (emit_dp.c) and table (backend_c_table.c), behind one
- * PositionWriter; pass_plan.c chooses the shape of every call. */
+ * PositionWriter; c_plan.c chooses the shape of every call. */
 
 /* backend_c.c writes each call's function (columns, rescaling, the loop over
  * positions) once; what one position does is written by a PositionWriter:
@@ -8,11 +8,12 @@
  *   table (backend_c_table.c): the moves in static const tables, one generic
  *     loop per phase, the same operations in the same order, so both shapes
  *     print the same numbers to the last bit.
- * pass_plan.c chooses the shape of every call (IrPlan.c_shape). */
+ * c_plan.c chooses the shape of every call (CPlan.shape). */
 #ifndef HMMC_BACKEND_C_TABLE_H
 #define HMMC_BACKEND_C_TABLE_H
 
 #include "codegen/emit_dp.h"
+#include "codegen/layout.h"
 #include "ir/ir.h"
 
 /* The statements of one position, for both shapes (see emit_dp.h for what
@@ -37,6 +38,6 @@ extern const PositionWriter position_table;
 /* Writes the static const tables of call `index` in the table shape: the
  * emission values (symbol-major), the live states, and the moves of each
  * phase in evaluation order; sets w->tables to their name prefix. */
-void c_table_write_tables(DpWriter *w, const IrCall *call, int index);
+void c_table_write_tables(DpWriter *w, const IrCall *call, const Layout *layout, int index);
 
 #endif

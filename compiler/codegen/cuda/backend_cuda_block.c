@@ -40,6 +40,7 @@ typedef struct BlockWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
+    const GpuPlan *plan;
     const IrModel *m;
     int index;
     int backward;
@@ -274,7 +275,7 @@ static void write_kernel(BlockWriter *w)
     emit_line(w->e, "const int64_t L = b.lengths[j];");
     if (bp)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(bp), dp_bp_type(bp));
-    cuda_write_float_guard(w->e, w->call, "threadIdx.x == 0");
+    cuda_write_float_guard(w->e, w->plan, "threadIdx.x == 0");
     emit_line(w->e, "int64_t pos = %s;", w->backward ? "L" : "0");
     emit_open(w->e, "for (int s = threadIdx.x; s < %d; s += blockDim.x)", n);
     emit_line(w->e, "cur[s] = s == %d ? (real)%s : %s; /* %s */", first, viterbi ? "0" : "1", zero,
@@ -318,10 +319,10 @@ static void write_kernel(BlockWriter *w)
     emit_close(w->e, "");
 }
 
-void cuda_write_block_call(Emitter *e, const Program *p, int index)
+void cuda_write_block_call(Emitter *e, const Program *p, const GpuPlan *plan, int index)
 {
     const IrCall *call = &p->calls[index];
-    BlockWriter w = {.e = e, .p = p, .call = call, .m = call->model, .index = index,
+    BlockWriter w = {.e = e, .p = p, .call = call, .plan = plan, .m = call->model, .index = index,
                      .backward = call->alg == ALG_BACKWARD};
     ir_incoming(p->arena, w.m, &w.in_start, &w.in_order);
     build_table(&w, &w.emitting, 0);
@@ -336,5 +337,5 @@ void cuda_write_block_call(Emitter *e, const Program *p, int index)
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    cuda_write_call_launcher(e, p, index);
+    cuda_write_call_launcher(e, p, plan, index);
 }

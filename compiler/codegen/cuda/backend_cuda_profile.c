@@ -5,7 +5,7 @@
 
 /* A group of G lanes of a warp (8, 16
  * or 32: the fewest that keep at most PROFILE_LANE_NODES_VITERBI, or
- * _FORWARD, nodes a lane; IrPlan.profile_lanes) scores one sequence; lane l
+ * _FORWARD, nodes a lane; GpuPlan.profile_lanes) scores one sequence; lane l
  * of a group
  * keeps nodes l*S .. l*S+S-1 (S = ceil(K / G)) of the match, insert and
  * delete roles in registers, with R more slots in front for the last R nodes
@@ -675,7 +675,7 @@ static void write_kernel(ProfileWriter *w)
                     "(threadIdx.x %% 32 / c%d_G * c%d_G);", c, c, c, c);
     emit_line(w->e, "if (j >= b.n)");
     emit_line(w->e, "    return; /* the whole group */");
-    cuda_write_float_guard(w->e, w->call, "lane == 0");
+    cuda_write_float_guard(w->e, w->plan, "lane == 0");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
     if (w->bp)
@@ -756,13 +756,13 @@ static void write_kernel(ProfileWriter *w)
     emit_close(w->e, "");
 }
 
-void cuda_write_profile_call(Emitter *e, const Program *p, int index)
+void cuda_write_profile_call(Emitter *e, const Program *p, const GpuPlan *plan, int index)
 {
     const IrCall *call = &p->calls[index];
-    ProfileWriter w = {.e = e, .p = p, .call = call, .m = call->model, .index = index,
-                       .viterbi = call->alg == ALG_VITERBI, .bp = call->plan.bp_bytes,
-                       .v = call->plan.profile};
-    w.G = call->plan.profile_lanes;
+    ProfileWriter w = {.e = e, .p = p, .call = call, .plan = plan, .m = call->model,
+                       .index = index, .viterbi = call->alg == ALG_VITERBI,
+                       .bp = call->plan.bp_bytes, .v = plan->profile};
+    w.G = plan->profile_lanes;
     w.S = profile_lane_nodes(w.v->K, w.G);
     for (int x = 0; x < w.v->n_entries; x++)
         if (w.v->entries[x].reach > w.R)
@@ -774,7 +774,7 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
         for (int k = in_start[s]; k < in_start[s + 1]; k++)
             w.in_index[in_order[k]] = k - in_start[s];
     find_classes(&w);
-    w.lane_scales = !w.viterbi && call->plan.profile_lane_scales;
+    w.lane_scales = !w.viterbi && plan->profile_lane_scales;
     find_exponents(&w);
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; profile of %d nodes, %d lanes a sequence, %d nodes a lane, %d "
@@ -784,5 +784,5 @@ void cuda_write_profile_call(Emitter *e, const Program *p, int index)
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    cuda_write_call_launcher(e, p, index);
+    cuda_write_call_launcher(e, p, plan, index);
 }

@@ -12,6 +12,7 @@ typedef struct ProfileWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
+    const GpuPlan *plan;
     const IrModel *m;
     const ProfileView *v;
     int index, viterbi, bp;
@@ -23,7 +24,7 @@ typedef struct ProfileWriter {
                                   times 2^c (profile_lane_exponent; [row * G + lane]) */
     int *entry_scaled, *exit_scaled; /* per row: some lane's c is not 0 */
     int lane_scales;     /* forward: each lane keeps its values times 2^-lane_exp
-                            (IrPlan.profile_lane_scales) */
+                            (GpuPlan.profile_lane_scales) */
 } ProfileWriter;
 
 /* The arrays of the roles' values in the kernel: match, insert, del. */

@@ -21,6 +21,7 @@ typedef struct KernelWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
+    const GpuPlan *plan;
     int index;
     const IrModel *m;
     DpWriter dp;
@@ -76,7 +77,7 @@ static void write_prologue(KernelWriter *w)
  * position after it (forward, viterbi) or the position of the symbol (backward). */
 static void write_position_loop(KernelWriter *w, void (*write_body)(KernelWriter *), int backward)
 {
-    if (w->call->plan.gpu_unroll == 1) {
+    if (w->plan->unroll == 1) {
         /* large models: one body, one residue at a time */
         if (backward)
             emit_open(w->e, "for (int64_t pos = L - 1; pos >= 0; pos--)");
@@ -234,7 +235,7 @@ static void write_sum_kernel(KernelWriter *w, int backward)
     else
         dp_forward_silent(&w->dp);
     write_copy_back(w);
-    cuda_write_float_guard(w->e, w->call, "true");
+    cuda_write_float_guard(w->e, w->plan, "true");
     emit_line(w->e, "int scale = 0;");
     emit_line(w->e, "bool dead = false, risky = false;");
     write_position_loop(w, backward ? write_backward_body : write_forward_body, backward);
@@ -274,10 +275,10 @@ static void write_viterbi_kernel(KernelWriter *w)
     emit_close(w->e, "");
 }
 
-void cuda_write_thread_call(Emitter *e, const Program *p, int index)
+void cuda_write_thread_call(Emitter *e, const Program *p, const GpuPlan *plan, int index)
 {
     const IrCall *call = &p->calls[index];
-    KernelWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
+    KernelWriter w = {.e = e, .p = p, .call = call, .plan = plan, .index = index, .m = call->model};
     dp_writer_init(&w.dp, e, p->arena, w.m);
     w.dp.prob_table = "e";
     w.dp.log_table = "e";
@@ -295,5 +296,5 @@ void cuda_write_thread_call(Emitter *e, const Program *p, int index)
     case ALG_VITERBI: write_viterbi_kernel(&w); break;
     }
     emit_blank(e);
-    cuda_write_call_launcher(e, p, index);
+    cuda_write_call_launcher(e, p, plan, index);
 }

@@ -33,9 +33,9 @@ void cuda_write_real_table(Emitter *e, int index, const char *name, const double
                 d ? "double" : "float", index, name, d ? "d" : "f");
 }
 
-void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who)
+void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who)
 {
-    double least = call->plan.float_underflow, most = call->plan.float_overflow;
+    double least = plan->float_underflow, most = plan->float_overflow;
     if (least == 0 && most == 0)
         return;
     emit_open(e, "if (sizeof(real) == sizeof(float))");
@@ -113,9 +113,9 @@ void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
     emit_line(e, "#endif");
 }
 
-void cuda_write_call_launcher(Emitter *e, const Program *p, int index)
+void cuda_write_call_launcher(Emitter *e, const Program *p, const GpuPlan *plan, int index)
 {
     LaunchShape shape;
-    cuda_launch_shape(p, index, &shape);
+    cuda_launch_shape(p, plan, index, &shape);
     cuda_write_launcher(e, index, &shape);
 }

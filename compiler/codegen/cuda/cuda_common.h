@@ -14,17 +14,17 @@ void cuda_write_int_table(Emitter *e, int index, const char *name, const int *v,
 void cuda_write_real_table(Emitter *e, int index, const char *name, const double *v, int n);
 
 /* The guard that a call's kernel begins with when a weight or emission
- * value is outside float's range (IrPlan.float_underflow, float_overflow;
+ * value is outside float's range (GpuPlan.float_underflow, float_overflow;
  * nothing otherwise):
  * in float, every sequence is marked (NaN) for scoring in double. who: the
  * C condition of the thread that writes. */
-void cuda_write_float_guard(Emitter *e, const IrCall *call, const char *who);
+void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who);
 
 /* Writes c<index>_launch (the kernel in the batch's precision, its block size
  * from the occupancy rules, chosen once per precision) and c<index>_describe. */
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
 
-/* cuda_write_launcher with call `index`'s own LaunchShape. */
-void cuda_write_call_launcher(Emitter *e, const Program *p, int index);
+/* cuda_write_launcher with call `index`'s own LaunchShape (plan: its GpuPlan). */
+void cuda_write_call_launcher(Emitter *e, const Program *p, const GpuPlan *plan, int index);
 
 #endif

@@ -1,4 +1,6 @@
-/* cuda_plan.c: how each call's CUDA kernel is launched (its LaunchShape,
+/* cuda_plan.c: the CUDA backend's plan of every call (gpu_plan: thread, block
+ * or lanes of a warp per sequence, or dense; unrolling; precision), how each
+ * call's CUDA kernel is launched (its LaunchShape,
  * which the kernel writers and hmmc -v both read), the ptxas level of the
  * program's kernels, and hmmc -v's report of each kernel nvcc built (registers
  * and shared memory from ptxas, block size and occupancy on an H100 by the
@@ -10,40 +12,172 @@
 
 #include "occupancy_rules.h"
 #include "analysis/profile.h"
+#include "ir/graph.h"
 
-void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
+/* Above this many moves a CUDA kernel writes one position's body once instead
+ * of sixteen times: the code would outgrow the instruction cache. */
+enum { GPU_UNROLL_MAX_MOVES = 256 };
+/* Up to this many live states a thread keeps a sequence's two columns in
+ * registers (thread per sequence); above, registers would spill to local
+ * memory, and a block shares the states of one sequence instead. */
+enum { GPU_THREAD_MAX_STATES = 24 };
+
+const char *gpu_shape_name(GpuShape shape)
+{
+    switch (shape) {
+    case GPU_THREAD_PER_SEQUENCE: return "thread-per-sequence";
+    case GPU_BLOCK_PER_SEQUENCE: return "block-per-sequence";
+    case GPU_DENSE: return "dense";
+    case GPU_PROFILE: return "profile";
+    }
+    return "?";
+}
+
+/* -v: why a forward or backward call is scored in double on the GPU. */
+static void say_precision(FILE *verbose, const IrCall *call, const GpuPlan *plan)
+{
+    if (verbose && plan->float_underflow < 0)
+        fprintf(verbose, "hmmc: plan %s: weights down to e^%.0f are below float's range "
+                "(2^-126): on the GPU this call is scored in double\n", call->label,
+                plan->float_underflow);
+    if (verbose && plan->float_overflow > 0)
+        fprintf(verbose, "hmmc: plan %s: weights up to e^%.0f are above float's range "
+                "(2^128): on the GPU this call is scored in double\n", call->label,
+                plan->float_overflow);
+}
+
+/* The profile shape for a call whose model is a profile (profile.h), with
+ * its lanes and, for forward, the lanes' own scales; -v says why not. */
+static void plan_profile(const Program *p, const IrCall *call, GpuPlan *plan, FILE *verbose)
+{
+    const IrModel *m = call->model;
+    const char *not_profile;
+    ProfileView *view = profile_view(p->arena, m, &not_profile);
+    if (!view) {
+        if (verbose)
+            fprintf(verbose, "hmmc: plan %s: not a profile: %s\n", call->label, not_profile);
+        return;
+    }
+    plan->shape = GPU_PROFILE;
+    plan->profile = view;
+    plan->profile_lanes = profile_lanes(view->K, call->alg == ALG_VITERBI);
+    int lanes = plan->profile_lanes, per_lane = profile_lane_nodes(view->K, lanes);
+    if (call->alg == ALG_FORWARD) {
+        double whole = plan->float_underflow;
+        plan->profile_lane_scales = profile_lane_scales(m, view, lanes);
+        plan->float_underflow = profile_float_underflow(p->arena, m, view, lanes,
+                                                        plan->profile_lane_scales);
+        if (verbose && whole < 0 && plan->float_underflow == 0)
+            fprintf(verbose, "hmmc: plan %s: weights down to e^%.0f, below "
+                    "float's range, enter or leave the nodes: the GPU holds them "
+                    "per lane times a power of two, and scores in float%s\n",
+                    call->label, whole, plan->profile_lane_scales
+                        ? " (entries below 2^-200: each lane and special state keeps "
+                          "an exponent of its own, profile.h)" : "");
+    }
+    if (verbose)
+        fprintf(verbose, "hmmc: plan %s: profile of %d nodes, %d special "
+                "states, %d kinds of moves into nodes, %d out of them: on the GPU %d "
+                "lanes a sequence, %d node%s a lane\n", call->label, view->K,
+                view->n_specials, view->n_entries, view->n_exits, lanes,
+                per_lane, per_lane == 1 ? "" : "s");
+}
+
+GpuPlan *gpu_plan(const Program *p, FILE *verbose)
+{
+    GpuPlan *plans = ARENA_ARRAY(p->arena, GpuPlan, p->n_calls ? p->n_calls : 1);
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        const IrModel *m = call->model;
+        GpuPlan *plan = &plans[c];
+        plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
+        plan->shape = call->plan.n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
+                                                                 : GPU_BLOCK_PER_SEQUENCE;
+        plan->silent_levels = graph_silent_levels(p->arena, m, call->alg == ALG_BACKWARD,
+                                                  ARENA_ARRAY(p->arena, int, m->n_states));
+        plan->float_underflow = call->plan.float_underflow;
+        plan->float_overflow = call->plan.float_overflow;
+        if (call->plan.dense) {
+            plan->shape = GPU_DENSE;
+            plan->unroll = 1;
+            say_precision(verbose, call, plan);
+            continue;
+        }
+        if (plan->shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&
+            call->storage != STORE_WHOLE_TABLE)
+            plan_profile(p, call, plan, verbose);
+        say_precision(verbose, call, plan);
+        if (verbose)
+            fprintf(verbose, "hmmc: plan %s: GPU: %s\n", call->label,
+                    plan->shape == GPU_THREAD_PER_SEQUENCE
+                        ? arena_printf(p->arena, "thread per sequence (%d live states <= %d), "
+                                       "%d position%s per body", call->plan.n_live,
+                                       GPU_THREAD_MAX_STATES, plan->unroll,
+                                       plan->unroll == 1 ? "" : "s")
+                        : plan->shape == GPU_PROFILE ? "profile (above)"
+                        : arena_printf(p->arena, "block per sequence (%d live states > %d), "
+                                       "%d silent level%s", call->plan.n_live,
+                                       GPU_THREAD_MAX_STATES, plan->silent_levels,
+                                       plan->silent_levels == 1 ? "" : "s"));
+    }
+    return plans;
+}
+
+void gpu_plan_dump(const GpuPlan *plan, FILE *out)
+{
+    fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "
+            "float-underflow %.17g float-overflow %.17g\n", gpu_shape_name(plan->shape),
+            plan->unroll, plan->silent_levels, plan->profile_lanes, plan->profile_lane_scales,
+            plan->float_underflow, plan->float_overflow);
+}
+
+const char *gpu_double_only_reason(const Program *p, const GpuPlan *plans)
+{
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        if (plans[c].float_underflow < 0)
+            return arena_printf(p->arena, "%s has weights down to e^%.0f, below float's range "
+                                "(2^-126)", call->label, plans[c].float_underflow);
+        if (plans[c].float_overflow > 0)
+            return arena_printf(p->arena, "%s has weights up to e^%.0f, above float's range "
+                                "(2^128)", call->label, plans[c].float_overflow);
+    }
+    return NULL;
+}
+
+void cuda_launch_shape(const Program *p, const GpuPlan *plan, int index, LaunchShape *shape)
 {
     const IrCall *call = &p->calls[index];
     const IrModel *m = call->model;
-    if (call->plan.gpu_shape == GPU_DENSE) {
+    if (plan->shape == GPU_DENSE) {
         /* libhmmrt's tiled product (hmmrt_dense.cuh): 256 threads, static shared memory */
         *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
                                call->plan.n_live, 0, 0};
-    } else if (call->plan.gpu_shape == GPU_PROFILE) {
-        int lanes = call->plan.profile_lanes;
+    } else if (plan->shape == GPU_PROFILE) {
+        int lanes = plan->profile_lanes;
         *shape = (LaunchShape){arena_printf(p->arena, "profile, %d lanes a sequence", lanes), 0, 32, 0,
                                lanes};
-    } else if (call->plan.gpu_shape == GPU_BLOCK_PER_SEQUENCE) {
+    } else if (plan->shape == GPU_BLOCK_PER_SEQUENCE) {
         /* both columns of every state, and 32 values for block-wide sums;
          * a thread per live state at most */
         *shape = (LaunchShape){arena_printf(p->arena, "block per sequence, %d silent levels",
-                                            call->plan.silent_levels),
+                                            plan->silent_levels),
                                2 * m->n_states + 32, call->plan.n_live, 1, 0};
     } else {
         *shape = (LaunchShape){"thread per sequence", 0, m->n_states, 0, 0};
     }
 }
 
-int cuda_ptxas_level(const Program *p, const char **why)
+int cuda_ptxas_level(const Program *p, const GpuPlan *plans, const char **why)
 {
     int most = 0;
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
-        if (call->plan.gpu_shape != GPU_PROFILE || call->alg != ALG_FORWARD) {
+        if (plans[c].shape != GPU_PROFILE || call->alg != ALG_FORWARD) {
             *why = "ptxas -O3: not every call is forward on a profile";
             return 3;
         }
-        int nodes = profile_lane_nodes(call->plan.profile->K, call->plan.profile_lanes);
+        int nodes = profile_lane_nodes(plans[c].profile->K, plans[c].profile_lanes);
         most = nodes > most ? nodes : most;
     }
     if (p->n_calls == 0) {
@@ -109,30 +243,32 @@ static KernelInfo find_kernel_named(const char *log, const char *name)
 
 /* The kernel of call `index` in precision `type` ('f' or 'd'): c<index>_kernel,
  * or for a dense call the large tile of libhmmrt's product in its semiring. */
-static KernelInfo find_kernel(const Program *p, const char *log, int index, char type)
+static KernelInfo find_kernel(const Program *p, const Layout *layout, const GpuPlan *plans,
+                              const char *log, int index, char type)
 {
     char name[128];
-    if (p->calls[index].plan.gpu_shape == GPU_DENSE) {
+    if (plans[index].shape == GPU_DENSE) {
         snprintf(name, sizeof name, "_Z18hmmc_dense_productI%c%sLi128E", type,
                  p->calls[index].alg == ALG_VITERBI ? "13hmmc_max_plus" : "16hmmc_sum_product");
     } else {
-        char base[32]; /* the mangled name: _Z<length>c<index>_kernelI<f or d> */
-        snprintf(base, sizeof base, "c%d_kernel", index);
+        /* the mangled name: _Z<length>c<index>_kernelI<f or d> */
+        const char *base = layout_name(layout, index, "kernel");
         snprintf(name, sizeof name, "_Z%zu%sI%c", strlen(base), base, type);
     }
     return find_kernel_named(log, name);
 }
 
-void cuda_report_plan(const Program *p, const char *ptxas_log, FILE *out)
+void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *plans,
+                      const char *ptxas_log, FILE *out)
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             continue;
         LaunchShape shape;
-        cuda_launch_shape(p, c, &shape);
+        cuda_launch_shape(p, &plans[c], c, &shape);
         for (int d = 0; d < 2; d++) {
-            KernelInfo k = find_kernel(p, ptxas_log, c, d ? 'd' : 'f');
+            KernelInfo k = find_kernel(p, layout, plans, ptxas_log, c, d ? 'd' : 'f');
             const char *precision = d ? "double" : "float";
             if (k.registers < 0) {
                 fprintf(out, "hmmc: plan %s, GPU kernel in %s: %s; ptxas reported no registers\n",
@@ -144,7 +280,7 @@ void cuda_report_plan(const Program *p, const char *ptxas_log, FILE *out)
             double occupancy = 0;
             int block = hmmrt_best_block(h100, h100->max_threads_per_block, k.registers, shared,
                                          shape.states, &occupancy);
-            if (p->calls[c].plan.gpu_shape == GPU_DENSE) {
+            if (plans[c].shape == GPU_DENSE) {
                 block = 256; /* fixed by the tile */
                 occupancy = (double)hmmrt_resident_blocks(h100, block, k.registers, shared) *
                             block / h100->max_threads_per_sm;
