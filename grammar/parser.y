@@ -210,6 +210,13 @@ static Prob prob_fraction(Number num, Number den, Loc loc)
     return (Prob){.num = num, .den = den, .has_den = 1, .loc = loc};
 }
 
+/* `hmm NAME OPTION { ... }`: the option word is checked by sema. */
+static Model *model_with_option(Model *m, Ident option)
+{
+    m->option = option;
+    return m;
+}
+
 static Symbol symbol_bare(Ident id)
 {
     return (Symbol){.text = id.name, .quoted = 0, .loc = id.loc};
@@ -287,6 +294,8 @@ file
 model
     : HMM IDENT '{' decls '}'           { $$ = ast_model(pc->arena, $2, $4.head, @$); }
     | HMM IDENT '{' decls error '}'     { $$ = ast_model(pc->arena, $2, $4.head, @$); }
+    | HMM IDENT IDENT '{' decls '}'     { $$ = model_with_option(ast_model(pc->arena, $2, $5.head, @$), $3); }
+    | HMM IDENT IDENT '{' decls error '}' { $$ = model_with_option(ast_model(pc->arena, $2, $5.head, @$), $3); }
     ;
 
 decls
