@@ -14,6 +14,11 @@
 
 /* What floating-point sums may add to exact ones (1/6 six times). */
 #define SUM_FLOAT_SLACK 1e-6
+/* The most that the rounding of written digits may excuse: 0.167 six times
+ * (1.002) or a CpG table row of 3-decimal values summing to 1.001 pass, but
+ * 0.2 six times (1.2) does not, though 1/6 rounds to 0.2: one decimal is
+ * too coarse for a probability to hide behind. */
+#define SUM_ROUNDING_CAP 0.01
 
 int sema_model_scores(Diag *d, const Model *ast)
 {
@@ -133,9 +138,10 @@ static const char *show_sum(char *buf, size_t size, double sum)
     return buf;
 }
 
+/* rounding: the sum of the rounding of every value written (rounding_of). */
 static int over(double sum, double rounding)
 {
-    return sum > 1 + rounding + SUM_FLOAT_SLACK;
+    return sum > 1 + fmin(rounding, SUM_ROUNDING_CAP) + SUM_FLOAT_SLACK;
 }
 
 /* ---- states ---- */
