@@ -19,6 +19,9 @@
  * 0.2 six times (1.2) does not, though 1/6 rounds to 0.2: one decimal is
  * too coarse for a probability to hide behind. */
 #define SUM_ROUNDING_CAP 0.01
+/* Warnings shown per model for states, and for emission tables: a model of
+ * scores that does not say so would otherwise get one per state. */
+#define SUM_WARNINGS_SHOWN 10
 
 int sema_model_scores(Diag *d, const Model *ast)
 {
@@ -186,21 +189,26 @@ static void check_states(Arena *a, Diag *d, const Model *ast, const IrModel *m)
         return;
     double *rounding = state_roundings(a, ast, m, over_one);
     char shown[64];
-    for (int s = 0; s < m->n_states; s++)
-        if (over_one[s] && over(sum[s], rounding[s]))
-            diag_warning(d, m->states[s].loc,
-                         "the weights of the transitions out of state '%s' sum to %s, more "
-                         "than 1: if they are probabilities, check them for a typo; if the "
-                         "numbers of model '%s' are scores, say so with `hmm %s scores { ... }`",
-                         m->states[s].name, show_sum(shown, sizeof shown, sum[s]), m->name,
-                         m->name);
+    int n_over = 0;
+    for (int s = 0; s < m->n_states; s++) {
+        if (!over_one[s] || !over(sum[s], rounding[s]) || ++n_over > SUM_WARNINGS_SHOWN)
+            continue;
+        diag_warning(d, m->states[s].loc,
+                     "the weights of the transitions out of state '%s' sum to %s, more than 1: "
+                     "if they are probabilities, check them for a typo; if the numbers of "
+                     "model '%s' are scores, say so with `hmm %s scores { ... }`",
+                     m->states[s].name, show_sum(shown, sizeof shown, sum[s]), m->name, m->name);
+    }
+    if (n_over > SUM_WARNINGS_SHOWN)
+        diag_warning(d, m->loc, "and %d more states of model '%s' whose weights sum to more "
+                     "than 1", n_over - SUM_WARNINGS_SHOWN, m->name);
 }
 
 /* ---- emission tables ---- */
 
 static void check_emissions(Diag *d, const Model *ast, const IrModel *m)
 {
-    int e = 0;
+    int e = 0, n_over = 0;
     char shown[64];
     for (const Decl *x = ast->decls; x && e < m->n_emissions; x = x->next) {
         if (x->kind != DECL_EMISSION)
@@ -213,13 +221,17 @@ static void check_emissions(Diag *d, const Model *ast, const IrModel *m)
             continue;
         for (const EmissionEntry *v = x->entries; v; v = v->next)
             rounding += prob_rounding(&v->p);
-        if (over(sum, rounding))
-            diag_warning(d, em->loc,
-                         "the values of emission '%s' sum to %s, more than 1: if they are "
-                         "probabilities, check them for a typo; if the numbers of model '%s' "
-                         "are scores, say so with `hmm %s scores { ... }`",
-                         em->name, show_sum(shown, sizeof shown, sum), m->name, m->name);
+        if (!over(sum, rounding) || ++n_over > SUM_WARNINGS_SHOWN)
+            continue;
+        diag_warning(d, em->loc,
+                     "the values of emission '%s' sum to %s, more than 1: if they are "
+                     "probabilities, check them for a typo; if the numbers of model '%s' are "
+                     "scores, say so with `hmm %s scores { ... }`",
+                     em->name, show_sum(shown, sizeof shown, sum), m->name, m->name);
     }
+    if (n_over > SUM_WARNINGS_SHOWN)
+        diag_warning(d, m->loc, "and %d more emission tables of model '%s' whose values sum to "
+                     "more than 1", n_over - SUM_WARNINGS_SHOWN, m->name);
 }
 
 void sema_check_sums(Arena *a, Diag *d, const Model *ast, const IrModel *m, int scores)
