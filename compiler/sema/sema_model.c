@@ -489,13 +489,12 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
     sc.emission_decl = ARENA_ARRAY(a, const Decl *, cap);
     sc.emission_used = ARENA_ARRAY(a, int, cap);
 
-    int scores = sema_model_scores(d, ast);
     declare_names(&sc);
     resolve_references(&sc);
     if (d->errors == errors_before) {
         sema_check_graph(a, d, out);
         if (d->errors == errors_before) /* a diverging cycle says it already */
-            sema_check_sums(a, d, ast, out, scores);
+            sema_check_sums(a, d, ast, out);
     }
     return d->errors == errors_before;
 }

@@ -2,7 +2,7 @@
  * warning when a state's outgoing weights or an emission table's values sum
  * to more than 1 by more than the rounding of their written digits explains
  * (a typo, most likely), unless the model declares its numbers scores
- * (`hmm NAME scores { ... }`); and the check of that option word. */
+ * (`hmm NAME scores { ... }`). */
 #include "sema/sema.h"
 
 #include <math.h>
@@ -22,20 +22,6 @@
 /* Warnings shown per model for states, and for emission tables: a model of
  * scores that does not say so would otherwise get one per state. */
 #define SUM_WARNINGS_SHOWN 10
-
-int sema_model_scores(Diag *d, const Model *ast)
-{
-    const Ident *option = &ast->option;
-    if (!option->name)
-        return 0;
-    if (strcmp(option->name, "scores") == 0)
-        return 1;
-    diag_error(d, option->loc, "unknown word '%s' after the name of model '%s': the only word "
-               "allowed there is `scores` (`hmm %s scores { ... }`), which says that the "
-               "model's numbers are scores (odds), not probabilities",
-               option->name, ast->name.name, ast->name.name);
-    return 0;
-}
 
 /* ---- how much rounding the written digits may hide ---- */
 
@@ -234,9 +220,9 @@ static void check_emissions(Diag *d, const Model *ast, const IrModel *m)
                      "more than 1", n_over - SUM_WARNINGS_SHOWN, m->name);
 }
 
-void sema_check_sums(Arena *a, Diag *d, const Model *ast, const IrModel *m, int scores)
+void sema_check_sums(Arena *a, Diag *d, const Model *ast, const IrModel *m)
 {
-    if (scores)
+    if (ast->scores)
         return;
     check_states(a, d, ast, m);
     check_emissions(d, ast, m);
