@@ -29,8 +29,8 @@ static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Half a unit of the last digit of the decimal number at p (digits, a point,
  * an exponent), and in *end the byte after it: 0.167 may be 1/6 rounded, so
- * 0.0005; 0.95 gives 0.005, 1e-5 gives 5e-6. A number written without a point
- * or exponent (1, 0) is taken as exact. */
+ * 0.0005; 0.95 gives 0.005, 1e-5 gives 5e-6. A number written without
+ * decimals or exponent (1, 0, 1.) is taken as exact. */
 static double rounding_of(const char *p, const char **end)
 {
     int point = 0, decimals = 0, has_exponent = 0, negative_exponent = 0;
@@ -54,8 +54,8 @@ static double rounding_of(const char *p, const char **end)
     }
     if (end)
         *end = p;
-    if (!point && !has_exponent)
-        return 0;
+    if (!decimals && !has_exponent)
+        return 0; /* 1, 1. */
     return 0.5 * pow(10.0, (double)((negative_exponent ? -exponent : exponent) - decimals));
 }
 

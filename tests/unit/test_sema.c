@@ -633,6 +633,8 @@ static void test_sums_above_one_warn_beyond_rounding(void **state)
 {
     /* 1.00001: "1" is exact, 0.00001 may hide 5e-6 */
     assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 0.00001;\n")), 1);
+    /* 1.00001 again: "1." is exact too */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1.; x -> x 0.00001;\n")), 1);
     /* 1.000001: within 5e-7 + 1e-6 */
     assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 0.000001;\n")), 0);
     /* 1.0005: 0.4995 and 5.01e-1 (a unit of 1e-3) may hide 0.00055 */
