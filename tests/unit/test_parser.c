@@ -233,6 +233,15 @@ static void test_model_of_scores(void **state)
     assert_string_equal(m->next->next->name.name, "scores");
     assert_int_equal(m->next->next->scores, 0);
     assert_int_equal(m->next->next->next->scores, 0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    ast_dump(p.file, out);
+    fclose(out);
+    assert_non_null(strstr(text, "\n  model a scores @1:1-1:"));
+    assert_non_null(strstr(text, "\n  model scores scores @2:1-2:"));
+    assert_non_null(strstr(text, "\n  model scores @2:"));
+    free(text);
     parsed_free(&p);
     expect_errors("hmm a odds { }",
                   1, "t.hmm:1:7: error: syntax error: unexpected identifier 'odds', expecting 'scores' or '{'\n"
