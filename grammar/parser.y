@@ -46,6 +46,7 @@ typedef struct ParseContext {
     const char *source;     /* the text being read (matrices keep offsets into it) */
     long offset;            /* byte offset of the next byte the scanner reads */
     int matrix_stage;       /* how far `[A] -> [B]` has come (lexer.l) */
+    int header_stage;       /* how far `hmm NAME` has come: `scores` is a word there (lexer.l) */
     MatrixBuilder matrix;   /* the transition matrix being read */
     int brace_depth;        /* '{' not yet closed by '}' */
     Loc open_braces[PARSE_MAX_OPEN_BRACES]; /* where the innermost of them were opened */
@@ -210,6 +211,13 @@ static Prob prob_fraction(Number num, Number den, Loc loc)
     return (Prob){.num = num, .den = den, .has_den = 1, .loc = loc};
 }
 
+/* `hmm NAME scores { ... }`: the model's numbers are scores (odds). */
+static Model *model_of_scores(Model *m)
+{
+    m->scores = 1;
+    return m;
+}
+
 static Symbol symbol_bare(Ident id)
 {
     return (Symbol){.text = id.name, .quoted = 0, .loc = id.loc};
@@ -253,6 +261,7 @@ static Expr *whole_table(Expr *attr)
 %token HMM "'hmm'" ALPHABET "'alphabet'" STARTSTATE "'startstate'"
 %token STATE "'state'" ENDSTATE "'endstate'" EMITS "'emits'"
 %token EMISSION "'emission'" MAIN "'main'" NEW "'new'" PRINT "'print'"
+%token SCORES "'scores'" /* only right after `hmm NAME` (lexer.l): not reserved */
 %token ARROW "'->'"
 %token <matrix> MATRIX "a matrix of weights '[p11, p12; p21, p22]'"
 
@@ -287,6 +296,8 @@ file
 model
     : HMM IDENT '{' decls '}'           { $$ = ast_model(pc->arena, $2, $4.head, @$); }
     | HMM IDENT '{' decls error '}'     { $$ = ast_model(pc->arena, $2, $4.head, @$); }
+    | HMM IDENT SCORES '{' decls '}'    { $$ = model_of_scores(ast_model(pc->arena, $2, $5.head, @$)); }
+    | HMM IDENT SCORES '{' decls error '}' { $$ = model_of_scores(ast_model(pc->arena, $2, $5.head, @$)); }
     ;
 
 decls

@@ -151,7 +151,8 @@ static void put_header(FILE *out, const char *path, const H2 *h, const char *id,
             "// for bits): viterbi is hmm2search --null2's per-sequence score, forward\n"
             "// hmm2search --null2 --forward's (HMMER2 sums approximately, this exactly).\n"
             "// Weights are 2^(s/1000) for the integer scores s (bits * 1000) that hmm2search\n"
-            "// computes from the file, the null model folded in.\n",
+            "// computes from the file, the null model folded in: odds, not probabilities,\n"
+            "// so the model is declared `scores` and its rows may sum to more than 1.\n",
             id, h->name ? h->name : "", M, h->nucleic ? "nucleic" : "amino", path, h->format);
     fputs("// States: S start, N (residues before the first domain), B begin, ", out);
     put_range(out, "M", 1, M);
@@ -248,7 +249,7 @@ static void put_node(FILE *out, const Search *s, int k, const int *bsc, const in
 static void put_model(FILE *out, const char *id, const Search *s, const Symbols *a,
                       const int *bsc, const int *esc)
 {
-    fprintf(out, "hmm %s {\n", id);
+    fprintf(out, "hmm %s scores {\n", id); /* odds: rows may sum above 1 */
     put_alphabet(out, a);
     put_states(out, s);
     put_emissions(out, s, a);

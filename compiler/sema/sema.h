@@ -14,5 +14,9 @@ Program *sema(Arena *a, const File *f, Diag *d);
 int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out);
 /* Silent cycles that diverge (errors) and unreachable states (warnings). */
 void sema_check_graph(Arena *a, Diag *d, const IrModel *m);
+/* Warnings for a state's outgoing weights or an emission table summing to
+ * more than 1 beyond rounding (sema_sums.c); nothing for a model declared
+ * `hmm NAME scores { ... }`. */
+void sema_check_sums(Arena *a, Diag *d, const Model *ast, const IrModel *m);
 
 #endif

@@ -1,7 +1,7 @@
 /* sema_model.c: checks one `hmm` block and builds its model IR: names,
  * alphabet, emissions, transitions and numbers, with every error of the
  * language contract reported at its place. Whole-model checks (silent
- * cycles, reachability) are in sema_graph.c. */
+ * cycles, reachability) are in sema_graph.c, sums above 1 in sema_sums.c. */
 #include "sema/sema.h"
 
 #include <limits.h>
@@ -491,7 +491,10 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
 
     declare_names(&sc);
     resolve_references(&sc);
-    if (d->errors == errors_before)
+    if (d->errors == errors_before) {
         sema_check_graph(a, d, out);
+        if (d->errors == errors_before) /* a diverging cycle says it already */
+            sema_check_sums(a, d, ast, out);
+    }
     return d->errors == errors_before;
 }

@@ -239,6 +239,8 @@ void ast_dump(const File *f, FILE *out)
     for (const Model *m = f->models; m; m = m->next) {
         indent(out, 1);
         fprintf(out, "model %s", m->name.name);
+        if (m->scores)
+            fputs(" scores", out);
         print_loc(out, m->loc);
         for (const Decl *d = m->decls; d; d = d->next)
             dump_decl(d, out, 2);

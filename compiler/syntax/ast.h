@@ -110,6 +110,8 @@ typedef struct Decl {
 
 typedef struct Model {
     Ident name;
+    int scores;   /* declared `hmm NAME scores {`: its numbers are scores (odds), so
+                     sums above 1 are not warned of (sema_sums.c) */
     Decl *decls; /* in source order */
     Loc loc;
     struct Model *next;

@@ -413,6 +413,8 @@ static void parse_hmm_block(Lexer *lx, SourceFile *file)
 {
     Model m = { 0 };
     m.name = expect_identifier(lx);
+    if (token_is(lx, "scores")) /* `hmm NAME scores {`: changes no number */
+        next_token(lx);
     expect(lx, "{");
     while (!token_is(lx, "}")) {
         if (lx->tok.kind == TOK_END)

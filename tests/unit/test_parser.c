@@ -216,6 +216,39 @@ static void test_several_models_and_mains_in_order(void **state)
     parsed_free(&p);
 }
 
+/* `hmm NAME scores {`: `scores` is a word only there, so a state, a model
+ * or an emission may still be called `scores`. */
+static void test_model_of_scores(void **state)
+{
+    Parsed p;
+    parse_ok(&p, "hmm a scores { state scores; emission scores = [1]; scores -> scores 1; }\n"
+                 "hmm scores scores { } hmm scores { } hmm b { }");
+    const Model *m = p.file->models;
+    assert_int_equal(m->scores, 1);
+    assert_string_equal(m->decls->name.name, "scores");
+    assert_string_equal(m->decls->next->name.name, "scores");
+    assert_string_equal(m->decls->next->next->from.name, "scores");
+    assert_string_equal(m->next->name.name, "scores");
+    assert_int_equal(m->next->scores, 1);
+    assert_string_equal(m->next->next->name.name, "scores");
+    assert_int_equal(m->next->next->scores, 0);
+    assert_int_equal(m->next->next->next->scores, 0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    ast_dump(p.file, out);
+    fclose(out);
+    assert_non_null(strstr(text, "\n  model a scores @1:1-1:"));
+    assert_non_null(strstr(text, "\n  model scores scores @2:1-2:"));
+    assert_non_null(strstr(text, "\n  model scores @2:"));
+    free(text);
+    parsed_free(&p);
+    expect_errors("hmm a odds { }",
+                  1, "t.hmm:1:7: error: syntax error: unexpected identifier 'odds', expecting 'scores' or '{'\n"
+                     "    1 | hmm a odds { }\n"
+                     "      |       ^~~~\n");
+}
+
 static void test_dict_emission(void **state)
 {
     Parsed p;
@@ -444,7 +477,7 @@ static void test_missing_closing_brace(void **state)
 static void test_end_of_file_outside_a_block(void **state)
 {
     expect_errors("hmm a", 1,
-                  "t.hmm:1:6: error: syntax error: unexpected end of file, expecting '{'\n"
+                  "t.hmm:1:6: error: syntax error: unexpected end of file, expecting 'scores' or '{'\n"
                   "    1 | hmm a\n"
                   "      |      ^\n");
 }
@@ -583,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_casino_model),
         cmocka_unit_test(test_casino_main),
         cmocka_unit_test(test_several_models_and_mains_in_order),
+        cmocka_unit_test(test_model_of_scores),
         cmocka_unit_test(test_dict_emission),
         cmocka_unit_test(test_alphabet_symbol_forms),
         cmocka_unit_test(test_negative_numbers_and_fractions),

@@ -283,7 +283,8 @@ static void test_moves_take_the_emission_of_their_destination(void **state)
 static void test_emits_on_a_transition_into_a_silent_state(void **state)
 {
     Checked c;
-    Program *p = check_ok(&c, "hmm m {\n"
+    /* scores: q's weights sum to 1.5 */
+    Program *p = check_ok(&c, "hmm m scores {\n"
                               "  alphabet [a, b];\n"
                               "  startstate s; state q; state x emits ex; endstate t;\n"
                               "  emission ex = [0.5, 0.5];\n"
@@ -306,7 +307,8 @@ static void test_emits_on_a_transition_into_a_silent_state(void **state)
 static void test_weights_are_logs_of_fractions_and_numbers(void **state)
 {
     Checked c;
-    Program *p = check_ok(&c, "hmm m {\n"
+    /* scores: p's weight is 2.5 */
+    Program *p = check_ok(&c, "hmm m scores {\n"
                               "  alphabet [a];\n"
                               "  startstate s; state p; state q; state r; endstate t;\n"
                               "  s -> p 1/6;\n"
@@ -590,7 +592,7 @@ static void test_warnings_alone_still_give_a_program(void **state)
                      "  emission unused = [1, 0];\n"
                      "  state lost emits e;\n"
                      "  state stuck;\n"
-                     "  s -> x 1; x -> t 1; x -> stuck 1; lost -> t 1;\n"
+                     "  s -> x 1; x -> t 0.5; x -> stuck 0.5; lost -> t 1;\n"
                      "}\n"
                      "main { print forward(new m()).score; }\n");
     assert_non_null(c.program);
@@ -606,6 +608,53 @@ static void test_warnings_alone_still_give_a_program(void **state)
 #define TINY_MODEL(lines)                                                                  \
     "hmm m {\n  alphabet [a, b];\n  startstate s; state x emits e; endstate t;\n"          \
     "  emission e = [0.5, 0.5];\n" lines "}\nmain { print forward(new m()).score; }\n"
+/* The same, declared scores (sema_sums.c): its rows may sum above 1 unwarned. */
+#define TINY_SCORES_MODEL(lines)                                                           \
+    "hmm m scores {\n  alphabet [a, b];\n  startstate s; state x emits e; endstate t;\n"   \
+    "  emission e = [0.5, 0.5];\n" lines "}\nmain { print forward(new m()).score; }\n"
+
+/* The number of warnings a source draws, with no error. */
+static int warnings_of(const char *src)
+{
+    Checked c;
+    check_source(&c, src);
+    assert_int_equal(c.diag.errors, 0);
+    int n = c.diag.warnings;
+    if (n)
+        assert_non_null(strstr(c.messages, "more than 1"));
+    checked_free(&c);
+    return n;
+}
+
+/* sema_sums.c: a sum above 1 warns beyond the rounding of the digits
+ * written (half a unit of each value's last digit, at most 0.01 in all) and
+ * 1e-6; numbers without a point or exponent, and fractions, are exact. */
+static void test_sums_above_one_warn_beyond_rounding(void **state)
+{
+    /* 1.00001: "1" is exact, 0.00001 may hide 5e-6 */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 0.00001;\n")), 1);
+    /* 1.00001 again: "1." is exact too */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1.; x -> x 0.00001;\n")), 1);
+    /* 1.000001: within 5e-7 + 1e-6 */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 0.000001;\n")), 0);
+    /* 1.0005: 0.4995 and 5.01e-1 (a unit of 1e-3) may hide 0.00055 */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 0.4995; x -> x 5.01e-1;\n")), 0);
+    /* 1.001 with 1/2 exact: more than 5.01e-1's 0.0005 */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1/2; x -> x 5.01e-1;\n")), 1);
+    /* 1.02: 5e-1 may hide 0.05, but no more than 0.01 is excused */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 5e-1; x -> x 5.2e-1;\n")), 1);
+    /* an emission table: 1/2 + 0.6 = 1.1 */
+    assert_int_equal(warnings_of("hmm m {\n  alphabet [a, b];\n  startstate s; state x emits e;\n"
+                                 "  endstate t; emission e = [1/2, 0.6];\n  s -> x 1; x -> t 1;\n}\n"
+                                 "main { print forward(new m()).score; }\n"),
+                     1);
+    /* a model declared scores: nothing, for its rows or tables */
+    assert_int_equal(warnings_of("hmm m scores {\n  alphabet [a, b];\n  startstate s;\n"
+                                 "  state x emits e; endstate t; emission e = [2, 0.6];\n"
+                                 "  s -> x 3; x -> t 1; x -> x 0.5;\n}\n"
+                                 "main { print forward(new m()).score; }\n"),
+                     0);
+}
 
 static void test_name_errors(void **state)
 {
@@ -649,42 +698,43 @@ static void test_transition_errors(void **state)
 static void test_silent_cycles_that_diverge_are_errors(void **state)
 {
     const char *diverges = "the sum over their paths diverges";
+    /* the models are declared scores: their rows sum above 1 */
     /* a self-loop converges below 1 */
     Checked c;
-    check_ok(&c, TINY_MODEL("  state q; s -> q 1; q -> q 0.99; q -> x 1; x -> t 1;\n"));
+    check_ok(&c, TINY_SCORES_MODEL("  state q; s -> q 1; q -> q 0.99; q -> x 1; x -> t 1;\n"));
     checked_free(&c);
-    expect_errors(TINY_MODEL("  state q; s -> q 1; q -> q 1; q -> x 1; x -> t 1;\n"), 1,
+    expect_errors(TINY_SCORES_MODEL("  state q; s -> q 1; q -> q 1; q -> x 1; x -> t 1;\n"), 1,
                   diverges);
     /* a 2-cycle: the product of its weights counts, not each weight: 0.5 * 1.9 = 0.95 */
-    check_ok(&c, TINY_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 1.9;"
+    check_ok(&c, TINY_SCORES_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 1.9;"
                             " q -> x 1; x -> t 1;\n"));
     checked_free(&c);
-    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 2;"
+    expect_errors(TINY_SCORES_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 2;"
                              " q -> x 1; x -> t 1;\n"),
                   1, diverges);
     /* two cycles through p, each below 1 alone: S = [[c, 1], [0.5, 0]] has spectral
      * radius r with r^2 - c r - 0.5 = 0: c = 0.4 gives r = (0.4 + sqrt(2.16)) / 2 = 0.935,
      * c = 0.6 gives r = (0.6 + sqrt(2.36)) / 2 = 1.068 */
-    check_ok(&c, TINY_MODEL("  state p; state q; s -> p 1; p -> p 0.4; p -> q 1; q -> p 0.5;"
+    check_ok(&c, TINY_SCORES_MODEL("  state p; state q; s -> p 1; p -> p 0.4; p -> q 1; q -> p 0.5;"
                             " q -> x 1; x -> t 1;\n"));
     checked_free(&c);
-    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> p 0.6; p -> q 1; q -> p 0.5;"
+    expect_errors(TINY_SCORES_MODEL("  state p; state q; s -> p 1; p -> p 0.6; p -> q 1; q -> p 0.5;"
                              " q -> x 1; x -> t 1;\n"),
                   1, diverges);
     /* a product of 1 - 2^-43 (about 1 - 1.1e-13, written exactly) converges; exactly 1
      * (2 * 0.5) and 1 + 2^-43 do not: the test sums the weights' logs, not 1 - pivots */
-    check_ok(&c, TINY_MODEL("  state p; state q; s -> p 1; "
+    check_ok(&c, TINY_SCORES_MODEL("  state p; state q; s -> p 1; "
                             "p -> q 0.9999999999998863131622783839702606201171875; q -> p 1;"
                             " q -> x 1; x -> t 1;\n"));
     checked_free(&c);
-    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 2;"
+    expect_errors(TINY_SCORES_MODEL("  state p; state q; s -> p 1; p -> q 0.5; q -> p 2;"
                              " q -> x 1; x -> t 1;\n"), 1, diverges);
-    expect_errors(TINY_MODEL("  state p; state q; s -> p 1; "
+    expect_errors(TINY_SCORES_MODEL("  state p; state q; s -> p 1; "
                              "p -> q 1.0000000000001136868377216160297393798828125; q -> p 1;"
                              " q -> x 1; x -> t 1;\n"), 1, diverges);
     /* an emitting move breaks a cycle: q -> x emits (x emits on arrival), so q -> x -> q
      * is no silent cycle however heavy */
-    check_ok(&c, TINY_MODEL("  state q; s -> q 1; q -> x 5; x -> q 5; x -> t 1;\n"));
+    check_ok(&c, TINY_SCORES_MODEL("  state q; s -> q 1; q -> x 5; x -> q 5; x -> t 1;\n"));
     checked_free(&c);
 }
 
@@ -746,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_prints_in_order_with_labels),
         cmocka_unit_test(test_attributes_are_collected_per_call),
         cmocka_unit_test(test_warnings_alone_still_give_a_program),
+        cmocka_unit_test(test_sums_above_one_warn_beyond_rounding),
         cmocka_unit_test(test_name_errors),
         cmocka_unit_test(test_number_and_emission_errors),
         cmocka_unit_test(test_transition_errors),
