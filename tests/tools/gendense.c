@@ -98,7 +98,7 @@ static void write_model(FILE *f, int n, double density, int K, double zeros, int
 {
     fprintf(f, "// a random dense model: %d emitting states, %.0f%% of pairs joined\n", n,
             100 * density);
-    fprintf(f, "hmm dense {\n    alphabet [");
+    fprintf(f, "hmm dense scores {\n    alphabet [");
     for (int c = 0; c < K; c++)
         fprintf(f, "%s%c", c ? ", " : "", SYMBOLS[c]);
     fprintf(f, "];\n    startstate start;\n    endstate end;\n");

@@ -864,7 +864,8 @@ static void write_model(Rng *r, const GenModel *g, const char *path, uint64_t se
      * in file order, and a shuffled long silent chain would take a round a state */
     if (rng_chance(r, 0.3) && g->state_count - 2 <= DENSE_MAX_STATES)
         shuffle_lines(r, &lines);
-    fprintf(f, "hmm %s {\n", g->model_name);
+    /* random weights: scores, not probabilities (no warning for rows above 1) */
+    fprintf(f, "hmm %s scores {\n", g->model_name);
     for (int i = 0; i < lines.count; i++) {
         if (rng_chance(r, 0.05))
             fprintf(f, "    /* a comment\n       over two lines */\n");
