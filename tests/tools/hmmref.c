@@ -1,9 +1,11 @@
 /* hmmref.c: the plain reference implementation that the differential tests
  * hold every hmmc backend against. It shares no code with the compiler or the
  * runtime on purpose: it has its own small parser for .hmm files, its own
- * FASTA reader, and computes forward, backward and viterbi straight from the
- * definition in /work/shared/design/language.md (column by column, silent
- * moves solved exactly as a linear system, long double, scaled columns).
+ * FASTA reader, and computes forward, backward and viterbi, posteriors and
+ * one Baum-Welch step straight from the definitions in
+ * /work/shared/design/language.md (column by column, silent moves solved
+ * exactly as a linear system, long double, scaled columns; the E-step is in
+ * hmmref_expect.h, posterior output in hmmref_decode.h, the M-step in hmmref_em.h).
  *
  *   hmmref MODEL.hmm SEQS.fa [--model NAME] [--segments]
  *       name<TAB>forward<TAB>backward<TAB>viterbi<TAB>traceback   per record
