@@ -36,6 +36,8 @@
  *       --write prints the whole source file with the model's numbers replaced
  *       (unchanged ones keep their text) and the totals on stderr. Sequences
  *       without a path are left out and named on stderr (exit status 0).
+ *       Exit status 4, nothing on stdout: the new weights would make a silent
+ *       cycle's sum diverge (the contract's model that cannot be trained).
  *       --viterbi-training counts the uses along the best path; --brute
  *       counts them by enumerating every path.
  *
@@ -787,19 +789,14 @@ static SparseTriangle collect_triangle(const long double *a, int n, int lower)
     return t;
 }
 
-/* LU without pivoting: I - S is an M-matrix (S >= 0, its walks' sums
- * converge), so every pivot is positive and no update subtracts across signs
- * off the diagonal. That also makes the factors follow a diagonal scaling of
- * the matrix exactly (weights 1e300 into a state and 1e-300 out of it), where
- * partial pivoting would pick rows by their scale and lose every digit. */
-static void factor_matrix(Factored *f)
+/* Gaussian elimination in place, no pivoting (factor_matrix says why);
+ * returns the first pivot that is not > 0 (a silent cycle whose sum
+ * diverges: I - S is then no M-matrix), or -1 when every pivot is. */
+static int eliminate(long double *a, int n)
 {
-    int n = f->n;
-    long double *a = f->a;
     for (int k = 0; k < n; k++) {
         if (!(a[k * n + k] > 0))
-            die("silent system: pivot %d is %Lg, not > 0: a silent cycle does not converge", k,
-                a[k * n + k]);
+            return k;
         for (int r = k + 1; r < n; r++) {
             if (a[r * n + k] == 0)
                 continue;
@@ -809,8 +806,22 @@ static void factor_matrix(Factored *f)
                 a[r * n + c] -= factor * a[k * n + c];
         }
     }
-    f->lower = collect_triangle(a, n, 1);
-    f->upper = collect_triangle(a, n, 0);
+    return -1;
+}
+
+/* LU without pivoting: I - S is an M-matrix (S >= 0, its walks' sums
+ * converge), so every pivot is positive and no update subtracts across signs
+ * off the diagonal. That also makes the factors follow a diagonal scaling of
+ * the matrix exactly (weights 1e300 into a state and 1e-300 out of it), where
+ * partial pivoting would pick rows by their scale and lose every digit. */
+static void factor_matrix(Factored *f)
+{
+    int bad = eliminate(f->a, f->n);
+    if (bad >= 0)
+        die("silent system: pivot %d is %Lg, not > 0: a silent cycle does not converge", bad,
+            f->a[bad * f->n + bad]);
+    f->lower = collect_triangle(f->a, f->n, 1);
+    f->upper = collect_triangle(f->a, f->n, 0);
 }
 
 /* Solves A x = b in place (b becomes x) with the factors of A. */

@@ -96,6 +96,28 @@ static void maximise(const Model *m, const Totals *t, long double pseudocount, l
     free(u);
 }
 
+/* Whether the new weights keep every silent cycle's sum finite: I - S over
+ * the silent states (every transition as declared) is still an M-matrix. */
+static int silent_part_converges(const Model *m, const long double *weights)
+{
+    SilentStates s = find_silent_states(m);
+    int n = s.count;
+    long double *a = xcalloc((size_t)n * n, sizeof *a);
+    for (int i = 0; i < n; i++)
+        a[i * n + i] = 1;
+    for (int j = 0; j < m->declared_count; j++) {
+        const Transition *tr = &m->declared[j];
+        int from = s.index_of_state[tr->from], to = s.index_of_state[tr->to];
+        if (move_emission(m, tr) < 0 && from >= 0 && to >= 0)
+            a[from * n + to] -= weights[j];
+    }
+    int converges = eliminate(a, n) < 0;
+    free(a);
+    free(s.index_of_state);
+    free(s.state_of_index);
+    return converges;
+}
+
 static void print_numbers(const Model *m, const long double *weights, const long double *values)
 {
     for (int j = 0; j < m->declared_count; j++)
@@ -159,6 +181,14 @@ static void em_step(const SourceFile *file, const Model *m, const RecordList *re
 {
     int k = m->alphabet_size;
     Totals t = sum_expectations(m, records, method, max_moves);
+    long double *weights = xcalloc(m->declared_count, sizeof *weights);
+    long double *values = xcalloc((size_t)m->emission_count * k, sizeof *values);
+    maximise(m, &t, pseudocount, weights, values);
+    if (output != EM_COUNTS && !silent_part_converges(m, weights)) {
+        fprintf(stderr, "hmmref: --em: the updated weights make a silent cycle's sum diverge "
+                        "(its product reaches 1): this step cannot train the model\n");
+        exit(4);
+    }
     FILE *report = output == EM_WRITE ? stderr : stdout;
     fprintf(report, "loglik %.17g\n", (double)t.log_p);
     if (method == COUNT_VITERBI)
@@ -166,16 +196,13 @@ static void em_step(const SourceFile *file, const Model *m, const RecordList *re
     if (output == EM_COUNTS) {
         print_numbers(m, t.declared_uses, t.emission_uses);
     } else {
-        long double *weights = xcalloc(m->declared_count, sizeof *weights);
-        long double *values = xcalloc((size_t)m->emission_count * k, sizeof *values);
-        maximise(m, &t, pseudocount, weights, values);
         if (output == EM_WRITE)
             write_source(file, m, weights, values);
         else
             print_numbers(m, weights, values);
-        free(weights);
-        free(values);
     }
+    free(weights);
+    free(values);
     free(t.declared_uses);
     free(t.emission_uses);
     fflush(stdout);
