@@ -1,19 +1,45 @@
 /* hmmref.c: the plain reference implementation that the differential tests
  * hold every hmmc backend against. It shares no code with the compiler or the
  * runtime on purpose: it has its own small parser for .hmm files, its own
- * FASTA reader, and computes forward, backward and viterbi straight from the
- * definition in /work/shared/design/language.md (column by column, silent
- * moves solved exactly as a linear system, long double, scaled columns).
+ * FASTA reader, and computes forward, backward and viterbi, posteriors and
+ * one Baum-Welch step straight from the definitions in
+ * /work/shared/design/language.md (column by column, silent moves solved
+ * exactly as a linear system, long double, scaled columns; the E-step is in
+ * hmmref_expect.h, posterior output in hmmref_decode.h, the M-step in hmmref_em.h).
  *
- *   hmmref MODEL.hmm SEQS.fa [--model NAME]
+ *   hmmref MODEL.hmm SEQS.fa [--model NAME] [--segments]
  *       name<TAB>forward<TAB>backward<TAB>viterbi<TAB>traceback   per record
- *       (name<TAB>INVALID for a record with a symbol outside the alphabet)
+ *       (name<TAB>INVALID for a record with a symbol outside the alphabet);
+ *       --segments adds the viterbi path's segments as a sixth field
  *   hmmref --path MODEL.hmm SEQS.fa TRACEBACKS.tsv [--model NAME]
  *       name<TAB>ln(probability of the given path)   per line of the tsv
  *   hmmref --brute MODEL.hmm SEQS.fa [--model NAME] [--max-moves N]
  *       the same five fields as the first form, by enumerating every path
  *       (backward = forward there); a model with silent cycles needs
  *       --max-moves, and its sums are then truncated at N moves.
+ *   hmmref --posterior MODEL.hmm SEQS.fa [--model NAME] [--brute [--max-moves N]]
+ *       a line `# states: S1 S2 ...` (declaration order), then per record
+ *       name<TAB>forward<TAB>decode<TAB>segments<TAB>probability table, in the
+ *       contract's forms (values %.12g; `-` three times for no path or an
+ *       empty sequence); the posterior of q at i is the probability that the
+ *       i-th emitting move ends in q (a silent destination included).
+ *       --brute: the same by enumerating every path.
+ *   hmmref --em MODEL.hmm SEQS.fa [--model NAME] [--pseudocount C]
+ *              [--viterbi-training | --brute [--max-moves N]] [--counts | --write]
+ *       one Baum-Welch iteration as the contract's "Training" says (`fixed`
+ *       kept, totals per state and per table kept, zeros kept, no use: kept):
+ *         loglik TOTAL                   (the forward total before the step)
+ *         viterbi TOTAL                  (--viterbi-training: the viterbi total)
+ *         FROM -> TO WEIGHT              (every transition as declared, 0 too)
+ *         emission NAME V1 ... VK        (every table, alphabet order)
+ *       numbers %.17g. --counts prints the expected uses in their place;
+ *       --write prints the whole source file with the model's numbers replaced
+ *       (unchanged ones keep their text) and the totals on stderr. Sequences
+ *       without a path are left out and named on stderr (exit status 0).
+ *       Exit status 4, nothing on stdout: the new weights would make a silent
+ *       cycle's sum diverge (the contract's model that cannot be trained).
+ *       --viterbi-training counts the uses along the best path; --brute
+ *       counts them by enumerating every path.
  *
  * The model is assumed valid (hmmc checks that); anything unexpected stops
  * the program with a message and exit status 2 (3: --brute found too many
@@ -74,6 +100,7 @@ typedef struct {
     TokenKind kind;
     char text[256];
     int line;
+    size_t start; /* offset of the token in the source text */
 } Token;
 
 typedef struct {
@@ -81,7 +108,8 @@ typedef struct {
     const char *src;
     size_t pos;
     int line;
-    Token tok; /* the current token */
+    Token tok;      /* the current token */
+    size_t prev_end; /* offset just after the token before the current one */
 } Lexer;
 
 static void lex_error(Lexer *lx, const char *what)
@@ -148,11 +176,13 @@ static void set_token(Lexer *lx, TokenKind kind, size_t length)
     memcpy(lx->tok.text, lx->src + lx->pos, length);
     lx->tok.text[length] = '\0';
     lx->tok.line = lx->line;
+    lx->tok.start = lx->pos;
     lx->pos += length;
 }
 
 static void next_token(Lexer *lx)
 {
+    lx->prev_end = lx->pos;
     skip_space_and_comments(lx);
     const char *s = lx->src + lx->pos;
     if (!*s) {
@@ -254,6 +284,8 @@ typedef struct {
     int count;        /* entries as written */
     char *symbols;    /* dict form: symbol of each entry */
     long double *raw; /* values as written */
+    size_t *span_start, *span_end; /* where each value is written in the source */
+    int fixed;        /* `fixed`: training keeps the values */
     long double *value; /* value per alphabet symbol, filled by resolve_model */
     long double *log_value; /* ln of value (for viterbi) */
 } Emission;
@@ -264,6 +296,9 @@ typedef struct {
     int emission;       /* index of the transition's own emission, -1: none */
     long double weight; /* > 0 */
     long double log_weight;
+    int fixed;          /* `fixed`: training keeps the weight */
+    int decl;           /* index in Model.declared */
+    size_t span_start, span_end; /* where the weight is written in the source */
 } Transition;
 
 typedef struct {
@@ -278,10 +313,14 @@ typedef struct {
     int emission_count;
     Emission *emissions;
     int transition_count;
-    Transition *transitions;
+    Transition *transitions; /* those that exist: weight > 0, on a complete path */
+    int declared_count;
+    Transition *declared;    /* every transition as written, weight 0 included */
 } Model;
 
 typedef struct {
+    const char *path;
+    const char *text; /* the whole source, for --em --write */
     int model_count;
     Model *models;
     int main_new_count;
@@ -324,12 +363,17 @@ static void parse_state(Lexer *lx, Model *m)
     add_state(m, name, emission_name);
 }
 
-static void add_emission_entry(Emission *e, char symbol, long double value)
+/* Reads one value of an emission and remembers where it is written. */
+static void add_emission_entry(Lexer *lx, Emission *e, char symbol)
 {
     e->symbols = xrealloc(e->symbols, e->count + 1);
     e->raw = xrealloc(e->raw, (e->count + 1) * sizeof *e->raw);
+    e->span_start = xrealloc(e->span_start, (e->count + 1) * sizeof *e->span_start);
+    e->span_end = xrealloc(e->span_end, (e->count + 1) * sizeof *e->span_end);
     e->symbols[e->count] = symbol;
-    e->raw[e->count] = value;
+    e->span_start[e->count] = lx->tok.start;
+    e->raw[e->count] = expect_probability(lx);
+    e->span_end[e->count] = lx->prev_end;
     e->count++;
 }
 
@@ -341,7 +385,7 @@ static void parse_emission(Lexer *lx, Model *m)
     if (token_is(lx, "[")) {
         next_token(lx);
         for (;;) {
-            add_emission_entry(&e, 0, expect_probability(lx));
+            add_emission_entry(lx, &e, 0);
             if (!token_is(lx, ","))
                 break;
             next_token(lx);
@@ -353,12 +397,16 @@ static void parse_emission(Lexer *lx, Model *m)
         while (!token_is(lx, "}")) {
             char symbol = expect_symbol(lx);
             expect(lx, ":");
-            add_emission_entry(&e, symbol, expect_probability(lx));
+            add_emission_entry(lx, &e, symbol);
             if (!token_is(lx, ","))
                 break;
             next_token(lx);
         }
         expect(lx, "}");
+    }
+    if (token_is(lx, "fixed")) {
+        e.fixed = 1;
+        next_token(lx);
     }
     expect(lx, ";");
     m->emissions = xrealloc(m->emissions, (m->emission_count + 1) * sizeof *m->emissions);
@@ -371,12 +419,22 @@ static void parse_transition(Lexer *lx, Model *m, char *from_name)
     t.from_name = from_name;
     expect(lx, "->");
     t.to_name = expect_identifier(lx);
+    t.span_start = lx->tok.start;
     t.weight = expect_probability(lx);
-    if (token_is(lx, "emits")) {
-        next_token(lx);
-        t.emission_name = expect_identifier(lx);
+    t.span_end = lx->prev_end;
+    for (int word = 0; word < 2; word++) { /* `fixed` before or after `emits EM` */
+        if (token_is(lx, "emits") && !t.emission_name) {
+            next_token(lx);
+            t.emission_name = expect_identifier(lx);
+        } else if (token_is(lx, "fixed") && !t.fixed) {
+            t.fixed = 1;
+            next_token(lx);
+        }
     }
     expect(lx, ";");
+    t.decl = m->declared_count;
+    m->declared = xrealloc(m->declared, (m->declared_count + 1) * sizeof *m->declared);
+    m->declared[m->declared_count++] = t;
     if (t.weight == 0)
         return; /* a transition of weight 0 does not exist */
     m->transitions = xrealloc(m->transitions, (m->transition_count + 1) * sizeof *m->transitions);
@@ -449,7 +507,9 @@ static void skip_main_block(Lexer *lx, SourceFile *file)
 static SourceFile parse_source(const char *path)
 {
     SourceFile file = { 0 };
-    Lexer lx = { path, read_whole_file(path), 0, 1, { 0 } };
+    Lexer lx = { path, read_whole_file(path), 0, 1, { 0 }, 0 };
+    file.path = path;
+    file.text = lx.src;
     next_token(&lx);
     while (lx.tok.kind != TOK_END) {
         if (token_is(&lx, "hmm")) {
@@ -531,6 +591,12 @@ static void resolve_model(Model *m)
         t->log_weight = logl(t->weight);
         if (t->emission >= 0 && m->states[t->to].emission >= 0)
             die("model %s: emitting transition into emitting state %s", m->name, t->to_name);
+    }
+    for (int i = 0; i < m->declared_count; i++) {
+        Transition *t = &m->declared[i];
+        t->from = find_state(m, t->from_name);
+        t->to = find_state(m, t->to_name);
+        t->emission = t->emission_name ? find_emission(m, t->emission_name) : -1;
     }
 }
 
@@ -725,19 +791,14 @@ static SparseTriangle collect_triangle(const long double *a, int n, int lower)
     return t;
 }
 
-/* LU without pivoting: I - S is an M-matrix (S >= 0, its walks' sums
- * converge), so every pivot is positive and no update subtracts across signs
- * off the diagonal. That also makes the factors follow a diagonal scaling of
- * the matrix exactly (weights 1e300 into a state and 1e-300 out of it), where
- * partial pivoting would pick rows by their scale and lose every digit. */
-static void factor_matrix(Factored *f)
+/* Gaussian elimination in place, no pivoting (factor_matrix says why);
+ * returns the first pivot that is not > 0 (a silent cycle whose sum
+ * diverges: I - S is then no M-matrix), or -1 when every pivot is. */
+static int eliminate(long double *a, int n)
 {
-    int n = f->n;
-    long double *a = f->a;
     for (int k = 0; k < n; k++) {
         if (!(a[k * n + k] > 0))
-            die("silent system: pivot %d is %Lg, not > 0: a silent cycle does not converge", k,
-                a[k * n + k]);
+            return k;
         for (int r = k + 1; r < n; r++) {
             if (a[r * n + k] == 0)
                 continue;
@@ -747,8 +808,22 @@ static void factor_matrix(Factored *f)
                 a[r * n + c] -= factor * a[k * n + c];
         }
     }
-    f->lower = collect_triangle(a, n, 1);
-    f->upper = collect_triangle(a, n, 0);
+    return -1;
+}
+
+/* LU without pivoting: I - S is an M-matrix (S >= 0, its walks' sums
+ * converge), so every pivot is positive and no update subtracts across signs
+ * off the diagonal. That also makes the factors follow a diagonal scaling of
+ * the matrix exactly (weights 1e300 into a state and 1e-300 out of it), where
+ * partial pivoting would pick rows by their scale and lose every digit. */
+static void factor_matrix(Factored *f)
+{
+    int bad = eliminate(f->a, f->n);
+    if (bad >= 0)
+        die("silent system: pivot %d is %Lg, not > 0: a silent cycle does not converge", bad,
+            f->a[bad * f->n + bad]);
+    f->lower = collect_triangle(f->a, f->n, 1);
+    f->upper = collect_triangle(f->a, f->n, 0);
 }
 
 /* Solves A x = b in place (b becomes x) with the factors of A. */
@@ -898,9 +973,21 @@ static void close_forward_column(const Model *m, const SilentStates *s, const Fa
         f[s->state_of_index[i]] = rhs[i];
 }
 
-/* `system`: I - S factored transposed (factor_silent_system(m, s, 1)). */
+/* Keeps column i of a forward or backward pass (scaled to sum 1) at
+ * table[i * n] and the ln of its scale at log_scales[i]; unused when NULL. */
+static void keep_column(long double *table, long double *log_scales, long i, const long double *column,
+                        int n, long double log_scale)
+{
+    if (!table)
+        return;
+    memcpy(table + (size_t)i * n, column, n * sizeof *column);
+    log_scales[i] = log_scale;
+}
+
+/* `system`: I - S factored transposed (factor_silent_system(m, s, 1)).
+ * `table`, `log_scales`: NULL, or room for the length + 1 columns (keep_column). */
 static double forward_score(const Model *m, const SilentStates *s, const Factored *system, const int *codes,
-                            long length)
+                            long length, long double *table, long double *log_scales)
 {
     int n = m->state_count;
     long double *previous = xcalloc(n, sizeof(long double));
@@ -909,6 +996,7 @@ static double forward_score(const Model *m, const SilentStates *s, const Factore
     current[m->start] = 1;
     close_forward_column(m, s, system, current, rhs);
     long double log_scale = normalise_column(current, n);
+    keep_column(table, log_scales, 0, current, n, log_scale);
     for (long i = 1; i <= length && log_scale > -INFINITY; i++) {
         long double *swap = previous;
         previous = current;
@@ -922,6 +1010,7 @@ static double forward_score(const Model *m, const SilentStates *s, const Factore
         }
         close_forward_column(m, s, system, current, rhs);
         log_scale += normalise_column(current, n);
+        keep_column(table, log_scales, i, current, n, log_scale);
     }
     long double score = log_scale > -INFINITY ? log_scale + logl(current[m->end]) : -INFINITY;
     free(previous);
@@ -952,7 +1041,7 @@ static void close_backward_column(const Model *m, const SilentStates *s, const F
 /* `system`: I - S factored as it is (factor_silent_system(m, s, 0)), on its own
  * so that forward and backward share no computed numbers. */
 static double backward_score(const Model *m, const SilentStates *s, const Factored *system, const int *codes,
-                             long length)
+                             long length, long double *table, long double *log_scales)
 {
     int n = m->state_count;
     long double *next = xcalloc(n, sizeof(long double));
@@ -961,6 +1050,7 @@ static double backward_score(const Model *m, const SilentStates *s, const Factor
     current[m->end] = 1;
     close_backward_column(m, s, system, current, rhs);
     long double log_scale = normalise_column(current, n);
+    keep_column(table, log_scales, length, current, n, log_scale);
     for (long i = length - 1; i >= 0 && log_scale > -INFINITY; i--) {
         long double *swap = next;
         next = current;
@@ -974,6 +1064,7 @@ static double backward_score(const Model *m, const SilentStates *s, const Factor
         }
         close_backward_column(m, s, system, current, rhs);
         log_scale += normalise_column(current, n);
+        keep_column(table, log_scales, i, current, n, log_scale);
     }
     long double score = log_scale > -INFINITY ? log_scale + logl(current[m->start]) : -INFINITY;
     free(next);
@@ -1105,7 +1196,30 @@ typedef struct {
     int *path, path_length;
     int *best_path, best_length;
     long long visited;
+    int *moves;            /* transition of each move on the current path */
+    /* When not NULL, every complete path adds its weight here (not divided
+     * by the sum): to the destination of its i-th emitting move at
+     * posterior[(i-1) * states], to each transition per use, to each
+     * (emission table, symbol) per emitting move. */
+    long double *posterior, *transition_uses, *emission_uses;
 } BruteSearch;
+
+/* Adds a complete path of weight `weight` to the sums kept per use. */
+static void add_path_uses(BruteSearch *b, long double weight)
+{
+    const Model *m = b->m;
+    long position = 0;
+    for (int k = 0; k + 1 < b->path_length; k++) {
+        const Transition *tr = &m->transitions[b->moves[k]];
+        b->transition_uses[b->moves[k]] += weight;
+        int e = move_emission(m, tr);
+        if (e < 0)
+            continue;
+        b->emission_uses[(size_t)e * m->alphabet_size + b->codes[position]] += weight;
+        b->posterior[(size_t)position * m->state_count + tr->to] += weight;
+        position++;
+    }
+}
 
 static void enumerate_paths(BruteSearch *b, int state, long position, long double weight)
 {
@@ -1116,6 +1230,8 @@ static void enumerate_paths(BruteSearch *b, int state, long position, long doubl
     b->path[b->path_length++] = state;
     if (state == b->m->end && position == b->length) {
         b->sum += weight;
+        if (b->posterior)
+            add_path_uses(b, weight);
         if (weight > b->best) {
             b->best = weight;
             b->best_length = b->path_length;
@@ -1128,6 +1244,7 @@ static void enumerate_paths(BruteSearch *b, int state, long position, long doubl
             if (tr->from != state)
                 continue;
             int e = move_emission(b->m, tr);
+            b->moves[b->path_length - 1] = t;
             if (e < 0) {
                 enumerate_paths(b, tr->to, position, weight * tr->weight);
             } else if (position < b->length) {
@@ -1166,13 +1283,25 @@ static int has_silent_cycle(const Model *m)
     return found;
 }
 
+/* `uses`: NULL, or the three sums of BruteSearch to fill (zeroed by the
+ * caller); they are divided by the sum over all paths at the end, so that
+ * they hold posteriors and expected uses. */
 static ViterbiResult brute_force(const Model *m, const int *codes, long length, long max_moves,
-                                 double *forward)
+                                 double *forward, long double *uses[3])
 {
     long bound = max_moves > 0 ? max_moves : (length + 1) * (m->state_count + 1);
     BruteSearch b = { m, codes, length, bound, 0, 0, xcalloc(bound + 2, sizeof(int)), 0,
-                      xcalloc(bound + 2, sizeof(int)), 0, 0 };
+                      xcalloc(bound + 2, sizeof(int)), 0, 0, xcalloc(bound + 2, sizeof(int)),
+                      uses ? uses[0] : NULL, uses ? uses[1] : NULL, uses ? uses[2] : NULL };
     enumerate_paths(&b, m->start, 0, 1);
+    free(b.moves);
+    if (uses && b.sum > 0) {
+        size_t sizes[3] = { (size_t)length * m->state_count, (size_t)m->transition_count,
+                            (size_t)m->emission_count * m->alphabet_size };
+        for (int k = 0; k < 3; k++)
+            for (size_t j = 0; j < sizes[k]; j++)
+                uses[k][j] /= b.sum;
+    }
     ViterbiResult r = { -INFINITY, 0, NULL };
     *forward = b.sum > 0 ? (double)logl(b.sum) : -INFINITY;
     if (b.best > 0) {
@@ -1206,8 +1335,11 @@ static void print_path(const Model *m, const ViterbiResult *r)
         printf("%s%s", i ? " " : "", m->states[r->path[i]].name);
 }
 
+static void print_viterbi_segments(const Model *m, const ViterbiResult *r, long length);
+
+/* `length` >= 0: also the viterbi path's segments (--segments). */
 static void print_row(const char *name, double forward, double backward, const Model *m,
-                      const ViterbiResult *r)
+                      const ViterbiResult *r, long length)
 {
     printf("%s\t", name);
     print_score(forward);
@@ -1217,10 +1349,14 @@ static void print_row(const char *name, double forward, double backward, const M
     print_score(r->score);
     putchar('\t');
     print_path(m, r);
+    if (length >= 0) {
+        putchar('\t');
+        print_viterbi_segments(m, r, length);
+    }
     putchar('\n');
 }
 
-static void score_records(const Model *m, const RecordList *records, int brute, long max_moves)
+static void score_records(const Model *m, const RecordList *records, int brute, long max_moves, int segments)
 {
     SilentStates silent = find_silent_states(m);
     if (brute && max_moves <= 0 && has_silent_cycle(m))
@@ -1236,14 +1372,14 @@ static void score_records(const Model *m, const RecordList *records, int brute, 
         }
         if (brute) {
             double sum;
-            ViterbiResult r = brute_force(m, codes, rec->length, max_moves, &sum);
-            print_row(rec->name, sum, sum, m, &r);
+            ViterbiResult r = brute_force(m, codes, rec->length, max_moves, &sum, NULL);
+            print_row(rec->name, sum, sum, m, &r, segments ? rec->length : -1);
             free(r.path);
         } else {
-            double forward = forward_score(m, &silent, &forward_system, codes, rec->length);
-            double backward = backward_score(m, &silent, &backward_system, codes, rec->length);
+            double forward = forward_score(m, &silent, &forward_system, codes, rec->length, NULL, NULL);
+            double backward = backward_score(m, &silent, &backward_system, codes, rec->length, NULL, NULL);
             ViterbiResult r = viterbi(m, codes, rec->length);
-            print_row(rec->name, forward, backward, m, &r);
+            print_row(rec->name, forward, backward, m, &r, segments ? rec->length : -1);
             free(r.path);
         }
         free(codes);
@@ -1339,28 +1475,61 @@ static void score_paths(const Model *m, const RecordList *records, const char *t
     free(text);
 }
 
+#include "hmmref_expect.h"
+#include "hmmref_decode.h"
+#include "hmmref_em.h"
+
 /* -------------------------------------------------------------------- main */
 
 static void usage(void)
 {
-    fputs("usage: hmmref MODEL.hmm SEQS.fa [--model NAME]\n"
+    fputs("usage: hmmref MODEL.hmm SEQS.fa [--model NAME] [--segments]\n"
           "       hmmref --path MODEL.hmm SEQS.fa TRACEBACKS.tsv [--model NAME]\n"
-          "       hmmref --brute MODEL.hmm SEQS.fa [--model NAME] [--max-moves N]\n",
+          "       hmmref --brute MODEL.hmm SEQS.fa [--model NAME] [--max-moves N] [--segments]\n"
+          "       hmmref --posterior MODEL.hmm SEQS.fa [--model NAME] [--brute [--max-moves N]]\n"
+          "       hmmref --em MODEL.hmm SEQS.fa [--model NAME] [--pseudocount C]\n"
+          "              [--viterbi-training | --brute [--max-moves N]] [--counts | --write]\n",
           stderr);
     exit(2);
+}
+
+static long double number_option(const char *option, const char *text)
+{
+    char *end;
+    errno = 0;
+    long double value = strtold(text, &end);
+    if (*end || end == text || errno || !(value >= 0) || isinf(value))
+        die("%s %s: give a finite number >= 0", option, text);
+    return value;
 }
 
 int main(int argc, char **argv)
 {
     const char *files[3] = { NULL, NULL, NULL };
-    int file_count = 0, path_mode = 0, brute = 0;
+    int file_count = 0, path_mode = 0, brute = 0, posterior = 0, em = 0, viterbi_training = 0, segments = 0;
+    EmOutput em_output = EM_NUMBERS;
     const char *model_name = NULL;
     long max_moves = 0;
+    long double pseudocount = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--path") == 0)
             path_mode = 1;
         else if (strcmp(argv[i], "--brute") == 0)
             brute = 1;
+        else if (strcmp(argv[i], "--posterior") == 0)
+            posterior = 1;
+        else if (strcmp(argv[i], "--em") == 0)
+            em = 1;
+        else if (strcmp(argv[i], "--viterbi-training") == 0)
+            viterbi_training = 1;
+        else if (strcmp(argv[i], "--segments") == 0)
+            segments = 1;
+        else if (strcmp(argv[i], "--counts") == 0)
+            em_output = EM_COUNTS;
+        else if (strcmp(argv[i], "--write") == 0)
+            em_output = EM_WRITE;
+        else if (strcmp(argv[i], "--pseudocount") == 0 && i + 1 < argc)
+            pseudocount = number_option(argv[i], argv[i + 1]), i++;
         else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
             model_name = argv[++i];
         else if (strcmp(argv[i], "--max-moves") == 0 && i + 1 < argc)
@@ -1372,14 +1541,23 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (file_count != (path_mode ? 3 : 2) || (path_mode && brute))
+    if (file_count != (path_mode ? 3 : 2) || path_mode + posterior + em > 1 || (path_mode && brute))
+        usage();
+    if ((viterbi_training || em_output != EM_NUMBERS || pseudocount > 0) && !em)
+        usage();
+    if ((viterbi_training && brute) || (segments && (em || posterior || path_mode)))
         usage();
     SourceFile source = parse_source(files[0]);
     const Model *m = choose_model(&source, model_name);
     RecordList records = read_fasta(files[1]);
+    CountMethod method = brute ? COUNT_BRUTE : viterbi_training ? COUNT_VITERBI : COUNT_EXACT;
     if (path_mode)
         score_paths(m, &records, files[2]);
+    else if (posterior)
+        posterior_records(m, &records, method, max_moves);
+    else if (em)
+        em_step(&source, m, &records, method, max_moves, pseudocount, em_output);
     else
-        score_records(m, &records, brute, max_moves);
+        score_records(m, &records, brute, max_moves, segments);
     return 0;
 }
