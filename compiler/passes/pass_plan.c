@@ -57,6 +57,14 @@ int pass_plan(Program *p, Diag *d)
         IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         IrPlan *plan = &call->plan;
+        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine, on the CPU for now */
+            plan->n_live = m->n_states;
+            if (p->verbose)
+                fprintf(p->verbose, "hmmc: plan %s: libhmmrt's posterior engine (runtime/"
+                        "posterior.c) on the model as written, %d states, %d moves; posterior "
+                        "runs on the CPU for now\n", call->label, m->n_states, m->n_moves);
+            continue;
+        }
         int *in_degree = ARENA_ARRAY(p->arena, int, m->n_states);
         plan->n_live = 0;
         plan->max_in_degree = 0;
@@ -66,7 +74,7 @@ int pass_plan(Program *p, Diag *d)
             if (++in_degree[m->moves[i].to] > plan->max_in_degree)
                 plan->max_in_degree = in_degree[m->moves[i].to];
         int needs_bp = call->alg == ALG_VITERBI &&
-                       (call->attrs & (ATTR_TRACEBACK | ATTR_TRACEBACK_TABLE));
+                       (call->attrs & (ATTR_TRACEBACK | ATTR_TRACEBACK_TABLE | ATTR_SEGMENTS));
         plan->bp_bytes = !needs_bp ? 0 : plan->max_in_degree < 255 ? 1
                        : plan->max_in_degree < 65535 ? 2 : 4;
         plan->gpu_unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
