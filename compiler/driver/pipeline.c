@@ -60,6 +60,8 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
     if (d->errors || !p)
         return PIPELINE_ERRORS;
     p->verbose = o->verbose;
+    p->source_text = src; /* --train writes it again with the fitted numbers */
+    p->source_length = (long)len;
     p->fold_silent = !o->no_fold;
     p->c_shape = o->c_shape;
     const char *env = getenv("HMMC_VERIFY_IR");

@@ -25,6 +25,7 @@
 
 #include "codegen/backend_dense.h"
 #include "codegen/c/backend_c_table.h"
+#include "codegen/c/backend_c_train.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
 
@@ -302,6 +303,50 @@ static void write_viterbi(CallWriter *w)
     emit_close(w->e, "");
 }
 
+/* The state the emitting part of move mv ends in, as the source names it
+ * (segments): its destination when that emits on arrival; else, along its
+ * path from -> via... -> to, the destination of the source transition that
+ * carries the emission (a folded move's may be a via state); -1 if silent. */
+static int emit_end_state(const IrModel *src, const int *out_start, const int *out_order,
+                          const IrModel *m, const IrMove *mv, const int *via)
+{
+    if (mv->emission < 0)
+        return -1;
+    int to = m->states[mv->to].aux_of >= 0 ? m->states[mv->to].aux_of : mv->to;
+    if (m->states[mv->to].kind == STATE_EMITTING)
+        return to;
+    for (int j = 0; j <= mv->n_via; j++) {
+        int a = j == 0 ? mv->from : via[j - 1], b = j == mv->n_via ? mv->to : via[j];
+        a = m->states[a].aux_of >= 0 ? m->states[a].aux_of : a;
+        b = m->states[b].aux_of >= 0 ? m->states[b].aux_of : b;
+        for (int k = out_start[a]; k < out_start[a + 1]; k++) {
+            const IrMove *s = &src->moves[out_order[k]];
+            if (s->to == b && s->emission >= 0)
+                return b;
+        }
+    }
+    return to;
+}
+
+/* c<i>_move_emit_to (hmmrt_paths.move_emit_to), for viterbi's segments. */
+static void write_emit_to(CallWriter *w)
+{
+    const IrModel *m = w->m, *src = &w->p->models[w->call->model_index];
+    int *out_start, *out_order, longest = 1;
+    ir_outgoing(w->p->arena, src, &out_start, &out_order);
+    for (int i = 0; i < m->n_moves; i++)
+        longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
+    int *via = xmalloc(sizeof(int) * (size_t)longest);
+    fprintf(w->e->out, "static const int c%d_move_emit_to[] = {", w->index);
+    for (int i = 0; i < m->n_moves; i++) {
+        ir_move_via(m, &m->moves[i], via);
+        fprintf(w->e->out, "%s%d", i ? ", " : "",
+                emit_end_state(src, out_start, out_order, m, &m->moves[i], via));
+    }
+    free(via);
+    fprintf(w->e->out, "%s};\n", m->n_moves ? "" : "-1");
+}
+
 /* The move tables hmmrt_traceback follows (viterbi calls that print a traceback). */
 static void write_paths(CallWriter *w)
 {
@@ -352,11 +397,15 @@ static void write_paths(CallWriter *w)
     }
     free(via);
     fprintf(o, "%s};\n", total ? "" : "0");
+    int segments = (w->call->attrs & ATTR_SEGMENTS) != 0;
+    if (segments)
+        write_emit_to(w);
     fprintf(o, "static const hmmrt_paths c%d_paths = {\n    .n_states = %d, .state_names = c%d_names, "
                ".hidden = c%d_hidden, .start = %d, .end = %d,\n    .in_start = c%d_in_start, "
                ".in_moves = c%d_in_moves, .move_from = c%d_move_from,\n    .move_emits = "
-               "c%d_move_emits, .via_start = c%d_via_start, .via = c%d_via,\n};\n",
-            c, m->n_states, c, c, m->start, m->end, c, c, c, c, c, c);
+               "c%d_move_emits, .via_start = c%d_via_start, .via = c%d_via,%s\n};\n",
+            c, m->n_states, c, c, m->start, m->end, c, c, c, c, c, c,
+            segments ? arena_printf(w->p->arena, "\n    .move_emit_to = c%d_move_emit_to,", c) : "");
 }
 
 /* The states a whole table shows: every state of the source, in declaration
@@ -486,6 +535,16 @@ static void write_run(CallWriter *w)
             emit_line(w->e, "hmmrt_traceback_table(&c%d_paths, bp, %d, L, c%d_shown, %d, "
                             "&values[%d].text);", c, bp_bytes, c, n_source_states(m), i);
             break;
+        case ATTR_SEGMENTS:
+            emit_open(w->e, "if (score == -INFINITY)");
+            emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
+            emit_close(w->e, "");
+            emit_line(w->e, "else if (hmmrt_segments(&c%d_paths, bp, %d, L, &values[%d].text) != 0)",
+                      c, bp_bytes, i);
+            emit_line(w->e, "    return 2;");
+            break;
+        default: /* the others are posterior's (c_write_posterior_call) */
+            break;
         }
     }
     emit_line(w->e, "return 0;");
@@ -496,6 +555,14 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
                        const char *data_prefix)
 {
     const IrCall *call = &p->calls[index];
+    if (call->alg == ALG_POSTERIOR) {
+        emit_blank(e);
+        emit_comment(e, "==== call %d: %s; libhmmrt's posterior engine on the model as written, "
+                        "%d states, %d moves ====", index, call->label, call->model->n_states,
+                     call->model->n_moves);
+        c_write_posterior_call(e, p, index, model_alphabet[call->model_index]);
+        return;
+    }
     CallWriter w = {.e = e, .p = p, .call = call, .index = index, .m = call->model};
     dp_writer_init(&w.dp, e, p->arena, w.m);
     w.dp.prob_table = arena_printf(p->arena, "c%d_e", index);
@@ -544,6 +611,7 @@ static void write_call(Emitter *e, const Program *p, int index, const int *model
         write_sum(&w, call->alg == ALG_BACKWARD, &in_long_double);
         break;
     case ALG_VITERBI: write_viterbi(&w); break;
+    case ALG_POSTERIOR: break; /* above */
     }
     emit_blank(e);
     write_run(&w);
@@ -593,11 +661,16 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         for (int k = 0; k < m->K; k++)
             fprintf(o, "%s%s", em || k ? ", " : "", emit_double(num, exp(m->emissions[em].logp[k])));
     fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
+    c_write_training_tables(e, p, model_index, index);
 }
 
 /* The reason a CUDA program scores on the CPU, or NULL. */
 static const char *cpu_only_reason(const Program *p)
 {
+    for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].alg == ALG_POSTERIOR)
+            return arena_printf(p->arena, "%s: posterior runs on the CPU for now",
+                                p->calls[c].label);
     for (int c = 0; c < p->n_calls; c++)
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             return "it prints whole tables (&), which are computed on the CPU";
@@ -645,7 +718,8 @@ static void write_gpu_program(Emitter *e, const Program *p, const int *model_alp
         n = 0;
         for (int i = 0; i < p->n_prints; i++)
             if (p->prints[i].call == c)
-                fprintf(o, "%s%d", n++ ? ", " : "", p->prints[i].attr == ATTR_TRACEBACK);
+                fprintf(o, "%s%d", n++ ? ", " : "", p->prints[i].attr == ATTR_TRACEBACK ? 1
+                                                    : p->prints[i].attr == ATTR_SEGMENTS ? 2 : 0);
         fprintf(o, "%s};\n", n ? "" : "0");
         (void)call;
     }
@@ -723,12 +797,21 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
                 p->arena, "positions 0..length separated by ';', each the %s of the states %s "
                 "separated by ','", pr->attr == ATTR_SCORE_TABLE ? "ln values" :
                 "best predecessors ('-' for none)", states)));
+        } else if (pr->attr == ATTR_PROBABILITY_TABLE) {
+            const IrModel *m = call->model;
+            char *states = arena_strdup(p->arena, "");
+            for (int s = 0; s < m->n_states; s++)
+                states = arena_printf(p->arena, "%s%s%s", states, s ? "," : "", m->states[s].name);
+            fprintf(o, ".note = %s},\n", emit_string(arena_printf(
+                p->arena, "positions 1..length separated by ';', each the posterior "
+                "probabilities of the states %s separated by ',' ('-': no path)", states)));
         } else {
             /* viterbi works in logs: its -inf is always an impossible sequence */
             int sum = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI;
             int from = sum ? ir_every_sequence_from(p->arena, call->model) : -1;
             fprintf(o, ".possible_from = %d, .sum_of_paths = %d},\n",
-                    from < 0 ? 0 : from > 0 ? from : 1, sum && !call->plan.dense);
+                    from < 0 ? 0 : from > 0 ? from : 1,
+                    sum && !call->plan.dense && call->alg != ALG_POSTERIOR);
         }
     }
     if (!p->n_prints)
@@ -745,16 +828,19 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
                        ".state_emission = m%d_state_emission},\n", m->n_emissions, i, dense, i);
         else
             fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
-                       "m%d_emissions},\n", m->n_moves, i, m->n_emissions, i);
+                       "m%d_emissions%s},\n", m->n_moves, i, m->n_emissions, i,
+                    c_training_fields(p, order[i], i));
     }
     fprintf(o, "};\n");
     if (gpu)
         write_gpu_program(e, p, model_alphabet);
+    c_write_source_text(e, p, data_prefix);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
-    fprintf(o, ".source = %s, .target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
+    fprintf(o, ".source = %s, ", emit_string(p->path));
+    fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,\n};\n", emit_string(p->path),
+               ".score_cpu = score_cpu, .gpu = %s,\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", n_alphabets, p->n_prints, n_used, gpu ? "&gpu_program" : "NULL");
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");

@@ -22,7 +22,8 @@ static void write_emulation_table(Emitter *e, const Program *p)
     emit_open(e, "static const hmmc_emulated_call hmmc_emulated_calls[] =");
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
-        if (call->storage == STORE_WHOLE_TABLE || call->plan.gpu_shape == GPU_DENSE)
+        if (call->storage == STORE_WHOLE_TABLE || call->storage == STORE_RUNTIME ||
+            call->plan.gpu_shape == GPU_DENSE)
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, c, &shape);
@@ -62,7 +63,8 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
         emit_line(&e, "#endif");
     }
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+        /* whole tables and posterior calls are computed on the CPU */
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
             continue;
         /* A call with weights below float's range is scored in double; its
          * float kernel only marks each sequence for double (the guard of

@@ -127,7 +127,7 @@ void cuda_report_plan(const Program *p, const char *ptxas_log, FILE *out)
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, c, &shape);
