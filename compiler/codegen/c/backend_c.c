@@ -825,7 +825,8 @@ static void write_program(Emitter *e, const Program *p, const int *model_alphabe
                 m->n_states, i, m->start, m->end);
         if (dense >= 0)
             fprintf(o, "     .n_emissions = %d, .emissions = m%d_emissions, .dense = &hmmc_c%d_dense, "
-                       ".state_emission = m%d_state_emission},\n", m->n_emissions, i, dense, i);
+                       ".state_emission = m%d_state_emission%s},\n", m->n_emissions, i, dense, i,
+                    c_training_fields(p, order[i], i));
         else
             fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
                        "m%d_emissions%s},\n", m->n_moves, i, m->n_emissions, i,

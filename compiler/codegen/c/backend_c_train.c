@@ -4,8 +4,10 @@
  * text): see backend_c_train.h. */
 #include "codegen/c/backend_c_train.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "analysis/dense.h"
 #include "codegen/backend_dense.h"
 
 int c_main_model_slot(const Program *p, int model_index, int *n_used)
@@ -74,15 +76,65 @@ void c_write_posterior_call(Emitter *e, const Program *p, int index, int alphabe
     emit_close(e, "");
 }
 
+/* A move's place in the dense order: its source's row, then its destination's column. */
+typedef struct DenseKey {
+    long key;
+    int move;
+} DenseKey;
+
+static int by_key(const void *a, const void *b)
+{
+    long x = ((const DenseKey *)a)->key, y = ((const DenseKey *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+/* The order in which the program's moves of model i are numbered: the
+ * model's own, or, for a model whose moves the program makes from a dense
+ * call's matrix (hmmrt_model.dense), the order libhmmrt makes them in
+ * (dense_moves, runtime/sample.c): the start's row, then each emitting
+ * state's in the matrix's order, each row's columns in that order, the end
+ * last. NULL when a move has no place there (then the model is not trainable). */
+static int *move_order(const Program *p, int model_index)
+{
+    const IrModel *m = &p->models[model_index];
+    int *order = ARENA_ARRAY(p->arena, int, m->n_moves ? m->n_moves : 1);
+    if (dense_sample_call(p, model_index) < 0) {
+        for (int i = 0; i < m->n_moves; i++)
+            order[i] = i;
+        return order;
+    }
+    DenseView *d = dense_view_header(p->arena, m, 0);
+    long n = d->n;
+    long *rank = ARENA_ARRAY(p->arena, long, m->n_states); /* from: 0 start, k + 1; to: j, n end */
+    for (int s = 0; s < m->n_states; s++)
+        rank[s] = -1;
+    for (long j = 0; j < n; j++)
+        rank[d->state_of[j]] = j;
+    DenseKey *keys = xmalloc(sizeof(DenseKey) * (size_t)(m->n_moves ? m->n_moves : 1));
+    int ok = 1;
+    for (int i = 0; i < m->n_moves && ok; i++) {
+        const IrMove *mv = &m->moves[i];
+        long row = mv->from == m->start ? 0 : rank[mv->from] >= 0 ? rank[mv->from] + 1 : -1;
+        long column = mv->to == m->end ? n : rank[mv->to];
+        ok = row >= 0 && column >= 0;
+        keys[i] = (DenseKey){row * (n + 1) + column, i};
+    }
+    qsort(keys, (size_t)m->n_moves, sizeof *keys, by_key);
+    for (int i = 0; i < m->n_moves; i++)
+        order[i] = keys[i].move;
+    free(keys);
+    return ok ? order : NULL;
+}
+
 /* Whether model i of main carries training's tables: its numbers' places
- * were kept (sema), its moves are written in the program in the model's own
- * order (not made from a dense matrix, not in a data file), and the program
+ * were kept (sema), its moves are written in the program (not in a data
+ * file) or made from a dense matrix in an order known here, and the program
  * has its source. */
 static int trainable(const Program *p, int model_index)
 {
     const IrModel *m = &p->models[model_index];
     return m->move_span && m->emission_span && source_text_of(p) &&
-           dense_sample_call(p, model_index) < 0 && m->n_moves <= SOURCE_MOVES_INLINE_MAX;
+           m->n_moves <= SOURCE_MOVES_INLINE_MAX && move_order(p, model_index);
 }
 
 void c_write_training_tables(Emitter *e, const Program *p, int model_index, int slot)
@@ -93,18 +145,23 @@ void c_write_training_tables(Emitter *e, const Program *p, int model_index, int 
         if (m->n_moves)
             emit_comment(e, "not trainable (--train): %s",
                          !source_text_of(p) ? "the program does not carry its source"
-                         : !m->move_span ? "too many transitions to keep their places"
-                                         : "its moves are not written in the program");
+                         : !m->move_span || m->n_moves > SOURCE_MOVES_INLINE_MAX
+                             ? "too many transitions to keep their places"
+                             : "its moves are made from a matrix in an order unknown here");
         return;
     }
+    int dense = dense_sample_call(p, model_index) >= 0;
     emit_comment(e, "for --train: which numbers are `fixed`, and the bytes [begin, end) of each "
-                    "in the source (hmmc_source_text)");
+                    "in the source (hmmc_source_text)%s", dense ? "; the moves in the order "
+                    "libhmmrt makes them from the matrix (row by row, the start first)" : "");
+    const int *order = move_order(p, model_index);
     fprintf(o, "static const unsigned char m%d_move_fixed[] = {", slot);
     for (int i = 0; i < m->n_moves; i++)
-        fprintf(o, "%s%d", i ? ", " : "", m->move_fixed[i]);
+        fprintf(o, "%s%d", i ? ", " : "", m->move_fixed[order[i]]);
     fprintf(o, "%s};\nstatic const hmmrt_span m%d_move_span[] = {", m->n_moves ? "" : "0", slot);
     for (int i = 0; i < m->n_moves; i++)
-        fprintf(o, "%s{%ld, %ld}", i ? ", " : "", m->move_span[i].begin, m->move_span[i].end);
+        fprintf(o, "%s{%ld, %ld}", i ? ", " : "", m->move_span[order[i]].begin,
+                m->move_span[order[i]].end);
     fprintf(o, "%s};\nstatic const unsigned char m%d_emission_fixed[] = {",
             m->n_moves ? "" : "{-1, -1}", slot);
     for (int em = 0; em < m->n_emissions; em++)
