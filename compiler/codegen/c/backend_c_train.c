@@ -41,8 +41,13 @@ void c_write_posterior_call(Emitter *e, const Program *p, int index, int alphabe
 {
     const IrCall *call = &p->calls[index];
     int n_used, slot = c_main_model_slot(p, call->model_index, &n_used);
-    emit_comment(e, "the models of main, as written (defined with the program below)");
-    emit_line(e, "static const hmmrt_model models[%d];", n_used);
+    int first = 1; /* the first posterior call declares models[] ahead */
+    for (int c = 0; c < index; c++)
+        first &= p->calls[c].alg != ALG_POSTERIOR;
+    if (first) {
+        emit_comment(e, "the models of main, as written (defined with the program below)");
+        emit_line(e, "static const hmmrt_model models[%d];", n_used);
+    }
     emit_comment(e, "libhmmrt's engine (runtime/posterior.c) runs forward and backward over "
                     "model %s as written; each field the output column of an attribute, -1 "
                     "when it is not printed", call->model->name);
