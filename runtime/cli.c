@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ typedef struct parse_state {
     const hmmrt_program *prog;
     hmmrt_options *o;
     sample_only sample_only;
+    const char *train_only; /* the first option seen that only --train uses */
+    int model_given;        /* --model (--sample and --train use it) */
 } parse_state;
 
 typedef int (*apply_fn)(parse_state *st, const char *value);
@@ -144,7 +147,8 @@ static int apply_model(parse_state *st, const char *v)
     for (int m = 0; m < prog->n_models; m++)
         if (strcmp(prog->models[m].name, v) == 0) {
             st->o->model = m;
-            return note_sample_only(st, "--model");
+            st->model_given = 1;
+            return 0;
         }
     hmmrt_buf names = {0};
     for (int m = 0; m < prog->n_models; m++) {
@@ -189,7 +193,64 @@ static int apply_double(parse_state *st, const char *v)
     return 0;
 }
 
+static int note_train_only(parse_state *st, const char *name)
+{
+    if (!st->train_only)
+        st->train_only = name;
+    return 0;
+}
+
+static int apply_train(parse_state *st, const char *v) { st->o->train = 1; return 0; }
+
+static int apply_iterations(parse_state *st, const char *v)
+{
+    long long n;
+    if (parse_number(v, 0, LONG_MAX, &n) != 0)
+        return bad_value("iterations", "a whole number of iterations, 0 or more", v);
+    st->o->iterations = (long)n;
+    return note_train_only(st, "--iterations");
+}
+
+/* A finite number >= 0 written in full (no hex, no inf or nan). */
+static int parse_real(const char *text, double *out)
+{
+    if (!*text || strpbrk(text, "xXnN") || *text == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || *end || !isfinite(v) || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int apply_tolerance(parse_state *st, const char *v)
+{
+    if (parse_real(v, &st->o->tolerance) != 0)
+        return bad_value("tolerance", "a number 0 or more (e.g. 1e-9)", v);
+    return note_train_only(st, "--tolerance");
+}
+
+static int apply_pseudocount(parse_state *st, const char *v)
+{
+    if (parse_real(v, &st->o->pseudocount) != 0)
+        return bad_value("pseudocount", "a number 0 or more (e.g. 1)", v);
+    return note_train_only(st, "--pseudocount");
+}
+
+static int apply_viterbi_training(parse_state *st, const char *v)
+{
+    st->o->viterbi_training = 1;
+    return note_train_only(st, "--viterbi-training");
+}
+
 static const option_spec option_specs[] = {
+    {"train", NULL, apply_train},
+    {"iterations", "N", apply_iterations},
+    {"tolerance", "T", apply_tolerance},
+    {"pseudocount", "C", apply_pseudocount},
+    {"viterbi-training", NULL, apply_viterbi_training},
     {"help", NULL, apply_help},
     {"version", NULL, apply_version},
     {"threads", "N", apply_threads},
@@ -286,6 +347,26 @@ static int check_combination(parse_state *st)
     hmmrt_options *o = st->o;
     if (o->help || o->version)
         return 0;
+    if (o->sample && o->train)
+        return usage_error("--sample and --train do not go together: one draws sequences, the "
+                           "other fits a model to them");
+    if (st->train_only && !o->train)
+        return usage_error("%s applies only with --train: add --train, or drop %s",
+                           st->train_only, st->train_only);
+    if (o->train) {
+        if (st->sample_only.first)
+            return usage_error("%s applies only with --sample N, not with --train: drop %s",
+                               st->sample_only.first, st->sample_only.first);
+        if (st->prog->n_models == 0)
+            return usage_error("--train needs a model, and this program has none");
+        if (o->n_files == 0)
+            return usage_error("--train needs sequence files to fit the model to: name one, or - "
+                               "for standard input");
+        return o->threads ? 0 : threads_from_environment(o);
+    }
+    if (st->model_given && !o->sample)
+        return usage_error("--model applies only with --sample N or --train: add one, or drop "
+                           "--model");
     if (o->sample) {
         if (st->prog->n_models == 0)
             return usage_error("--sample needs a model, and this program has none");
@@ -311,6 +392,8 @@ static void set_defaults(hmmrt_options *o)
     o->header = 1;
     o->progress = HMMRT_PROGRESS_AUTO;
     o->seed = 1;
+    o->iterations = 100;
+    o->tolerance = 1e-9;
 }
 
 int hmmrt_parse_options(int argc, char **argv, const hmmrt_program *prog, hmmrt_options *o)
@@ -392,11 +475,13 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
     fprintf(f,
             "Usage: %s [options] SEQFILE...\n"
             "       %s --sample N [--length L] [--seed S] [--with-path] [--model NAME]\n"
+            "       %s --train SEQFILE... [--iterations N] [--tolerance T] [--pseudocount C]\n"
+            "              [--viterbi-training] [--model NAME] > FITTED.hmm\n"
             "Scores every sequence of the FASTA files SEQFILE... (- is standard input) with\n"
             "the program compiled by hmmc from %s, and prints one row per sequence.\n"
             "A sequence's name is the first word after '>' (not starting with '#'); white\n"
             "space inside sequences is ignored; lines end in LF, CRLF or CR.\n\n",
-            me, me, prog->source);
+            me, me, me, prog->source);
     fprintf(f,
             "Options (write --opt VALUE or --opt=VALUE):\n"
             "  --threads N      use N threads, 1 to 4096 (default: OMP_NUM_THREADS, which\n"
@@ -422,7 +507,18 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "                   the same seed draws the same sequences\n"
             "  --with-path      with --sample: add the states visited to each header:\n"
             "                   '>sample1 path=start fair fair loaded end'\n"
-            "  --model NAME     with --sample: the model to draw from (default the first):\n"
+            "  --train          score nothing: fit a model's weights and emission values to\n"
+            "                   the sequences (Baum-Welch) and write the whole program,\n"
+            "                   with the fitted numbers, as .hmm source on standard\n"
+            "                   output; each iteration's log-likelihood goes to standard\n"
+            "                   error. Numbers marked `fixed` and zeros are kept\n"
+            "  --iterations N   with --train: at most N iterations (default 100)\n"
+            "  --tolerance T    with --train: stop when an iteration raises the total\n"
+            "                   log-likelihood by less than T x |total| (default 1e-9)\n"
+            "  --pseudocount C  with --train: add C to every expected count (default 0)\n"
+            "  --viterbi-training  with --train: count the uses along each sequence's best\n"
+            "                   path instead of all paths\n"
+            "  --model NAME     with --sample or --train: the model (default the first):\n"
             "                   ");
     print_models(f, prog);
     fprintf(f,

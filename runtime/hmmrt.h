@@ -144,6 +144,7 @@ typedef struct hmmrt_span {
  * output column of that attribute, or -1 when it is not printed. */
 typedef struct hmmrt_posterior_call {
     const hmmrt_model *model;
+    int n_symbols;       /* the size of the model's alphabet */
     int score_column;    /* .score: the forward score */
     int decode_column;   /* .decode: the state of highest posterior at each position */
     int segments_column; /* .segments: the runs of decode */

@@ -15,6 +15,10 @@
 extern "C" {
 #endif
 
+struct hmmrt_fb;         /* fb.h: a model as written, ready for forward-backward */
+struct hmmrt_fb_gpu_job; /* hmmrt_fb_gpu.h */
+typedef struct hmmrt_gpu_trainer hmmrt_gpu_trainer;
+
 /* One batch as a generated launcher sees it: on the device, sorted by
  * length, longest first. */
 typedef struct hmmrt_gpu_batch {
@@ -86,6 +90,16 @@ typedef struct hmmrt_gpu_program {
     /* --timing: the breakdown so far (transfers, kernels, tracebacks, cells/s). */
     void (*report)(void *gpu, FILE *out);
     void (*close)(void *gpu);
+    /* --train's E-step on the GPU (runtime/gpu/fb_gpu.c), with the program's
+     * kernel (hmmrt_fb.cuh); NULL: training runs on the CPU. */
+    struct hmmrt_gpu_trainer *(*fb_open)(const struct hmmrt_fb *fb, int64_t n_seqs,
+                                         const int64_t *start, const uint8_t *codes, int device,
+                                         int (*launch)(const struct hmmrt_fb_gpu_job *job),
+                                         char *err, size_t errlen);
+    int (*fb_expect)(struct hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double *lnp,
+                     double *move_counts, double *emission_counts, char *err, size_t errlen);
+    void (*fb_close)(struct hmmrt_gpu_trainer *g);
+    int (*fb_launch)(const struct hmmrt_fb_gpu_job *job);
 } hmmrt_gpu_program;
 
 /* Block size for a kernel (a __global__ function's address) on the current
@@ -100,6 +114,19 @@ int hmmrt_gpu_block_size(const void *kernel, int n_states, size_t shared_per_blo
  * occupancy O%" for a kernel on the current device. */
 void hmmrt_gpu_describe_kernel(const void *kernel, const char *shape, int n_states,
                                size_t shared_per_block, char *buf, size_t len);
+
+/* The E-step on the GPU (runtime/gpu/fb_gpu.c): open uploads the
+ * sequences (sequence s: codes[start[s] .. start[s+1]-1]) and the model's
+ * structure, NULL with a message when the GPU or the model does not allow
+ * it; expect runs forward-backward with fb's current numbers, giving each
+ * sequence's ln P (-inf: no path) and the summed expected counts. */
+hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
+                                     const int64_t *start, const uint8_t *codes, int device,
+                                     int (*launch)(const struct hmmrt_fb_gpu_job *job), char *err,
+                                     size_t errlen);
+int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double *lnp,
+                        double *move_counts, double *emission_counts, char *err, size_t errlen);
+void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g);
 
 /* The driver's functions, for generated code to put into hmmrt_gpu_program. */
 void *hmmrt_gpu_open(const struct hmmrt_program *prog, int device, int use_double, char *err,

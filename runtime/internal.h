@@ -143,6 +143,11 @@ typedef struct hmmrt_options {
     int device;            /* --device N: the GPU to open (default 0) */
     int use_double;        /* --double: double precision on the GPU */
     int timing;            /* --timing: a breakdown of the time on stderr at the end */
+    int train;             /* --train: fit a model to the files instead of scoring them */
+    long iterations;       /* --iterations (default 100) */
+    double tolerance;      /* --tolerance (default 1e-9) */
+    double pseudocount;    /* --pseudocount (default 0) */
+    int viterbi_training;  /* --viterbi-training */
     const char **files;    /* malloc'd array of pointers into argv */
     int n_files;
 } hmmrt_options;
@@ -152,6 +157,15 @@ int hmmrt_parse_options(int argc, char **argv, const hmmrt_program *prog, hmmrt_
 void hmmrt_free_options(hmmrt_options *o);
 void hmmrt_print_help(FILE *f, const hmmrt_program *prog);
 void hmmrt_print_version(FILE *f, const hmmrt_program *prog);
+
+/* ---- posterior.c ----------------------------------------------------------- */
+/* The runs of equal states in state[0 .. L-1] as the contract writes
+ * segments: "NAME:FIRST-LAST" (1-based; "NAME:I" for one), space-separated. */
+void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
+                          int64_t L);
+
+/* ---- train.c: --train ------------------------------------------------------ */
+int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o);
 
 /* ---- score.c: reading, scoring and printing every sequence ----------------- */
 int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o);

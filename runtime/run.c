@@ -35,6 +35,8 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
     }
     if (o->sample)
         return sample(prog, o);
+    if (o->train)
+        return hmmrt_train(prog, o);
     return hmmrt_score_files(prog, o);
 }
 

@@ -1,0 +1,71 @@
+/* fb.h: forward-backward over a model as written (hmmrt_model): every state,
+ * silent states and silent cycles included, in double with a scale per
+ * column. Posterior calls (posterior.c) and training (train.c) share it; the
+ * compiled forward and backward kernels never use it. */
+#ifndef HMMRT_FB_H
+#define HMMRT_FB_H
+
+#include "hmmrt.h"
+
+/* A model ready for forward-backward: its moves indexed by state and its
+ * silent moves ordered, each silent cycle (a strongly connected set of
+ * states joined by silent moves) summed once as a matrix of path sums. */
+typedef struct hmmrt_fb {
+    int n, K, start, end;
+    const char *const *names; /* the states' names */
+    int n_moves, n_emissions;
+    hmmrt_model_move *moves;  /* a copy: from, to, emission (weights are in w) */
+    double *w;                /* n_moves: the weights (training changes them) */
+    double *e;                /* n_emissions x K: the emission values */
+    int *emit_out_start, *emit_out; /* emitting moves out of each state */
+    int *silent, n_silent;    /* every silent move */
+    /* The states taking silent moves, as components in an order where every
+     * silent move between two components goes from an earlier to a later one:
+     * component c holds comp_state[comp_start[c] .. comp_start[c+1]-1]. */
+    int n_comps;
+    int *comp_start, *comp_state;
+    int *comp_of;             /* each state's component, -1 when it takes no silent move */
+    int *in_start, *in;       /* silent moves into each state from another component */
+    int *out_start, *out;     /* silent moves out of each state into another component */
+    size_t *closure_at;       /* component c: its m x m path sums at closure + closure_at[c];
+                                 (size_t)-1 for one state without a silent move to itself */
+    double *closure;
+    int max_comp;             /* states of the largest component */
+    int *inner_start, *inner; /* component c's silent moves within it (viterbi) */
+} hmmrt_fb;
+
+/* Prepares m (its moves made from the dense matrix when it lists none).
+ * Returns NULL after writing why into err: out of memory, or a silent cycle
+ * whose path sums diverge. */
+hmmrt_fb *hmmrt_fb_new(const hmmrt_model *m, int n_symbols, char *err, size_t errlen);
+void hmmrt_fb_free(hmmrt_fb *fb);
+/* Sums the silent cycles again after w changed: 0, or -1 after writing into
+ * err which cycle now diverges. */
+int hmmrt_fb_close_cycles(hmmrt_fb *fb, char *err, size_t errlen);
+
+/* Doubles of scratch that hmmrt_fb_run needs for a sequence of L symbols. */
+size_t hmmrt_fb_scratch(const hmmrt_fb *fb, int64_t L);
+
+/* Forward and backward over x (L codes): returns ln P(x), -inf when no path
+ * emits it (nothing else is then written). When move_counts / emission_counts
+ * are not NULL, adds the expected number of uses of every move and of every
+ * (emission table, symbol) pair. When posterior is not NULL it receives the
+ * posterior of state q at position i (1-based) at posterior[(i-1) * n + q]
+ * (it may be `scratch`: the posteriors are written over the forward table).
+ * scratch holds hmmrt_fb_scratch doubles. */
+double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
+                    double *move_counts, double *emission_counts, double **posterior);
+
+/* Viterbi training's E-step (fb_viterbi.c): the best path through x, whose
+ * moves and (emission table, symbol) pairs are each counted once a use.
+ * Returns its ln score, -inf when no path emits x (nothing counted).
+ * scratch holds hmmrt_fb_viterbi_scratch bytes. */
+size_t hmmrt_fb_viterbi_scratch(const hmmrt_fb *fb, int64_t L);
+double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
+                               double *move_counts, double *emission_counts);
+
+/* The moves of a dense model (hmmrt_model.dense) in the order the compiler
+ * lists them from its source; NULL when memory runs out. */
+hmmrt_model_move *hmmrt_dense_moves(const hmmrt_model *m, int *n_moves);
+
+#endif

@@ -1,0 +1,149 @@
+/* posterior.c: a posterior call of main (hmmrt_posterior): forward-backward
+ * over the model as written (fb.c), then its score, decode, segments and
+ * table of posteriors as the contract writes them. */
+#include "fb.h"
+#include "internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each model is prepared once, by the first thread that needs it; a program
+ * has a handful of posterior calls at most. */
+enum { CACHED_MODELS = 64 };
+static struct {
+    const hmmrt_model *model;
+    _Atomic(hmmrt_fb *) fb;
+} cache[CACHED_MODELS];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int cache_used;
+
+static hmmrt_fb *prepared(const hmmrt_posterior_call *call)
+{
+    int used = atomic_load(&cache_used);
+    for (int i = 0; i < used; i++)
+        if (cache[i].model == call->model)
+            return atomic_load(&cache[i].fb);
+    pthread_mutex_lock(&cache_lock);
+    hmmrt_fb *fb = NULL;
+    used = atomic_load(&cache_used);
+    for (int i = 0; i < used && !fb; i++)
+        if (cache[i].model == call->model)
+            fb = atomic_load(&cache[i].fb);
+    if (!fb && used < CACHED_MODELS) {
+        char err[256];
+        fb = hmmrt_fb_new(call->model, call->n_symbols, err, sizeof err);
+        if (!fb)
+            hmmrt_error("posterior(%s): %s", call->model->name, err);
+        else {
+            cache[used].model = call->model;
+            atomic_store(&cache[used].fb, fb);
+            atomic_store(&cache_used, used + 1);
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return fb;
+}
+
+/* The state of highest posterior at each position (the first declared on a
+ * tie), into best[0 .. L-1]. */
+static void decode(const double *post, int64_t L, int n, int *best)
+{
+    for (int64_t i = 0; i < L; i++) {
+        const double *row = post + (size_t)i * (size_t)n;
+        int arg = 0;
+        for (int q = 1; q < n; q++)
+            if (row[q] > row[arg])
+                arg = q;
+        best[i] = arg;
+    }
+}
+
+static void write_decode(hmmrt_buf *out, const hmmrt_model *m, const int *best, int64_t L)
+{
+    for (int64_t i = 0; i < L; i++) {
+        if (i)
+            hmmrt_buf_putc(out, ' ');
+        hmmrt_buf_puts(out, m->state_names[best[i]]);
+    }
+}
+
+void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
+                          int64_t L)
+{
+    char span[48];
+    for (int64_t first = 0; first < L;) {
+        int64_t last = first;
+        while (last + 1 < L && state[last + 1] == state[first])
+            last++;
+        if (first)
+            hmmrt_buf_putc(out, ' ');
+        hmmrt_buf_puts(out, names[state[first]]);
+        if (last > first)
+            snprintf(span, sizeof span, ":%lld-%lld", (long long)first + 1, (long long)last + 1);
+        else
+            snprintf(span, sizeof span, ":%lld", (long long)first + 1);
+        hmmrt_buf_puts(out, span);
+        first = last + 1;
+    }
+}
+
+int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t L,
+                    hmmrt_value *values, hmmrt_scratch *scratch)
+{
+    hmmrt_fb *fb = prepared(call);
+    if (!fb)
+        return 1;
+    const int n = fb->n;
+    const int wants_post = call->decode_column >= 0 || call->segments_column >= 0 ||
+                           call->table_column >= 0;
+    size_t doubles = hmmrt_fb_scratch(fb, L);
+    size_t ints = wants_post && (call->decode_column >= 0 || call->segments_column >= 0)
+                      ? (size_t)L + 1
+                      : 0;
+    char *mem = hmmrt_scratch_get(scratch, doubles * sizeof(double) + ints * sizeof(int) + 64);
+    if (!mem)
+        return 1;
+    double *post = NULL;
+    double score = hmmrt_fb_run(fb, x, L, (double *)mem, NULL, NULL, wants_post ? &post : NULL);
+    if (call->score_column >= 0)
+        values[call->score_column].score = score;
+    if (!wants_post)
+        return 0;
+    const int none = score == -INFINITY || L == 0 || !post;
+    int *best = ints ? (int *)(mem + doubles * sizeof(double)) : NULL;
+    if (!none && best)
+        decode(post, L, n, best);
+    if (call->decode_column >= 0) {
+        hmmrt_buf *out = &values[call->decode_column].text;
+        if (none)
+            hmmrt_buf_puts(out, "-");
+        else
+            write_decode(out, call->model, best, L);
+    }
+    if (call->segments_column >= 0) {
+        hmmrt_buf *out = &values[call->segments_column].text;
+        if (none)
+            hmmrt_buf_puts(out, "-");
+        else
+            hmmrt_write_segments(out, call->model->state_names, best, L);
+    }
+    if (call->table_column >= 0) {
+        hmmrt_buf *out = &values[call->table_column].text;
+        if (none)
+            hmmrt_buf_puts(out, "-");
+        else
+            for (int64_t i = 0; i < L; i++) {
+                if (i)
+                    hmmrt_buf_putc(out, ';');
+                for (int q = 0; q < n; q++) {
+                    if (q)
+                        hmmrt_buf_putc(out, ',');
+                    hmmrt_buf_score(out, post[(size_t)i * (size_t)n + (size_t)q]);
+                }
+            }
+    }
+    return 0;
+}

@@ -1,0 +1,596 @@
+/* train.c: PROG --train SEQFILE...: fits one model's weights and emission
+ * values to the sequences by expectation maximisation (Baum-Welch, or
+ * viterbi training), then writes the program's source with the fitted
+ * numbers on standard output. Each iteration's log-likelihood goes to stderr. */
+#include "fb.h"
+#include "hmmrt_gpu.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The sequences, mapped to the model's alphabet, all in memory: every
+ * iteration reads them all. */
+typedef struct corpus {
+    int64_t n;
+    char **names;
+    int64_t *start;      /* sequence i: codes[start[i] .. start[i+1]-1] */
+    uint8_t *codes;
+    unsigned char *left_out; /* no path: named once, then left out */
+    int64_t longest;
+} corpus;
+
+typedef struct trainer {
+    const hmmrt_program *prog;
+    const hmmrt_options *o;
+    const hmmrt_model *model;
+    hmmrt_fb *fb;
+    corpus seqs;
+    int n_threads;
+    size_t n_values;     /* emission values: n_emissions x K */
+    /* the E-step's sums, and the work it shares out */
+    _Atomic int64_t next;
+    double *move_counts, *emission_counts;
+    long double log_likelihood;
+    int64_t no_path, failed;
+    pthread_mutex_t lock;
+    int *out_start, *out; /* every move out of each state (index_out) */
+    hmmrt_gpu_trainer *gpu; /* the E-step on the GPU, or NULL */
+    double *gpu_lnp;        /* per sequence, from the GPU */
+} trainer;
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    interrupted = 1;
+    signal(sig, SIG_DFL); /* a second one stops at once */
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+static int add_sequence(corpus *c, size_t *cap_seqs, size_t *cap_codes, const hmmrt_record *rec,
+                        const char *alphabet, int skip_invalid, int64_t *skipped)
+{
+    if (c->n + 2 > (int64_t)*cap_seqs) {
+        size_t cap = *cap_seqs ? 2 * *cap_seqs : 1024;
+        char **names = realloc(c->names, cap * sizeof *names);
+        if (names)
+            c->names = names;
+        int64_t *start = realloc(c->start, (cap + 1) * sizeof *start);
+        if (start)
+            c->start = start;
+        if (!names || !start)
+            return HMMRT_EXIT_INTERNAL;
+        *cap_seqs = cap;
+    }
+    int64_t at = c->n ? c->start[c->n] : 0;
+    if ((size_t)(at + rec->length + 1) > *cap_codes) {
+        size_t cap = *cap_codes ? *cap_codes : 1 << 20;
+        while (cap < (size_t)(at + rec->length + 1))
+            cap *= 2;
+        uint8_t *codes = realloc(c->codes, cap);
+        if (!codes)
+            return HMMRT_EXIT_INTERNAL;
+        c->codes = codes;
+        *cap_codes = cap;
+    }
+    if (c->n == 0)
+        c->start[0] = 0;
+    int64_t bad = hmmrt_map(alphabet, rec->residues, rec->length, c->codes + at);
+    if (bad >= 0) {
+        char symbol[8];
+        hmmrt_describe_byte(symbol, (unsigned char)rec->residues[bad]);
+        hmmrt_buf name = {0};
+        hmmrt_describe_text(&name, rec->name);
+        if (skip_invalid)
+            hmmrt_warning("%s:%ld: sequence %s: symbol '%s' at position %lld (1-based) is not in "
+                          "the alphabet; skipped",
+                          rec->path, hmmrt_record_line_of(rec, bad), name.data ? name.data : "",
+                          symbol, (long long)bad + 1);
+        else
+            hmmrt_error("%s:%ld: sequence %s: symbol '%s' at position %lld (1-based) is not in "
+                        "the alphabet of the model: fix the sequence, or pass --skip-invalid to "
+                        "leave such sequences out",
+                        rec->path, hmmrt_record_line_of(rec, bad), name.data ? name.data : "",
+                        symbol, (long long)bad + 1);
+        hmmrt_buf_free(&name);
+        if (!skip_invalid)
+            return HMMRT_EXIT_INPUT;
+        (*skipped)++;
+        return 0;
+    }
+    c->names[c->n] = strdup(rec->name);
+    if (!c->names[c->n])
+        return HMMRT_EXIT_INTERNAL;
+    c->n++;
+    c->start[c->n] = at + rec->length;
+    if (rec->length > c->longest)
+        c->longest = rec->length;
+    return 0;
+}
+
+static int read_corpus(trainer *t, int64_t *skipped)
+{
+    const char *alphabet = t->prog->alphabets[t->model->alphabet];
+    hmmrt_reader *r = hmmrt_reader_open(t->o->files, t->o->n_files);
+    if (!r)
+        return HMMRT_EXIT_INTERNAL;
+    size_t cap_seqs = 0, cap_codes = 0;
+    int status = 0;
+    char err[1024];
+    hmmrt_record rec;
+    for (;;) {
+        int got = hmmrt_reader_next(r, &rec, err, sizeof err);
+        if (got < 0) {
+            hmmrt_error("%s", err);
+            status = HMMRT_EXIT_INPUT;
+            break;
+        }
+        if (got == 0)
+            break;
+        status = add_sequence(&t->seqs, &cap_seqs, &cap_codes, &rec, alphabet,
+                              t->o->skip_invalid, skipped);
+        hmmrt_record_release(&rec);
+        if (status)
+            break;
+    }
+    hmmrt_reader_close(r);
+    if (status == HMMRT_EXIT_INTERNAL)
+        hmmrt_error("out of memory while reading the sequences");
+    if (!status && t->seqs.n == 0) {
+        hmmrt_error("no sequence to train on in the files given");
+        status = HMMRT_EXIT_INPUT;
+    }
+    if (!status) {
+        t->seqs.left_out = calloc((size_t)t->seqs.n, 1);
+        if (!t->seqs.left_out) {
+            hmmrt_error("out of memory while reading the sequences");
+            status = HMMRT_EXIT_INTERNAL;
+        }
+    }
+    return status;
+}
+
+/* ---- the expectation step, on every thread ------------------------------- */
+
+static void *expect_worker(void *arg)
+{
+    trainer *t = arg;
+    const hmmrt_fb *fb = t->fb;
+    size_t n_moves = (size_t)fb->n_moves;
+    double *mc = calloc(n_moves + t->n_values + 1, sizeof *mc);
+    size_t bytes = t->o->viterbi_training ? hmmrt_fb_viterbi_scratch(fb, t->seqs.longest)
+                                          : hmmrt_fb_scratch(fb, t->seqs.longest) * sizeof(double);
+    double *scratch = malloc(bytes);
+    long double ll = 0;
+    int64_t no_path = 0;
+    if (!mc || !scratch) {
+        free(mc), free(scratch);
+        pthread_mutex_lock(&t->lock);
+        t->failed++;
+        pthread_mutex_unlock(&t->lock);
+        return NULL;
+    }
+    double *ec = mc + n_moves;
+    for (;;) {
+        if (interrupted)
+            break;
+        int64_t i = atomic_fetch_add(&t->next, 1);
+        if (i >= t->seqs.n)
+            break;
+        if (t->seqs.left_out[i])
+            continue;
+        const uint8_t *x = t->seqs.codes + t->seqs.start[i];
+        int64_t L = t->seqs.start[i + 1] - t->seqs.start[i];
+        double lnp = t->o->viterbi_training
+                         ? hmmrt_fb_viterbi_counts(fb, x, L, scratch, mc, ec)
+                         : hmmrt_fb_run(fb, x, L, scratch, mc, ec, NULL);
+        if (lnp == -INFINITY || !isfinite(lnp)) {
+            t->seqs.left_out[i] = 1;
+            no_path++;
+            continue;
+        }
+        ll += lnp;
+    }
+    pthread_mutex_lock(&t->lock);
+    for (size_t j = 0; j < n_moves; j++)
+        t->move_counts[j] += mc[j];
+    for (size_t j = 0; j < t->n_values; j++)
+        t->emission_counts[j] += ec[j];
+    t->log_likelihood += ll;
+    t->no_path += no_path;
+    pthread_mutex_unlock(&t->lock);
+    free(mc), free(scratch);
+    return NULL;
+}
+
+/* The E-step on the GPU: the same sums, each sequence's ln P from the device. */
+static int expect_on_gpu(trainer *t)
+{
+    char err[512];
+    const hmmrt_gpu_program *gp = t->prog->gpu;
+    if (gp->fb_expect(t->gpu, t->fb, t->gpu_lnp, t->move_counts, t->emission_counts, err,
+                      sizeof err) != 0) {
+        hmmrt_error("training on the GPU: %s", err);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    long double ll = 0;
+    t->no_path = 0;
+    for (int64_t i = 0; i < t->seqs.n; i++) {
+        if (t->seqs.left_out[i])
+            continue;
+        if (!isfinite(t->gpu_lnp[i])) {
+            t->seqs.left_out[i] = 1;
+            t->no_path++;
+            continue;
+        }
+        ll += t->gpu_lnp[i];
+    }
+    t->log_likelihood = ll;
+    return 0;
+}
+
+/* One E-step over every sequence: 0, or an exit status. */
+static int expect(trainer *t)
+{
+    if (t->gpu)
+        return expect_on_gpu(t);
+    memset(t->move_counts, 0, (size_t)t->fb->n_moves * sizeof *t->move_counts);
+    memset(t->emission_counts, 0, t->n_values * sizeof *t->emission_counts);
+    t->log_likelihood = 0;
+    t->no_path = 0;
+    t->failed = 0;
+    atomic_store(&t->next, 0);
+    int n = t->n_threads < 1 ? 1 : t->n_threads;
+    if ((int64_t)n > t->seqs.n)
+        n = (int)t->seqs.n;
+    pthread_t *threads = calloc((size_t)n, sizeof *threads);
+    int started = 0;
+    for (; threads && started < n; started++)
+        if (pthread_create(&threads[started], NULL, expect_worker, t) != 0)
+            break;
+    if (started == 0) /* no thread could start: work on this one */
+        expect_worker(t);
+    for (int i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+    if (t->failed) {
+        hmmrt_error("out of memory during training");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    return 0;
+}
+
+/* ---- the maximisation step ------------------------------------------------ */
+
+/* Sets the free weights out of each state, and the values of each free
+ * emission table, in proportion to their counts plus c, keeping their sum;
+ * zeros stay zero, and a state or table with no expected use keeps its
+ * values. */
+static void maximise(trainer *t, double c)
+{
+    hmmrt_fb *fb = t->fb;
+    const hmmrt_model *m = t->model;
+    for (int s = 0; s < fb->n; s++) {
+        const int *out = t->out + t->out_start[s];
+        int n_out = t->out_start[s + 1] - t->out_start[s];
+        double total = 0, used = 0, denominator = 0;
+        for (int j = 0; j < n_out; j++)
+            if (fb->w[out[j]] > 0 && !(m->move_fixed && m->move_fixed[out[j]])) {
+                total += fb->w[out[j]];
+                used += t->move_counts[out[j]];
+                denominator += t->move_counts[out[j]] + c;
+            }
+        if (!(used > 0) || !(denominator > 0))
+            continue;
+        for (int j = 0; j < n_out; j++)
+            if (fb->w[out[j]] > 0 && !(m->move_fixed && m->move_fixed[out[j]]))
+                fb->w[out[j]] = total * (t->move_counts[out[j]] + c) / denominator;
+    }
+    for (int em = 0; em < fb->n_emissions; em++) {
+        if (m->emission_fixed && m->emission_fixed[em])
+            continue;
+        double *v = fb->e + (size_t)em * fb->K;
+        const double *counts = t->emission_counts + (size_t)em * fb->K;
+        double total = 0, used = 0, denominator = 0;
+        for (int k = 0; k < fb->K; k++)
+            if (v[k] > 0) {
+                total += v[k];
+                used += counts[k];
+                denominator += counts[k] + c;
+            }
+        if (!(used > 0) || !(denominator > 0))
+            continue;
+        for (int k = 0; k < fb->K; k++)
+            if (v[k] > 0)
+                v[k] = total * (counts[k] + c) / denominator;
+    }
+}
+
+/* Every move out of each state: out[out_start[s] .. out_start[s+1]-1]. */
+static int index_out(trainer *t)
+{
+    const hmmrt_fb *fb = t->fb;
+    t->out_start = calloc((size_t)fb->n + 1, sizeof *t->out_start);
+    t->out = malloc(((size_t)fb->n_moves + 1) * sizeof *t->out);
+    int *next = malloc(((size_t)fb->n + 1) * sizeof *next);
+    if (!t->out_start || !t->out || !next) {
+        free(next);
+        return -1;
+    }
+    for (int i = 0; i < fb->n_moves; i++)
+        t->out_start[fb->moves[i].from + 1]++;
+    for (int s = 0; s < fb->n; s++)
+        t->out_start[s + 1] += t->out_start[s];
+    memcpy(next, t->out_start, (size_t)fb->n * sizeof *next);
+    for (int i = 0; i < fb->n_moves; i++)
+        t->out[next[fb->moves[i].from]++] = i;
+    free(next);
+    return 0;
+}
+
+/* ---- writing the fitted program ------------------------------------------ */
+
+typedef struct replacement {
+    int64_t begin, end;
+    double value;
+} replacement;
+
+static int by_begin(const void *a, const void *b)
+{
+    const replacement *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* The shortest text that reads back as exactly v. */
+static void number_text(char out[40], double v)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(out, 40, "%.*g", digits, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* The source with every number training changed written anew, on stdout. */
+static int write_program(const trainer *t, const double *w, const double *e)
+{
+    const hmmrt_model *m = t->model;
+    const hmmrt_fb *fb = t->fb;
+    size_t cap = (size_t)fb->n_moves + t->n_values + 1, n = 0;
+    replacement *r = malloc(cap * sizeof *r);
+    if (!r) {
+        hmmrt_error("out of memory while writing the fitted program");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    for (int i = 0; i < fb->n_moves; i++)
+        if (m->move_span[i].begin >= 0 && w[i] != m->moves[i].weight)
+            r[n++] = (replacement){m->move_span[i].begin, m->move_span[i].end, w[i]};
+    for (size_t j = 0; j < t->n_values; j++)
+        if (m->emission_span[j].begin >= 0 && e[j] != m->emissions[j])
+            r[n++] = (replacement){m->emission_span[j].begin, m->emission_span[j].end, e[j]};
+    qsort(r, n, sizeof *r, by_begin);
+    const char *text = t->prog->source_text;
+    int64_t at = 0;
+    char num[40];
+    for (size_t j = 0; j < n; j++) {
+        fwrite(text + at, 1, (size_t)(r[j].begin - at), stdout);
+        number_text(num, r[j].value);
+        fputs(num, stdout);
+        at = r[j].end;
+    }
+    fwrite(text + at, 1, (size_t)(t->prog->source_length - at), stdout);
+    free(r);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        hmmrt_error("cannot write the fitted program: %s", strerror(errno ? errno : EIO));
+        return HMMRT_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+
+/* Whether training can change anything: a state with two or more free
+ * weights, or a free emission table with two or more values. */
+static int has_free_parameter(const hmmrt_fb *fb, const hmmrt_model *m)
+{
+    int *free_out = calloc((size_t)fb->n + 1, sizeof *free_out);
+    int found = 0;
+    for (int i = 0; free_out && i < fb->n_moves; i++)
+        if (fb->w[i] > 0 && !(m->move_fixed && m->move_fixed[i]) && ++free_out[fb->moves[i].from] > 1)
+            found = 1;
+    free(free_out);
+    for (int em = 0; em < fb->n_emissions && !found; em++) {
+        if (m->emission_fixed && m->emission_fixed[em])
+            continue;
+        int values = 0;
+        for (int k = 0; k < fb->K; k++)
+            values += fb->e[(size_t)em * fb->K + k] > 0;
+        found = values > 1;
+    }
+    return found;
+}
+
+static int check_trainable(const hmmrt_program *prog, const hmmrt_model *m)
+{
+    if (!prog->source_text || !m->move_span || !m->emission_span) {
+        hmmrt_error("model %s cannot be trained: this program does not carry its source's "
+                    "numbers (compile it again with this hmmc)",
+                    m->name);
+        return HMMRT_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void name_left_out(const trainer *t)
+{
+    int64_t shown = 0;
+    for (int64_t i = 0; i < t->seqs.n; i++)
+        if (t->seqs.left_out[i] && shown++ < 10)
+            hmmrt_warning("sequence %s: model %s gives it no path (probability 0); left out of "
+                          "the training",
+                          t->seqs.names[i], t->model->name);
+    if (shown > 10)
+        hmmrt_warning("%lld sequences in all have no path and were left out",
+                      (long long)shown);
+}
+
+/* Moves the E-step to the GPU where the program and the run allow it;
+ * returns where it runs, for the first line on stderr. */
+static const char *open_gpu(trainer *t)
+{
+    static char where[600];
+    const hmmrt_gpu_program *gp = t->prog->gpu;
+    snprintf(where, sizeof where, "on the CPU, %d threads", t->n_threads);
+    if (!gp || !gp->fb_open || !gp->fb_launch)
+        return where;
+    if (t->o->cpu || t->o->viterbi_training || t->o->use_double) {
+        snprintf(where + strlen(where), sizeof where - strlen(where), " (%s)",
+                 t->o->cpu ? "--cpu" : t->o->use_double ? "--double: the GPU trains in float"
+                                                        : "viterbi training runs on the CPU");
+        return where;
+    }
+    char err[512] = "";
+    t->gpu_lnp = malloc(((size_t)t->seqs.n + 1) * sizeof *t->gpu_lnp);
+    if (t->gpu_lnp)
+        t->gpu = gp->fb_open(t->fb, t->seqs.n, t->seqs.start, t->seqs.codes, t->o->device,
+                             gp->fb_launch, err, sizeof err);
+    if (!t->gpu) {
+        snprintf(where + strlen(where), sizeof where - strlen(where),
+                 " (the GPU cannot train it: %s)", err[0] ? err : "out of memory");
+        return where;
+    }
+    snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    return where;
+}
+
+static void free_trainer(trainer *t)
+{
+    for (int64_t i = 0; i < t->seqs.n; i++)
+        free(t->seqs.names[i]);
+    free(t->seqs.names), free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
+    free(t->move_counts), free(t->emission_counts);
+    free(t->out_start), free(t->out);
+    if (t->gpu)
+        t->prog->gpu->fb_close(t->gpu);
+    free(t->gpu_lnp);
+    hmmrt_fb_free(t->fb);
+    pthread_mutex_destroy(&t->lock);
+}
+
+int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
+{
+    const hmmrt_model *m = &prog->models[o->model];
+    int status = check_trainable(prog, m);
+    if (status)
+        return status;
+    trainer t = {.prog = prog, .o = o, .model = m, .n_threads = o->threads};
+    pthread_mutex_init(&t.lock, NULL);
+    char err[512];
+    int K = (int)strlen(prog->alphabets[m->alphabet]);
+    t.fb = hmmrt_fb_new(m, K, err, sizeof err);
+    if (!t.fb) {
+        hmmrt_error("model %s cannot be trained: %s", m->name, err);
+        free_trainer(&t);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    t.n_values = (size_t)t.fb->n_emissions * (size_t)K;
+    if (!has_free_parameter(t.fb, m)) {
+        hmmrt_error("model %s has nothing to train: every state's weights and every emission "
+                    "table are fixed or a single number; remove `fixed` from some of them",
+                    m->name);
+        free_trainer(&t);
+        return HMMRT_EXIT_USAGE;
+    }
+    t.move_counts = calloc((size_t)t.fb->n_moves + 1, sizeof *t.move_counts);
+    t.emission_counts = calloc(t.n_values + 1, sizeof *t.emission_counts);
+    double *kept_w = malloc(((size_t)t.fb->n_moves + 1) * sizeof *kept_w);
+    double *kept_e = malloc((t.n_values + 1) * sizeof *kept_e);
+    if (!t.move_counts || !t.emission_counts || !kept_w || !kept_e || index_out(&t) != 0) {
+        hmmrt_error("out of memory");
+        free(kept_w), free(kept_e);
+        free_trainer(&t);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    int64_t skipped = 0;
+    status = read_corpus(&t, &skipped);
+    if (status) {
+        free(kept_w), free(kept_e);
+        free_trainer(&t);
+        return status;
+    }
+    const char *where = open_gpu(&t);
+    void (*old_handler)(int) = signal(SIGINT, on_interrupt);
+    fprintf(stderr, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
+                    "iterations, tolerance %g), %s\n",
+            m->name, (long long)t.seqs.n, o->viterbi_training ? "viterbi training" : "Baum-Welch",
+            o->pseudocount, o->iterations, o->tolerance, where);
+    double previous = 0;
+    int have_previous = 0, written = 0;
+    long iteration = 0;
+    int64_t left_out = 0;
+    for (;; iteration++) {
+        double started = hmmrt_seconds();
+        status = expect(&t);
+        if (status)
+            break;
+        if (interrupted) {
+            if (have_previous) {
+                fprintf(stderr, "# interrupted: writing the model of iteration %ld "
+                                "(log-likelihood %.6f)\n", iteration - 1, previous);
+                status = write_program(&t, kept_w, kept_e);
+                written = 1;
+            } else {
+                hmmrt_error("interrupted before the first iteration ended: nothing written");
+            }
+            status = status ? status : 128 + SIGINT;
+            break;
+        }
+        if (t.no_path) {
+            left_out += t.no_path;
+            name_left_out(&t);
+        }
+        double ll = (double)t.log_likelihood;
+        fprintf(stderr, "iteration %ld\t%s %.6f", iteration,
+                o->viterbi_training ? "best-path score" : "log-likelihood", ll);
+        if (have_previous)
+            fprintf(stderr, "\tchange %+.6g", ll - previous);
+        fprintf(stderr, "\t%.2f s\n", hmmrt_seconds() - started);
+        int converged = have_previous && ll - previous < o->tolerance * fabs(ll);
+        if (have_previous && ll < previous - 1e-9 * fabs(ll))
+            hmmrt_warning("the log-likelihood fell by %g at iteration %ld (rounding, or a model "
+                          "whose weights are scores)", previous - ll, iteration);
+        if (converged || iteration >= o->iterations) {
+            fprintf(stderr, "# %s after %ld iterations: log-likelihood %.6f\n",
+                    converged ? "converged" : "stopped", iteration, ll);
+            status = write_program(&t, t.fb->w, t.fb->e);
+            written = 1;
+            break;
+        }
+        memcpy(kept_w, t.fb->w, (size_t)t.fb->n_moves * sizeof *kept_w);
+        memcpy(kept_e, t.fb->e, t.n_values * sizeof *kept_e);
+        previous = ll;
+        have_previous = 1;
+        maximise(&t, o->pseudocount);
+        if (hmmrt_fb_close_cycles(t.fb, err, sizeof err) != 0) {
+            hmmrt_error("training stopped at iteration %ld: after the update, %s; mark one of "
+                        "the cycle's weights `fixed`; nothing written",
+                        iteration + 1, err);
+            status = HMMRT_EXIT_INPUT;
+            break;
+        }
+    }
+    signal(SIGINT, old_handler == SIG_ERR ? SIG_DFL : old_handler);
+    (void)written;
+    free(kept_w), free(kept_e);
+    free_trainer(&t);
+    if (!status && (skipped || left_out))
+        status = HMMRT_EXIT_SKIPPED;
+    return status;
+}
