@@ -741,11 +741,13 @@ static void write_gpu_program(Emitter *e, const Program *p, const int *model_alp
         fprintf(o, "    {.label = NULL},\n");
     fprintf(o, "};\n");
     const char *double_only = reason ? NULL : double_only_reason(p);
+    c_write_gpu_training_decl(e, p);
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
-               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n};\n",
+               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s};\n",
             n_calls,
-            reason ? emit_string(reason) : "NULL", double_only ? emit_string(double_only) : "NULL");
+            reason ? emit_string(reason) : "NULL", double_only ? emit_string(double_only) : "NULL",
+            c_gpu_training_fields(p));
 }
 
 static void write_program(Emitter *e, const Program *p, const int *model_alphabet,

@@ -53,6 +53,7 @@ void c_write_posterior_call(Emitter *e, const Program *p, int index, int alphabe
                     "when it is not printed", call->model->name);
     emit_open(e, "static const hmmrt_posterior_call c%d_call =", index);
     emit_line(e, ".model = &models[%d], /* %s */", slot, call->model->name);
+    emit_line(e, ".n_symbols = %d,", call->model->K);
     emit_line(e, ".score_column = %d,", column_of(p, index, ATTR_SCORE));
     emit_line(e, ".decode_column = %d,", column_of(p, index, ATTR_DECODE));
     emit_line(e, ".segments_column = %d,", column_of(p, index, ATTR_SEGMENTS));
@@ -219,6 +220,22 @@ void c_write_source_text(Emitter *e, const Program *p, const char *data_prefix)
         s = nl ? nl + 1 : end;
     }
     fprintf(o, ";\n");
+}
+
+void c_write_gpu_training_decl(Emitter *e, const Program *p)
+{
+    if (source_text_of(p))
+        emit_line(e, "int hmmrt_fb_gpu_launch(const struct hmmrt_fb_gpu_job *job); /* hmmrt_fb.cuh, "
+                     "in the .cu file */");
+}
+
+const char *c_gpu_training_fields(const Program *p)
+{
+    if (!source_text_of(p))
+        return "";
+    return "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, .fb_close = "
+           "hmmrt_gpu_fb_close,\n    .fb_launch = hmmrt_fb_gpu_launch, /* --train's E-step "
+           "(hmmrt_fb.cuh) */\n";
 }
 
 const char *c_source_fields(const Program *p)

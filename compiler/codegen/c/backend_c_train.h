@@ -31,4 +31,11 @@ void c_write_source_text(Emitter *e, const Program *p, const char *data_prefix);
 /* The fields of hmmrt_program for it: ".source_text = ..., .source_length = N, " or "". */
 const char *c_source_fields(const Program *p);
 
+/* The fields of hmmrt_gpu_program for --train's E-step on the GPU (the
+ * kernel of hmmrt_fb.cuh, which the .cu file includes when the program
+ * carries its source: cuda_includes_training), or "". */
+const char *c_gpu_training_fields(const Program *p);
+/* The declaration of the .cu file's hmmrt_fb_gpu_launch, when it has one. */
+void c_write_gpu_training_decl(Emitter *e, const Program *p);
+
 #endif

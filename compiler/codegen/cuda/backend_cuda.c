@@ -5,6 +5,7 @@
 #include "codegen/backend.h"
 
 #include "support/arena.h"
+#include "codegen/backend_dense.h"
 #include "codegen/emit.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
@@ -60,6 +61,11 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
     if (dense) {
         emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
+        emit_line(&e, "#endif");
+    }
+    if (source_text_of(p)) { /* a program that can be trained: --train's E-step kernel */
+        emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
+        emit_line(&e, "#include \"hmmrt_fb.cuh\"");
         emit_line(&e, "#endif");
     }
     for (int c = 0; c < p->n_calls; c++) {
