@@ -120,6 +120,7 @@ differential: all $(TOOL_BIN)
 		DIFF_EXACT_OPTIONS=--c-shape=straight tests/differential/run
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/large
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/forms
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/spans
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
 
 # The IR verifier (compiler/ir/ir_verify.c) checks the IR after sema and

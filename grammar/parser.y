@@ -133,9 +133,10 @@ static IdentListBuilder idents_add(Arena *a, IdentListBuilder list, Ident id)
 }
 
 static Decl *decl_matrix(Arena *a, IdentListBuilder sources, IdentListBuilder targets,
-                         Matrix *matrix, Loc loc)
+                         Matrix *matrix, int fixed, Loc loc)
 {
     Decl *d = ast_decl(a, DECL_MATRIX, loc);
+    d->fixed = fixed;
     d->sources = sources.head;
     d->n_sources = sources.n;
     d->targets = targets.head;
@@ -172,18 +173,22 @@ static Decl *decl_alphabet(Arena *a, SymbolList *symbols, Loc loc)
     return d;
 }
 
-static Decl *decl_emission(Arena *a, Ident name, int is_dict, EmissionEntry *entries, Loc loc)
+static Decl *decl_emission(Arena *a, Ident name, int is_dict, EmissionEntry *entries, int fixed,
+                           Loc loc)
 {
     Decl *d = ast_decl(a, DECL_EMISSION, loc);
+    d->fixed = fixed;
     d->name = name;
     d->is_dict = is_dict;
     d->entries = entries;
     return d;
 }
 
-static Decl *decl_transition(Arena *a, Ident from, Ident to, Prob weight, Ident emits, Loc loc)
+static Decl *decl_transition(Arena *a, Ident from, Ident to, Prob weight, Ident emits, int fixed,
+                             Loc loc)
 {
     Decl *d = ast_decl(a, DECL_TRANSITION, loc);
+    d->fixed = fixed;
     d->from = from;
     d->to = to;
     d->weight = weight;
@@ -252,6 +257,7 @@ static Expr *whole_table(Expr *attr)
     Expr *expr;
     IdentListBuilder idents;
     Matrix *matrix;
+    int flag;
 }
 
 /* The aliases are the names the error messages use. */
@@ -260,7 +266,7 @@ static Expr *whole_table(Expr *attr)
 %token <symbol> QUOTED "quoted symbol"
 %token HMM "'hmm'" ALPHABET "'alphabet'" STARTSTATE "'startstate'"
 %token STATE "'state'" ENDSTATE "'endstate'" EMITS "'emits'"
-%token EMISSION "'emission'" MAIN "'main'" NEW "'new'" PRINT "'print'"
+%token EMISSION "'emission'" MAIN "'main'" NEW "'new'" PRINT "'print'" FIXED "'fixed'"
 %token SCORES "'scores'" /* only right after `hmm NAME` (lexer.l): not reserved */
 %token ARROW "'->'"
 %token <matrix> MATRIX "a matrix of weights '[p11, p12; p21, p22]'"
@@ -279,6 +285,7 @@ static Expr *whole_table(Expr *attr)
 %type <stmt> stmt
 %type <expr> expr
 %type <idents> state_list
+%type <flag> fixed
 
 %initial-action { @$ = (Loc){1, 1, 1, 1}; }
 
@@ -311,14 +318,21 @@ decl
     | ENDSTATE IDENT ';'                            { $$ = decl_named(pc->arena, DECL_ENDSTATE, $2, NO_IDENT, @$); }
     | STATE IDENT ';'                               { $$ = decl_named(pc->arena, DECL_STATE, $2, NO_IDENT, @$); }
     | STATE IDENT EMITS IDENT ';'                   { $$ = decl_named(pc->arena, DECL_STATE, $2, $4, @$); }
-    | EMISSION IDENT '=' '[' list_entries ']' ';'   { $$ = decl_emission(pc->arena, $2, 0, $5.head, @$); }
-    | EMISSION IDENT '=' '{' dict_entries '}' ';'   { $$ = decl_emission(pc->arena, $2, 1, $5.head, @$); }
+    | EMISSION IDENT '=' '[' list_entries ']' fixed ';'   { $$ = decl_emission(pc->arena, $2, 0, $5.head, $7, @$); }
+    | EMISSION IDENT '=' '{' dict_entries '}' fixed ';'   { $$ = decl_emission(pc->arena, $2, 1, $5.head, $7, @$); }
     | EMISSION IDENT '=' '{' error '}' ';'          { $$ = NULL; yyerrok; }
-    | IDENT ARROW IDENT prob ';'                    { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, @$); }
-    | IDENT ARROW IDENT prob EMITS IDENT ';'        { $$ = decl_transition(pc->arena, $1, $3, $4, $6, @$); }
-    | '[' state_list ']' ARROW '[' state_list ']' MATRIX ';'
-                                                    { $$ = decl_matrix(pc->arena, $2, $6, $8, @$); }
+    | IDENT ARROW IDENT prob fixed ';'              { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, $5, @$); }
+    | IDENT ARROW IDENT prob fixed EMITS IDENT fixed ';'
+                                                    { $$ = decl_transition(pc->arena, $1, $3, $4, $7, $5 || $8, @$); }
+    | '[' state_list ']' ARROW '[' state_list ']' MATRIX fixed ';'
+                                                    { $$ = decl_matrix(pc->arena, $2, $6, $8, $9, @$); }
     | error ';'                                     { $$ = NULL; yyerrok; }
+    ;
+
+/* `fixed` after a weight or an emission's values: training keeps them as written. */
+fixed
+    : %empty                    { $$ = 0; }
+    | FIXED                     { $$ = 1; }
     ;
 
 state_list
@@ -443,6 +457,17 @@ static void describe_expected(const yypcontext_t *ctx, FILE *out)
     }
 }
 
+/* 1 when the parser could take `token` here. */
+static int expects(const yypcontext_t *ctx, yysymbol_kind_t token)
+{
+    yysymbol_kind_t expected[YYNTOKENS];
+    int n = yypcontext_expected_tokens(ctx, expected, YYNTOKENS);
+    for (int i = 0; i < n; i++)
+        if (expected[i] == token)
+            return 1;
+    return 0;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, ParseContext *pc)
 {
     yysymbol_kind_t token = yypcontext_token(ctx);
@@ -451,6 +476,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
         int innermost = pc->brace_depth < PARSE_MAX_OPEN_BRACES ? pc->brace_depth : PARSE_MAX_OPEN_BRACES;
         diag_error(pc->diag, loc, "unexpected end of file: a '}' is missing");
         diag_note(pc->diag, pc->open_braces[innermost - 1], "this '{' is not closed");
+        return 0;
+    }
+    if (token == YYSYMBOL_FIXED && expects(ctx, YYSYMBOL_IDENT)) {
+        diag_error(pc->diag, loc, "'fixed' is a reserved word (it marks a weight or an emission "
+                   "that training keeps as written) and cannot be a name: choose another name");
         return 0;
     }
     char *message = NULL;

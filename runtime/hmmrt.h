@@ -176,6 +176,10 @@ typedef struct hmmrt_paths {
     const int *via_start;         /* states move m stands for: via[via_start[m] .. via_start[m+1]-1] */
     const int *via;
     const unsigned char *state_emits; /* dense calls only */
+    /* Segments (hmmrt_segments) only: per move, the state its emitting part
+     * ends in (a folded move's may be a via state: an emitting transition into
+     * a silent state), -1 for a silent move; NULL: the move's destination. */
+    const int *move_emit_to;
 } hmmrt_paths;
 
 /* Writes the best path ending in the end state after `length` symbols: state

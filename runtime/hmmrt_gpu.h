@@ -46,7 +46,8 @@ typedef struct hmmrt_gpu_call {
     const hmmrt_paths *paths;  /* with bp_bytes: followed on the host by hmmrt_traceback */
     int n_outputs;
     const int *output_column;  /* the output columns this call fills ... */
-    const unsigned char *output_is_traceback; /* ... each its score (0) or traceback (1) */
+    const unsigned char *output_is_traceback; /* ... each its score (0), traceback (1) or
+                                                 segments (2), both from the back pointers */
     double cells_per_symbol;   /* live states: cells a symbol costs (for --timing) */
     /* Launches the call's kernel on a batch; returns a cudaError_t (0: success). */
     int (*launch)(const hmmrt_gpu_batch *b);

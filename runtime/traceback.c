@@ -1,8 +1,10 @@
-/* traceback.c: follows back pointers into a path of state names, and writes
- * whole tables (values and back pointers) in the output table's layout. The
- * same for every model: the generated code passes its moves as tables. */
+/* traceback.c: follows back pointers into a path of state names or its
+ * segments, and writes whole tables (values and back pointers) in the output
+ * table's layout. The same for every model: the generated code passes its
+ * moves as tables. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The back pointer of a cell, or -1 for none. */
@@ -20,6 +22,7 @@ typedef struct Step {
     int from;          /* the state it came from */
     int emits;         /* 1 when the move consumed a symbol */
     int via_first, via_end; /* the folded states between: via[via_first .. via_end-1] */
+    int emit_to;       /* the state its emitting part ends in (-1 when silent) */
 } Step;
 
 /* The step back from (pos, state), or 0 when the cell has no path. A dense
@@ -32,13 +35,14 @@ static int step_back(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t
     if (!p->in_moves) {
         if (k < 0 || k >= p->n_states)
             return 0;
-        *st = (Step){(int)k, p->state_emits[state], 0, 0};
+        *st = (Step){(int)k, p->state_emits[state], 0, 0, p->state_emits[state] ? state : -1};
         return 1;
     }
     if (k < 0 || k >= p->in_start[state + 1] - p->in_start[state])
         return 0;
     int m = p->in_moves[p->in_start[state] + k];
-    *st = (Step){p->move_from[m], p->move_emits[m], p->via_start[m], p->via_start[m + 1]};
+    *st = (Step){p->move_from[m], p->move_emits[m], p->via_start[m], p->via_start[m + 1],
+                 !p->move_emits[m] ? -1 : p->move_emit_to ? p->move_emit_to[m] : state};
     return 1;
 }
 
@@ -102,6 +106,68 @@ int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t 
 fail:
     free(rev.v);
     return -1;
+}
+
+/* One run of a path's segments: positions first..last whose emitting moves
+ * end in state. */
+typedef struct Run {
+    int state;
+    int64_t first, last;
+} Run;
+
+int hmmrt_segments(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                   hmmrt_buf *out)
+{
+    /* walked from the end, as hmmrt_traceback does: the runs come last first */
+    Run *runs = NULL;
+    size_t n = 0, cap = 0;
+    int state = p->end, ok = 0;
+    int64_t pos = length;
+    size_t budget = ((size_t)length + 1) * ((size_t)p->n_states + 1);
+    while (budget-- > 0) {
+        if (state == p->start && pos == 0) {
+            ok = 1;
+            break;
+        }
+        Step st;
+        if (!step_back(p, bp, bp_bytes, pos, state, &st))
+            break;
+        if (st.emits) { /* the move consumed symbol `pos` (1-based) */
+            if (st.emit_to < 0 || st.emit_to >= p->n_states || pos < 1)
+                break;
+            if (n > 0 && runs[n - 1].state == st.emit_to) {
+                runs[n - 1].first = pos;
+            } else {
+                Run *grown = hmmrt_grow(runs, &cap, n + 1, sizeof(Run), 16);
+                if (!grown)
+                    break;
+                runs = grown;
+                runs[n++] = (Run){st.emit_to, pos, pos};
+            }
+        }
+        state = st.from;
+        pos -= st.emits;
+        if (pos < 0)
+            break;
+    }
+    if (ok) {
+        for (size_t i = n; i-- > 0;) {
+            if (i + 1 < n)
+                hmmrt_buf_putc(out, ' ');
+            hmmrt_buf_puts(out, p->state_names[runs[i].state]);
+            char span[48];
+            if (runs[i].first == runs[i].last)
+                snprintf(span, sizeof span, ":%lld", (long long)runs[i].first);
+            else
+                snprintf(span, sizeof span, ":%lld-%lld", (long long)runs[i].first,
+                         (long long)runs[i].last);
+            hmmrt_buf_puts(out, span);
+        }
+        if (n == 0) /* an empty sequence */
+            hmmrt_buf_puts(out, "-");
+    }
+    free(runs);
+    return ok ? 0 : -1;
 }
 
 /* The state printed just before (pos, state) on the best path into it, or -1. */

@@ -370,7 +370,7 @@ static int write_program(const trainer *t, const double *w, const double *e)
         return HMMRT_EXIT_INTERNAL;
     }
     for (int i = 0; i < fb->n_moves; i++)
-        if (m->move_span[i].begin >= 0 && w[i] != m->moves[i].weight)
+        if (m->move_span[i].begin >= 0 && w[i] != fb->moves[i].weight) /* a dense model: no m->moves */
             r[n++] = (replacement){m->move_span[i].begin, m->move_span[i].end, w[i]};
     for (size_t j = 0; j < t->n_values; j++)
         if (m->emission_span[j].begin >= 0 && e[j] != m->emissions[j])

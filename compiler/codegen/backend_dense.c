@@ -38,6 +38,20 @@ static int moves_in_file(const Program *p, int i)
     return 0;
 }
 
+const char *source_text_of(const Program *p)
+{
+    static const char mark[] = "imported by\n// `hmmc --import-hmmer ";
+    if (!p->source_text)
+        return NULL;
+    size_t n = p->source_length < 8192 ? (size_t)p->source_length : 8192;
+    return memmem(p->source_text, n, mark, sizeof mark - 1) ? NULL : p->source_text;
+}
+
+int source_in_file(const Program *p)
+{
+    return source_text_of(p) && p->source_length > SOURCE_TEXT_INLINE_MAX;
+}
+
 int dense_data_owner(const Program *p, int c)
 {
     const IrCall *call = &p->calls[c];
@@ -63,7 +77,7 @@ int dense_needs_data(const Program *p)
     for (int c = 0; c < p->n_calls; c++)
         if (p->calls[c].plan.dense || moves_in_file(p, p->calls[c].model_index))
             return 1;
-    return 0;
+    return source_in_file(p);
 }
 
 static int write_file(const char *path, const void *const *parts, const size_t *sizes, int n)
@@ -104,6 +118,8 @@ void dense_remove_data(const Program *p, const char *prefix)
     for (int i = 0; i < p->n_models; i++)
         if (moves_in_file(p, i))
             unlink(arena_printf(p->arena, "%s.m%d.moves", prefix, i));
+    if (source_in_file(p))
+        unlink(arena_printf(p->arena, "%s.source", prefix));
 }
 
 int dense_write_data(const Program *p, const char *prefix)
@@ -125,6 +141,12 @@ int dense_write_data(const Program *p, const char *prefix)
         if (moves_in_file(p, i) &&
             write_moves(&p->models[i], arena_printf(p->arena, "%s.m%d.moves", prefix, i),
                         p->arena) != 0)
+            return -1;
+    }
+    if (source_in_file(p)) {
+        const void *parts[] = {p->source_text};
+        size_t sizes[] = {(size_t)p->source_length};
+        if (write_file(arena_printf(p->arena, "%s.source", prefix), parts, sizes, 1) != 0)
             return -1;
     }
     return 0;

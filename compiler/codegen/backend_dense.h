@@ -12,7 +12,8 @@
  * data file rather than a C initializer, which compilers read slowly. */
 enum { SOURCE_MOVES_INLINE_MAX = 65536 };
 
-/* Writes the data files of p beside the sources: PREFIX.cN.dense for every
+/* Writes the data files of p beside the sources: PREFIX.source when
+ * source_in_file, PREFIX.cN.dense for every
  * dense call N (its matrix view, dense.h: matrix, start, end, emissions, as
  * doubles), PREFIX.mI.moves for every model I of main with more than
  * SOURCE_MOVES_INLINE_MAX moves (hmmrt_model_move records) but those whose
@@ -30,6 +31,16 @@ int dense_data_owner(const Program *p, int c);
  * then makes the model's moves from that matrix instead of carrying a list
  * of them (runtime: hmmrt_model.dense). */
 int dense_sample_call(const Program *p, int i);
+
+/* Above this many bytes the program's source text (for --train) goes into a
+ * data file, PREFIX.source, rather than a C literal. */
+enum { SOURCE_TEXT_INLINE_MAX = 1 << 20 };
+/* The source text the program carries for --train: Program.source_text, but
+ * NULL for a HMMER import (hmmc --import-hmmer: scores, not parameters to fit;
+ * its header says so). */
+const char *source_text_of(const Program *p);
+/* Whether that text goes into PREFIX.source (written by dense_write_data). */
+int source_in_file(const Program *p);
 
 /* Removes the files dense_write_data wrote. */
 void dense_remove_data(const Program *p, const char *prefix);

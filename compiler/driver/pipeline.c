@@ -63,6 +63,8 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
     if (d->errors || !p)
         return PIPELINE_ERRORS;
     PassOptions po = {.verbose = o->verbose, .fold_silent = !o->no_fold};
+    p->source_text = src; /* --train writes it again with the fitted numbers */
+    p->source_length = (long)len;
     const char *env = getenv("HMMC_VERIFY_IR");
     uint64_t *sums = NULL;
     if (env && *env) {

@@ -13,6 +13,7 @@ const char *algorithm_name(Algorithm alg)
     case ALG_FORWARD: return "forward";
     case ALG_BACKWARD: return "backward";
     case ALG_VITERBI: return "viterbi";
+    case ALG_POSTERIOR: return "posterior";
     }
     return "?";
 }
@@ -24,6 +25,9 @@ const char *attr_name(unsigned attr)
     case ATTR_SCORE_TABLE: return "score&";
     case ATTR_TRACEBACK: return "traceback";
     case ATTR_TRACEBACK_TABLE: return "traceback&";
+    case ATTR_SEGMENTS: return "segments";
+    case ATTR_DECODE: return "decode";
+    case ATTR_PROBABILITY_TABLE: return "probability&";
     }
     return "?";
 }
@@ -35,6 +39,10 @@ IrModel *ir_model_copy(Arena *a, const IrModel *m)
     c->states = ARENA_ARRAY(a, IrState, m->n_states);
     memcpy(c->states, m->states, sizeof(IrState) * (size_t)m->n_states);
     c->moves_shared = 1;
+    c->move_fixed = NULL; /* training's tables follow the source's moves only */
+    c->move_span = NULL;
+    c->emission_fixed = NULL;
+    c->emission_span = NULL;
     if (m->n_silent_order) {
         c->silent_order = ARENA_ARRAY(a, int, m->n_silent_order);
         memcpy(c->silent_order, m->silent_order, sizeof(int) * (size_t)m->n_silent_order);
@@ -192,7 +200,7 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
                 fprintf(out, " ");
             dump_weight(out, m->emissions[e].logp[k]);
         }
-        fprintf(out, "]\n");
+        fprintf(out, "]%s\n", m->emission_fixed && m->emission_fixed[e] ? " fixed" : "");
     }
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
@@ -213,6 +221,8 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
                 fprintf(out, " %s", m->states[via[v]].name);
             free(via);
         }
+        if (m->move_fixed && m->move_fixed[i])
+            fprintf(out, " fixed");
         fprintf(out, "\n");
     }
     if (m->n_silent_order) {
@@ -230,6 +240,7 @@ static const char *storage_name(Storage s)
     case STORE_TWO_COLUMNS: return "two-columns";
     case STORE_BACKPOINTERS: return "back-pointers";
     case STORE_WHOLE_TABLE: return "whole-table";
+    case STORE_RUNTIME: return "runtime";
     }
     return "?";
 }
@@ -248,7 +259,7 @@ void ir_dump_with(const Program *p, FILE *out,
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
         fprintf(out, "call %d %s attrs", c, call->label);
-        for (unsigned bit = 1; bit <= ATTR_TRACEBACK_TABLE; bit <<= 1)
+        for (unsigned bit = 1; bit <= ATTR_PROBABILITY_TABLE; bit <<= 1)
             if (call->attrs & bit)
                 fprintf(out, " %s", attr_name(bit));
         fprintf(out, " storage %s\n", storage_name(call->storage));

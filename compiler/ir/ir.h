@@ -71,6 +71,13 @@ typedef struct IrPaths {
     int n, cap;
 } IrPaths;
 
+/* Bytes [begin, end) of the source text; begin -1: not written. */
+typedef struct IrSpan {
+    long begin, end;
+} IrSpan;
+
+enum { IR_TRAIN_MOVES_MAX = 65536 };
+
 typedef struct IrModel {
     const char *name;
     Loc loc;
@@ -91,12 +98,23 @@ typedef struct IrModel {
      * closed by then (pass_close_cycles.c). */
     int n_silent_order;
     int *silent_order;
+    /* Training (--train): the program's models as written only (Program.models;
+     * a call's copy has them NULL, since passes change its moves). Per move, 1
+     * when its weight is marked `fixed`, and the bytes of the weight's text; per
+     * emission, 1 when marked `fixed`, and per (emission, symbol) the bytes of
+     * the value's text (begin -1 for a symbol `{a: p}` leaves out). */
+    unsigned char *move_fixed; /* NULL (and the rest) for a model of more than */
+    IrSpan *move_span;         /* IR_TRAIN_MOVES_MAX transitions: not trainable */
+    unsigned char *emission_fixed;
+    IrSpan *emission_span; /* n_emissions x K */
 } IrModel;
 
 typedef enum Algorithm {
     ALG_FORWARD,
     ALG_BACKWARD,
-    ALG_VITERBI
+    ALG_VITERBI,
+    ALG_POSTERIOR /* forward and backward over the model as written, in libhmmrt
+                     (runtime/posterior.c): the passes leave its calls alone */
 } Algorithm;
 
 /* Attributes a call may be asked for (a bit set). */
@@ -104,7 +122,10 @@ enum {
     ATTR_SCORE = 1,           /* .score */
     ATTR_SCORE_TABLE = 2,     /* .score& : the whole table of values */
     ATTR_TRACEBACK = 4,       /* .traceback (viterbi) */
-    ATTR_TRACEBACK_TABLE = 8  /* .traceback& : the whole table of back pointers */
+    ATTR_TRACEBACK_TABLE = 8, /* .traceback& : the whole table of back pointers */
+    ATTR_SEGMENTS = 16,       /* .segments (viterbi, posterior): runs of one state */
+    ATTR_DECODE = 32,         /* .decode (posterior): the state of highest posterior */
+    ATTR_PROBABILITY_TABLE = 64 /* .probability& (posterior): every posterior */
 };
 
 /* What the used-attributes pass decides a call must keep. */
@@ -112,7 +133,8 @@ typedef enum Storage {
     STORE_UNDECIDED,   /* before pass_attributes */
     STORE_TWO_COLUMNS, /* score only: a sliding window of two columns */
     STORE_BACKPOINTERS,/* traceback: two columns of values plus a back-pointer table */
-    STORE_WHOLE_TABLE  /* a whole table (&) */
+    STORE_WHOLE_TABLE, /* a whole table (&) */
+    STORE_RUNTIME      /* posterior: libhmmrt's engine keeps what it needs */
 } Storage;
 
 /* The target-independent plan of one call (pass_plan.c): facts of the
@@ -163,6 +185,8 @@ typedef struct Program {
     IrCall *calls;    /* distinct calls of main, in order of first use */
     int n_prints;
     IrPrint *prints;  /* in program order */
+    const char *source_text; /* the .hmm file's text (--train rewrites it), or NULL */
+    long source_length;
 } Program;
 
 const char *algorithm_name(Algorithm alg);

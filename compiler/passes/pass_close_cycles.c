@@ -384,6 +384,7 @@ static void close_model(Arena *a, IrModel *m, FILE *verbose, const char *label)
 int pass_close_cycles(Program *p, const PassOptions *o, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++)
-        close_model(p->arena, p->calls[c].model, o->verbose, p->calls[c].label);
+        if (p->calls[c].alg != ALG_POSTERIOR) /* runs on the model as written */
+            close_model(p->arena, p->calls[c].model, o->verbose, p->calls[c].label);
     return 1;
 }

@@ -361,6 +361,8 @@ int pass_fold_silent(Program *p, const PassOptions *o, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++) {
         IrCall *call = &p->calls[c];
+        if (call->alg == ALG_POSTERIOR) /* runs on the model as written */
+            continue;
         if (!o->fold_silent || call->storage == STORE_WHOLE_TABLE) {
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: %s: no silent state folded (%s)\n", call->label,

@@ -40,6 +40,7 @@ int pass_order(Program *p, const PassOptions *o, Diag *d)
 {
     int ok = 1;
     for (int c = 0; c < p->n_calls; c++)
-        ok &= order_model(p->arena, p->calls[c].model, d, p->calls[c].label);
+        if (p->calls[c].alg != ALG_POSTERIOR) /* runs on the model as written */
+            ok &= order_model(p->arena, p->calls[c].model, d, p->calls[c].label);
     return ok;
 }

@@ -14,6 +14,14 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
         IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         IrPlan *plan = &call->plan;
+        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine, on the CPU for now */
+            plan->n_live = m->n_states;
+            if (o->verbose)
+                fprintf(o->verbose, "hmmc: plan %s: libhmmrt's posterior engine (runtime/"
+                        "posterior.c) on the model as written, %d states, %d moves; posterior "
+                        "runs on the CPU for now\n", call->label, m->n_states, m->n_moves);
+            continue;
+        }
         int *in_degree = ARENA_ARRAY(p->arena, int, m->n_states);
         plan->n_live = 0;
         plan->max_in_degree = 0;
@@ -23,7 +31,7 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
             if (++in_degree[m->moves[i].to] > plan->max_in_degree)
                 plan->max_in_degree = in_degree[m->moves[i].to];
         int needs_bp = call->alg == ALG_VITERBI &&
-                       (call->attrs & (ATTR_TRACEBACK | ATTR_TRACEBACK_TABLE));
+                       (call->attrs & (ATTR_TRACEBACK | ATTR_TRACEBACK_TABLE | ATTR_SEGMENTS));
         plan->bp_bytes = !needs_bp ? 0 : plan->max_in_degree < 255 ? 1
                        : plan->max_in_degree < 65535 ? 2 : 4;
         const char *not_dense = NULL;

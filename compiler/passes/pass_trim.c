@@ -61,7 +61,7 @@ int pass_trim(Program *p, const PassOptions *o, Diag *d)
     char *untrimmed = ARENA_ARRAY(p->arena, char, p->n_calls ? p->n_calls : 1);
     for (int c = 0; c < p->n_calls; c++) {
         IrCall *call = &p->calls[c];
-        if (call->storage == STORE_WHOLE_TABLE)
+        if (call->storage == STORE_WHOLE_TABLE || call->alg == ALG_POSTERIOR)
             continue;
         if (known_untrimmed(p, c, untrimmed)) {
             untrimmed[c] = 1;

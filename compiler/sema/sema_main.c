@@ -28,7 +28,7 @@ typedef struct MainScope {
     int cap_calls, cap_prints;
 } MainScope;
 
-static const Algorithm algorithms[] = {ALG_FORWARD, ALG_BACKWARD, ALG_VITERBI};
+static const Algorithm algorithms[] = {ALG_FORWARD, ALG_BACKWARD, ALG_VITERBI, ALG_POSTERIOR};
 
 static int find_or_add_call(MainScope *sc, Algorithm alg, int model, Loc loc)
 {
@@ -64,7 +64,7 @@ static Value eval_call(MainScope *sc, const Expr *e)
             alg = (int)algorithms[i];
     if (alg < 0) {
         diag_error(sc->diag, e->ident.loc,
-                   "unknown algorithm '%s': use forward, backward or viterbi", e->ident.name);
+                   "unknown algorithm '%s': use forward, backward, viterbi or posterior", e->ident.name);
         return err;
     }
     if (arg.kind == VAL_ERROR)
@@ -76,6 +76,70 @@ static Value eval_call(MainScope *sc, const Expr *e)
     }
     Value v = {VAL_TABLE, find_or_add_call(sc, (Algorithm)alg, arg.index, e->loc), 0};
     return v;
+}
+
+/* The attributes each algorithm has, as a person would list them. */
+static const char *attributes_of(Algorithm alg)
+{
+    switch (alg) {
+    case ALG_VITERBI: return "score, traceback or segments";
+    case ALG_POSTERIOR: return "score, decode, segments or probability&";
+    default: return "score";
+    }
+}
+
+/* The ATTR_* that `.NAME` or `.NAME&` (e) asks of a call of alg, or 0 with
+ * an error at the attribute's name. */
+static unsigned attribute_of(MainScope *sc, const Expr *e, Algorithm alg)
+{
+    const char *name = e->ident.name, *alg_name = algorithm_name(alg);
+    int whole = e->whole_table;
+    if (strcmp(name, "score") == 0) {
+        if (whole && alg == ALG_POSTERIOR) {
+            diag_error(sc->diag, e->ident.loc, "posterior has no score&: its whole table is "
+                       "probability& (print forward(m).score& for the forward values)");
+            return 0;
+        }
+        return whole ? ATTR_SCORE_TABLE : ATTR_SCORE;
+    }
+    if (strcmp(name, "traceback") == 0) {
+        if (alg != ALG_VITERBI) {
+            diag_error(sc->diag, e->ident.loc, "%s has no traceback: only viterbi does%s",
+                       alg_name, alg == ALG_POSTERIOR ? "; posterior's path is .decode" : "");
+            return 0;
+        }
+        return whole ? ATTR_TRACEBACK_TABLE : ATTR_TRACEBACK;
+    }
+    if (strcmp(name, "segments") == 0 || strcmp(name, "decode") == 0) {
+        int segments = name[0] == 's';
+        if (alg != ALG_POSTERIOR && !(segments && alg == ALG_VITERBI)) {
+            diag_error(sc->diag, e->ident.loc, "%s has no %s: only %s does", alg_name, name,
+                       segments ? "viterbi or posterior" : "posterior");
+            return 0;
+        }
+        if (whole) {
+            diag_error(sc->diag, e->ident.loc, "%s has no whole table: write .%s without '&'",
+                       name, name);
+            return 0;
+        }
+        return segments ? ATTR_SEGMENTS : ATTR_DECODE;
+    }
+    if (strcmp(name, "probability") == 0) {
+        if (alg != ALG_POSTERIOR) {
+            diag_error(sc->diag, e->ident.loc, "%s has no probability: only posterior does "
+                       "(posterior(m).probability&)", alg_name);
+            return 0;
+        }
+        if (!whole) {
+            diag_error(sc->diag, e->ident.loc, "probability is printed only as a whole table: "
+                       "write .probability&");
+            return 0;
+        }
+        return ATTR_PROBABILITY_TABLE;
+    }
+    diag_error(sc->diag, e->ident.loc, "unknown attribute '%s': use %s", name,
+               attributes_of(alg));
+    return 0;
 }
 
 static Value eval_attr(MainScope *sc, const Expr *e)
@@ -96,21 +160,9 @@ static Value eval_attr(MainScope *sc, const Expr *e)
         return err;
     }
     const IrCall *call = &sc->p->calls[obj.index];
-    unsigned attr;
-    if (strcmp(e->ident.name, "score") == 0) {
-        attr = e->whole_table ? ATTR_SCORE_TABLE : ATTR_SCORE;
-    } else if (strcmp(e->ident.name, "traceback") == 0) {
-        if (call->alg != ALG_VITERBI) {
-            diag_error(sc->diag, e->ident.loc, "%s has no traceback: only viterbi does",
-                       algorithm_name(call->alg));
-            return err;
-        }
-        attr = e->whole_table ? ATTR_TRACEBACK_TABLE : ATTR_TRACEBACK;
-    } else {
-        diag_error(sc->diag, e->ident.loc, "unknown attribute '%s': use score%s",
-                   e->ident.name, call->alg == ALG_VITERBI ? " or traceback" : "");
+    unsigned attr = attribute_of(sc, e, call->alg);
+    if (!attr)
         return err;
-    }
     Value v = {VAL_ATTR, obj.index, attr};
     return v;
 }
@@ -184,7 +236,9 @@ static void check_stmt(MainScope *sc, const Stmt *s, int n_stmts)
         diag_error(sc->diag, s->expr->loc, "print takes an attribute of a table: write "
                    "`print %s.score;`%s", v.kind == VAL_TABLE ? "TABLE" : "ALGORITHM(MODEL)",
                    v.kind == VAL_TABLE && sc->p->calls[v.index].alg == ALG_VITERBI
-                       ? " or `.traceback`" : "");
+                       ? " or `.traceback`"
+                   : v.kind == VAL_TABLE && sc->p->calls[v.index].alg == ALG_POSTERIOR
+                       ? " or `.decode`" : "");
         return;
     }
     add_print(sc, v, s->loc);

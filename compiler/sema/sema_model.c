@@ -139,6 +139,15 @@ static void warn_all_zero(ModelScope *sc, const IrEmission *e, int errors_before
                  "a state or move that emits from it; give a symbol a value above 0", e->name);
 }
 
+/* Training's record of value k of emission `index`: the bytes of its text. */
+static void record_value(ModelScope *sc, int index, int k, const Prob *p)
+{
+    IrModel *m = sc->m;
+    if (m->emission_span)
+        m->emission_span[(size_t)index * (size_t)m->K + (size_t)k] =
+            (IrSpan){prob_begin(p), prob_end(p)};
+}
+
 /* Fills an emission's values once the alphabet is known. After an error in
  * the alphabet (or none), its length is not checked and only symbols that the
  * alphabet does not even list are reported: the rest would be errors of the
@@ -174,6 +183,7 @@ static void check_emission_values(ModelScope *sc, int index)
                 e->logp[k] = number_prob_log(&x->p, v);
             else
                 e->logp[k] = -INFINITY;
+            record_value(sc, index, k, &x->p);
         }
         warn_all_zero(sc, e, errors_before);
         return;
@@ -200,6 +210,7 @@ static void check_emission_values(ModelScope *sc, int index)
         double v = 0;
         if (number_prob(sc->diag, &x->p, &v, "emission value"))
             e->logp[k] = number_prob_log(&x->p, v);
+        record_value(sc, index, k, &x->p);
     }
     if (!sc->alphabet_broken)
         warn_all_zero(sc, e, errors_before);
@@ -289,6 +300,15 @@ static void add_move(IrModel *m, int from, int to, int emission, double lw)
     mv->lw_sum = mv->lw_max = lw;
 }
 
+/* Training's record of the move just added: `fixed`, and its weight's bytes. */
+static void record_move(IrModel *m, int fixed, long begin, long end)
+{
+    if (!m->move_span)
+        return;
+    m->move_fixed[m->n_moves - 1] = (unsigned char)(fixed != 0);
+    m->move_span[m->n_moves - 1] = (IrSpan){begin, end};
+}
+
 static void check_transition(ModelScope *sc, const Decl *d)
 {
     IrModel *m = sc->m;
@@ -320,6 +340,7 @@ static void check_transition(ModelScope *sc, const Decl *d)
     if (!weight_ok || w == 0 || (d->emits.name && em < 0))
         return; /* a weight of 0: the transition does not exist */
     add_move(m, from, to, em >= 0 ? em : dst->emission, number_prob_log(&d->weight, w));
+    record_move(m, d->fixed, prob_begin(&d->weight), prob_end(&d->weight));
 }
 
 /* The states of a matrix's sources or targets (what: "sources" or
@@ -374,6 +395,11 @@ static void check_matrix(ModelScope *sc, const Decl *d)
                    "row per source, in order, rows separated by ';'", mx->n_rows,
                    mx->n_rows == 1 ? "" : "s", d->n_sources, d->n_sources == 1 ? "" : "s");
     const IdentList *source = d->sources;
+    long *begin = NULL, *end = NULL;
+    if (m->move_span && d->n_targets > 0) {
+        begin = ARENA_ARRAY(sc->arena, long, d->n_targets);
+        end = ARENA_ARRAY(sc->arena, long, d->n_targets);
+    }
     for (int r = 0; r < mx->n_rows && r < d->n_sources; r++, source = source->next) {
         const MatrixRow *row = &mx->rows[r];
         if (row->n_values != d->n_targets) {
@@ -387,11 +413,16 @@ static void check_matrix(ModelScope *sc, const Decl *d)
         if (from[r] < 0)
             continue;
         const double *w = mx->values + row->first;
+        if (begin)
+            matrix_row_spans(mx, r, begin, end);
         for (int c = 0; c < d->n_targets; c++) {
             if (w[c] == 0 || to[c] < 0)
                 continue;
-            if (declare_pair(sc, from[r], to[c], NULL, mx, r, c))
+            if (declare_pair(sc, from[r], to[c], NULL, mx, r, c)) {
                 add_move(m, from[r], to[c], m->states[to[c]].emission, log(w[c]));
+                if (begin)
+                    record_move(m, d->fixed, begin[c], end[c]);
+            }
         }
     }
 }
@@ -439,6 +470,15 @@ static void resolve_references(ModelScope *sc)
         if (d->kind == DECL_STATE && d->emits.name)
             m->states[s].emission = lookup_emission(sc, &d->emits);
     }
+    if (m->move_span && m->K > 0) {
+        size_t n = (size_t)m->n_emissions * (size_t)m->K;
+        m->emission_span = ARENA_ARRAY(sc->arena, IrSpan, n ? n : 1);
+        for (size_t i = 0; i < n; i++)
+            m->emission_span[i] = (IrSpan){-1, -1};
+        m->emission_fixed = ARENA_ARRAY(sc->arena, unsigned char, m->n_emissions ? m->n_emissions : 1);
+        for (int e = 0; e < m->n_emissions; e++)
+            m->emission_fixed[e] = (unsigned char)sc->emission_decl[e]->fixed;
+    }
     for (int e = 0; e < m->n_emissions; e++)
         check_emission_values(sc, e);
     pairset_init(&sc->pairs, sc->arena, m->n_states);
@@ -485,6 +525,10 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
     }
     /* a matrix's zeros make no move: pages never written cost no memory */
     out->moves = ARENA_ARRAY(a, IrMove, cap + n_matrix_values);
+    if (cap + n_matrix_values <= IR_TRAIN_MOVES_MAX) { /* training's record (ir.h) */
+        out->move_fixed = ARENA_ARRAY(a, unsigned char, cap + n_matrix_values);
+        out->move_span = ARENA_ARRAY(a, IrSpan, cap + n_matrix_values);
+    }
     sc.state_decl = ARENA_ARRAY(a, const Decl *, cap);
     sc.emission_decl = ARENA_ARRAY(a, const Decl *, cap);
     sc.emission_used = ARENA_ARRAY(a, int, cap);

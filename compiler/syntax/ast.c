@@ -89,6 +89,9 @@ static void print_symbol(FILE *out, const Symbol *s)
     fprintf(out, s->quoted ? "'%s'" : "%s", s->text);
 }
 
+long prob_begin(const Prob *p) { return p->num.begin; }
+long prob_end(const Prob *p) { return p->has_den ? p->den.end : p->num.end; }
+
 static void print_prob(FILE *out, const Prob *p)
 {
     fputs(p->num.text, out);
@@ -116,7 +119,8 @@ static void dump_alphabet(const Decl *d, FILE *out, int depth)
 
 static void dump_emission(const Decl *d, FILE *out, int depth)
 {
-    fprintf(out, "emission %s %s", d->name.name, d->is_dict ? "dict" : "list");
+    fprintf(out, "emission %s %s%s", d->name.name, d->is_dict ? "dict" : "list",
+            d->fixed ? " fixed" : "");
     print_loc(out, d->loc);
     for (const EmissionEntry *e = d->entries; e; e = e->next) {
         indent(out, depth + 1);
@@ -137,6 +141,8 @@ static void dump_transition(const Decl *d, FILE *out)
     fprintf(out, "transition %s -> %s ", d->from.name, d->to.name);
     print_prob(out, &d->weight);
     print_emits(out, &d->emits);
+    if (d->fixed)
+        fputs(" fixed", out);
     print_loc(out, d->loc);
 }
 
@@ -154,7 +160,7 @@ static void dump_names(const char *what, const IdentList *names, FILE *out, int 
 static void dump_matrix(const Decl *d, FILE *out, int depth)
 {
     const Matrix *m = d->matrix;
-    fprintf(out, "matrix %d x %d", d->n_sources, d->n_targets);
+    fprintf(out, "matrix %d x %d%s", d->n_sources, d->n_targets, d->fixed ? " fixed" : "");
     print_loc(out, d->loc);
     dump_names("source", d->sources, out, depth + 1);
     dump_names("target", d->targets, out, depth + 1);

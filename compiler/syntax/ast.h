@@ -20,6 +20,7 @@ typedef struct Number {
     double value;
     int negative; /* written with a leading '-' (always an error for weights) */
     Loc loc;
+    long begin, end; /* bytes [begin, end) of the digits in the source (without the '-') */
 } Number;
 
 /* A probability or weight: NUMBER, or NUMBER / NUMBER. */
@@ -29,6 +30,11 @@ typedef struct Prob {
     int has_den; /* 1 for a fraction */
     Loc loc;     /* the whole expression */
 } Prob;
+
+/* Bytes [begin, end) of a weight's or value's whole text in the source
+ * (`1/6` as one), for --train, which writes the source with them replaced. */
+long prob_begin(const Prob *p);
+long prob_end(const Prob *p);
 
 /* An alphabet symbol as written: bare (1, A, x) or quoted ('*'). The text is
  * kept whole so that sema can reject "12" or "ab" with a clear message. */
@@ -105,6 +111,9 @@ typedef struct Decl {
     IdentList *targets;       /* DECL_MATRIX: one per column */
     int n_sources, n_targets; /* DECL_MATRIX */
     Matrix *matrix;           /* DECL_MATRIX */
+    int fixed;                /* DECL_TRANSITION, DECL_EMISSION, DECL_MATRIX: written with
+                                 `fixed` (training keeps its numbers as written; for a
+                                 matrix, every one of its weights) */
     struct Decl *next;
 } Decl;
 
@@ -171,6 +180,9 @@ IdentList *ast_ident(Arena *a, Ident id);
 /* The place of value `column` of row `row` of a matrix (found by reading
  * the row again), or the row's place when the row is shorter. */
 Loc matrix_value_loc(const Matrix *m, int row, int column);
+/* Bytes [begin[c], end[c]) of each value c of row `row` in the source (one
+ * pass over the row's text; rows[row].n_values of them). */
+void matrix_row_spans(const Matrix *m, int row, long *begin, long *end);
 
 /* Print the tree in a stable text form (for --dump-after=parse and golden tests). */
 #include <stdio.h>

@@ -235,3 +235,34 @@ Loc matrix_value_loc(const Matrix *m, int row, int column)
     }
     return value;
 }
+
+void matrix_row_spans(const Matrix *m, const int row, long *begin, long *end)
+{
+    const MatrixRow *r = &m->rows[row];
+    const char *base = m->source, *p = base + r->offset;
+    int index = 0, in_value = 0;
+    for (int c = 0; c < r->n_values; c++)
+        begin[c] = end[c] = -1;
+    while (*p && *p != ';' && *p != ']' && index < r->n_values) {
+        if (p[0] == '/' && (p[1] == '/' || p[1] == '*')) { /* a comment */
+            int block = p[1] == '*';
+            p += 2;
+            while (*p && (block ? !(p[0] == '*' && p[1] == '/') : *p != '\n'))
+                p++;
+            if (block && *p)
+                p += 2;
+            continue;
+        }
+        if (*p == ',') {
+            index++;
+            in_value = 0;
+        } else if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n' && *p != '\f' &&
+                   *p != '\v') {
+            if (!in_value)
+                begin[index] = p - base;
+            end[index] = p - base + 1;
+            in_value = 1;
+        }
+        p++;
+    }
+}

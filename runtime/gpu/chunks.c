@@ -173,9 +173,10 @@ static int fill_output(const hmmrt_gpu *g, const gpu_slot *s, int c, int k, int6
     const int64_t *bp_offsets = host_index(s, lay->bp_offsets[c]);
     const char *bp = (const char *)s->host + lay->bp[c] + (size_t)bp_offsets[j] * (size_t)call->bp_bytes;
     int64_t length = host_index(s, lay->lengths)[j];
-    return hmmrt_traceback(call->paths, bp, call->bp_bytes, length, &v->text) == 0
-               ? COLLECTED
-               : BROKEN_BACK_POINTERS;
+    int broken = call->output_is_traceback[k] == 2
+                     ? hmmrt_segments(call->paths, bp, call->bp_bytes, length, &v->text)
+                     : hmmrt_traceback(call->paths, bp, call->bp_bytes, length, &v->text);
+    return broken == 0 ? COLLECTED : BROKEN_BACK_POINTERS;
 }
 
 static int collect_sequence(const hmmrt_gpu *g, const gpu_slot *s, int64_t j)

@@ -610,6 +610,65 @@ static void test_deep_nesting_is_an_error_not_a_crash(void **state)
     free(src);
 }
 
+/* `fixed` after a weight (before or after `emits`), an emission's values or a
+ * matrix sets Decl.fixed; nothing else does. */
+static void test_fixed_marks_weights_emissions_and_matrices(void **state)
+{
+    Parsed p;
+    parse_ok(&p, "hmm m {\n"
+                 "  emission e = [0.5, 0.5] fixed;\n"
+                 "  emission g = {a: 1} fixed;\n"
+                 "  emission h = [1, 0];\n"
+                 "  a -> b 0.5 fixed;\n"
+                 "  a -> c 0.5 fixed emits e;\n"
+                 "  b -> c 1/2 emits e fixed;\n"
+                 "  c -> d 1 emits e;\n"
+                 "  [a, b] -> [c, d] [0.5, 0.5; 1, 0] fixed;\n"
+                 "  [c] -> [d] [1];\n"
+                 "}\n");
+    static const int fixed[] = {1, 1, 0, 1, 1, 1, 0, 1, 0};
+    int i = 0;
+    for (const Decl *d = p.file->models->decls; d; d = d->next, i++) {
+        assert_true(i < 9);
+        assert_int_equal(d->fixed, fixed[i]);
+    }
+    assert_int_equal(i, 9);
+    parsed_free(&p);
+}
+
+/* Each number keeps the bytes of its text, and a weight or value the bytes
+ * of all of it (a fraction as one), so that --train can replace it. */
+static void test_numbers_keep_their_bytes(void **state)
+{
+    const char *src = "hmm m { emission e = [ 1/6 ,0.25e-1, 7 / 8]; a -> b 1e-3 fixed; }\n";
+    Parsed p;
+    parse_ok(&p, src);
+    const Decl *e = p.file->models->decls, *t = e->next;
+    const char *texts[] = {"1/6", "0.25e-1", "7 / 8"};
+    int i = 0;
+    for (const EmissionEntry *x = e->entries; x; x = x->next, i++) {
+        long b = prob_begin(&x->p), n = prob_end(&x->p) - b;
+        assert_int_equal(n, (long)strlen(texts[i]));
+        assert_memory_equal(src + b, texts[i], (size_t)n);
+    }
+    assert_int_equal(i, 3);
+    assert_int_equal(e->entries->p.num.begin, 23);
+    assert_int_equal(e->entries->p.den.end, 26);
+    assert_memory_equal(src + prob_begin(&t->weight), "1e-3", 4);
+    assert_int_equal(prob_end(&t->weight) - prob_begin(&t->weight), 4);
+    parsed_free(&p);
+}
+
+/* A name `fixed` is an error that says the word is reserved. */
+static void test_fixed_is_reserved(void **state)
+{
+    Parsed p;
+    parse(&p, "hmm m { state fixed; }\n");
+    assert_int_equal(p.diag.errors, 1);
+    assert_non_null(strstr(p.messages, "t.hmm:1:15: error: 'fixed' is a reserved word"));
+    parsed_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -639,6 +698,9 @@ int main(void)
         cmocka_unit_test(test_transition_matrix),
         cmocka_unit_test(test_matrix_needs_its_place),
         cmocka_unit_test(test_matrix_value_errors),
+        cmocka_unit_test(test_fixed_marks_weights_emissions_and_matrices),
+        cmocka_unit_test(test_numbers_keep_their_bytes),
+        cmocka_unit_test(test_fixed_is_reserved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

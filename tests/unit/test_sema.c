@@ -777,6 +777,85 @@ static void test_missing_main_and_missing_declarations(void **state)
                   1, "model 'm' is declared twice");
 }
 
+/* posterior is an algorithm with score, decode, segments and probability&;
+ * viterbi has segments too. */
+static void test_posterior_calls_and_their_attributes(void **state)
+{
+    Checked c;
+    Arena scratch;
+    Program *p = check_casino(&c, &scratch,
+                              "main {\n"
+                              "  p = posterior(new casino());\n"
+                              "  print p.decode;\n"
+                              "  print p.probability&;\n"
+                              "  print viterbi(new casino()).segments;\n"
+                              "  print p.segments;\n"
+                              "  print p.score;\n"
+                              "}\n");
+    assert_int_equal(p->n_calls, 2);
+    assert_int_equal(p->calls[0].alg, ALG_POSTERIOR);
+    assert_string_equal(p->calls[0].label, "posterior(casino)");
+    assert_int_equal(p->calls[0].attrs,
+                     ATTR_DECODE | ATTR_PROBABILITY_TABLE | ATTR_SEGMENTS | ATTR_SCORE);
+    assert_int_equal(p->calls[1].attrs, ATTR_SEGMENTS);
+    assert_string_equal(p->prints[1].label, "posterior(casino).probability&");
+    assert_string_equal(p->prints[2].label, "viterbi(casino).segments");
+    checked_free(&c);
+    arena_free(&scratch);
+}
+
+static void test_attributes_of_the_wrong_algorithm(void **state)
+{
+    const char *m = "hmm m { alphabet [a]; startstate s; state x emits e; endstate t;\n"
+                    "  emission e = [1]; s -> x 1; x -> t 1; }\n";
+    struct { const char *main, *phrase; } cases[] = {
+        {"print forward(new m()).segments;", "forward has no segments"},
+        {"print backward(new m()).decode;", "backward has no decode: only posterior does"},
+        {"print viterbi(new m()).probability&;", "viterbi has no probability"},
+        {"print posterior(new m()).probability;", "write .probability&"},
+        {"print posterior(new m()).traceback;", "posterior has no traceback"},
+        {"print posterior(new m()).decode&;", "decode has no whole table"},
+        {"print posterior(new m()).score&;", "posterior has no score&"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "%smain { %s }\n", m, cases[i].main);
+        expect_errors(src, 1, cases[i].phrase);
+    }
+}
+
+/* The model as written keeps, per move and per emission value, `fixed` and
+ * the bytes of the number's text; a call's copy does not (its moves change). */
+static void test_fixed_flags_and_places_of_numbers(void **state)
+{
+    const char *src = "hmm m { alphabet [a, b]; startstate s; state x emits e; endstate t;\n"
+                      "  emission e = {b: 0.5} fixed;\n"
+                      "  s -> x 1/2 fixed; x -> t 0.25;\n"
+                      "  [x] -> [x, t] [0.125, 0] fixed;\n"
+                      "}\n"
+                      "main { print forward(new m()).score; }\n";
+    Checked c;
+    check_source(&c, src);
+    assert_non_null(c.program);
+    const IrModel *m = &c.program->models[0];
+    assert_int_equal(m->n_moves, 3);
+    static const char *const weights[] = {"1/2", "0.25", "0.125"};
+    static const int fixed[] = {1, 0, 1};
+    for (int i = 0; i < 3; i++) {
+        const IrSpan *s = &m->move_span[i];
+        assert_int_equal(s->end - s->begin, (long)strlen(weights[i]));
+        assert_memory_equal(src + s->begin, weights[i], strlen(weights[i]));
+        assert_int_equal(m->move_fixed[i], fixed[i]);
+    }
+    assert_int_equal(m->emission_fixed[0], 1);
+    assert_int_equal(m->emission_span[0].begin, -1); /* a: left out, 0 */
+    assert_memory_equal(src + m->emission_span[1].begin, "0.5", 3);
+    assert_int_equal(m->emission_span[1].end - m->emission_span[1].begin, 3);
+    assert_null(c.program->calls[0].model->move_span);
+    assert_null(c.program->calls[0].model->move_fixed);
+    checked_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -805,6 +884,9 @@ int main(void)
         cmocka_unit_test(test_missing_main_and_missing_declarations),
         cmocka_unit_test(test_matrix_makes_the_moves_of_its_rows),
         cmocka_unit_test(test_matrix_errors),
+        cmocka_unit_test(test_posterior_calls_and_their_attributes),
+        cmocka_unit_test(test_attributes_of_the_wrong_algorithm),
+        cmocka_unit_test(test_fixed_flags_and_places_of_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

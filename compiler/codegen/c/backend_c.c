@@ -26,6 +26,7 @@
 #include "codegen/backend_dense.h"
 #include "codegen/c/backend_c_table.h"
 #include "codegen/c/c_plan.h"
+#include "codegen/c/backend_c_train.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
 
@@ -307,6 +308,50 @@ static void write_viterbi(CallWriter *w)
     emit_close(w->e, "");
 }
 
+/* The state the emitting part of move mv ends in, as the source names it
+ * (segments): its destination when that emits on arrival; else, along its
+ * path from -> via... -> to, the destination of the source transition that
+ * carries the emission (a folded move's may be a via state); -1 if silent. */
+static int emit_end_state(const IrModel *src, const int *out_start, const int *out_order,
+                          const IrModel *m, const IrMove *mv, const int *via)
+{
+    if (mv->emission < 0)
+        return -1;
+    int to = m->states[mv->to].aux_of >= 0 ? m->states[mv->to].aux_of : mv->to;
+    if (m->states[mv->to].kind == STATE_EMITTING)
+        return to;
+    for (int j = 0; j <= mv->n_via; j++) {
+        int a = j == 0 ? mv->from : via[j - 1], b = j == mv->n_via ? mv->to : via[j];
+        a = m->states[a].aux_of >= 0 ? m->states[a].aux_of : a;
+        b = m->states[b].aux_of >= 0 ? m->states[b].aux_of : b;
+        for (int k = out_start[a]; k < out_start[a + 1]; k++) {
+            const IrMove *s = &src->moves[out_order[k]];
+            if (s->to == b && s->emission >= 0)
+                return b;
+        }
+    }
+    return to;
+}
+
+/* c<i>_move_emit_to (hmmrt_paths.move_emit_to), for viterbi's segments. */
+static void write_emit_to(CallWriter *w)
+{
+    const IrModel *m = w->m, *src = &w->p->models[w->call->model_index];
+    int *out_start, *out_order, longest = 1;
+    ir_outgoing(w->p->arena, src, &out_start, &out_order);
+    for (int i = 0; i < m->n_moves; i++)
+        longest = m->moves[i].n_via > longest ? m->moves[i].n_via : longest;
+    int *via = xmalloc(sizeof(int) * (size_t)longest);
+    fprintf(w->e->out, "static const int %s[] = {", name_of(w, "move_emit_to"));
+    for (int i = 0; i < m->n_moves; i++) {
+        ir_move_via(m, &m->moves[i], via);
+        fprintf(w->e->out, "%s%d", i ? ", " : "",
+                emit_end_state(src, out_start, out_order, m, &m->moves[i], via));
+    }
+    free(via);
+    fprintf(w->e->out, "%s};\n", m->n_moves ? "" : "-1");
+}
+
 /* The move tables hmmrt_traceback follows (viterbi calls that print a traceback). */
 static void write_paths(CallWriter *w)
 {
@@ -362,12 +407,18 @@ static void write_paths(CallWriter *w)
     }
     free(via);
     fprintf(o, "%s};\n", total ? "" : "0");
+    int segments = (w->call->attrs & ATTR_SEGMENTS) != 0;
+    if (segments)
+        write_emit_to(w);
     fprintf(o, "static const hmmrt_paths %s = {\n    .n_states = %d, .state_names = %s, "
                ".hidden = %s, .start = %d, .end = %d,\n    .in_start = %s, "
                ".in_moves = %s, .move_from = %s,\n    .move_emits = "
-               "%s, .via_start = %s, .via = %s,\n};\n",
+               "%s, .via_start = %s, .via = %s,%s\n};\n",
             paths, m->n_states, names, hidden, m->start, m->end, in_start, in_moves, move_from,
-            move_emits, via_start, via_name);
+            move_emits, via_start, via_name,
+            segments ? arena_printf(w->p->arena, "\n    .move_emit_to = %s,",
+                                    name_of(w, "move_emit_to"))
+                     : "");
 }
 
 /* The states a whole table shows: every state of the source, in declaration
@@ -498,6 +549,16 @@ static void write_run(CallWriter *w)
             emit_line(w->e, "hmmrt_traceback_table(&%s, bp, %d, L, %s, %d, &values[%d].text);",
                       name_of(w, "paths"), bp_bytes, name_of(w, "shown"), n_source_states(m), i);
             break;
+        case ATTR_SEGMENTS:
+            emit_open(w->e, "if (score == -INFINITY)");
+            emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
+            emit_close(w->e, "");
+            emit_line(w->e, "else if (hmmrt_segments(&%s, bp, %d, L, &values[%d].text) != 0)",
+                      name_of(w, "paths"), bp_bytes, i);
+            emit_line(w->e, "    return 2;");
+            break;
+        default: /* the others are posterior's (c_write_posterior_call) */
+            break;
         }
     }
     emit_line(w->e, "return 0;");
@@ -508,6 +569,14 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
                        const char *data_prefix)
 {
     const IrCall *call = &p->calls[index];
+    if (call->alg == ALG_POSTERIOR) {
+        emit_blank(e);
+        emit_comment(e, "==== call %d: %s; libhmmrt's posterior engine on the model as written, "
+                        "%d states, %d moves ====", index, call->label, call->model->n_states,
+                     call->model->n_moves);
+        c_write_posterior_call(e, p, plans->layout, index);
+        return;
+    }
     CallWriter w = {.e = e, .p = p, .call = call, .index = index, .layout = plans->layout,
                     .plan = &plans->c[index], .m = call->model};
     dp_writer_init(&w.dp, e, p->arena, w.m);
@@ -555,6 +624,7 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
         write_sum(&w, call->alg == ALG_BACKWARD, &in_long_double);
         break;
     case ALG_VITERBI: write_viterbi(&w); break;
+    case ALG_POSTERIOR: break; /* above */
     }
     emit_blank(e);
     write_run(&w);
@@ -604,6 +674,7 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         for (int k = 0; k < m->K; k++)
             fprintf(o, "%s%s", em || k ? ", " : "", emit_double(num, exp(m->emissions[em].logp[k])));
     fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
+    c_write_training_tables(e, p, model_index, index);
 }
 
 static void write_program(Emitter *e, const Program *p, const Plans *plans, const char *name,
@@ -651,11 +722,19 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
                 p->arena, "positions 0..length separated by ';', each the %s of the states %s "
                 "separated by ','", pr->attr == ATTR_SCORE_TABLE ? "ln values" :
                 "best predecessors ('-' for none)", states)));
+        } else if (pr->attr == ATTR_PROBABILITY_TABLE) {
+            const IrModel *m = call->model;
+            char *states = arena_strdup(p->arena, "");
+            for (int s = 0; s < m->n_states; s++)
+                states = arena_printf(p->arena, "%s%s%s", states, s ? "," : "", m->states[s].name);
+            fprintf(o, ".note = %s},\n", emit_string(arena_printf(
+                p->arena, "positions 1..length separated by ';', each the posterior "
+                "probabilities of the states %s separated by ',' ('-': no path)", states)));
         } else {
             /* viterbi works in logs: its -inf is always an impossible sequence */
             int sum = pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI;
             fprintf(o, ".possible_from = %d, .sum_of_paths = %d},\n",
-                    layout->columns[i].possible_from, sum && !call->plan.dense);
+                    layout->columns[i].possible_from, sum && !call->plan.dense && call->alg != ALG_POSTERIOR);
         }
     }
     if (!p->n_prints)
@@ -670,20 +749,23 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
                 m->n_states, i, m->start, m->end);
         if (dense >= 0)
             fprintf(o, "     .n_emissions = %d, .emissions = m%d_emissions, .dense = &hmmc_%s, "
-                       ".state_emission = m%d_state_emission},\n", m->n_emissions, i,
-                    layout_name(layout, dense, "dense"), i);
+                       ".state_emission = m%d_state_emission%s},\n", m->n_emissions, i,
+                    layout_name(layout, dense, "dense"), i, c_training_fields(p, order[i], i));
         else
             fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
-                       "m%d_emissions},\n", m->n_moves, i, m->n_emissions, i);
+                       "m%d_emissions%s},\n", m->n_moves, i, m->n_emissions, i,
+                    c_training_fields(p, order[i], i));
     }
     fprintf(o, "};\n");
     if (gpu)
         backend_cuda_write_host(e, p, plans);
+    c_write_source_text(e, p, data_prefix);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
-    fprintf(o, ".source = %s, .target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
+    fprintf(o, ".source = %s, ", emit_string(p->path));
+    fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,\n};\n", emit_string(p->path),
+               ".score_cpu = score_cpu, .gpu = %s,\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
             gpu ? "&gpu_program" : "NULL");
     emit_blank(e);

@@ -34,6 +34,10 @@ CPlan *c_plan(const Program *p, CShape forced, FILE *verbose)
         const IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         CPlan *plan = &plans[c];
+        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine (pass_plan says so) */
+            plan->engine = 1;
+            continue;
+        }
         const char *why;
         plan->shape = choose_shape(p, m, forced, &why);
         plan->local_arrays = m->n_states <= LOCAL_ARRAY_MAX_STATES;
@@ -48,6 +52,10 @@ CPlan *c_plan(const Program *p, CShape forced, FILE *verbose)
 
 void c_plan_dump(const CPlan *plan, FILE *out)
 {
+    if (plan->engine) {
+        fprintf(out, "  c-plan engine (libhmmrt's posterior engine)\n");
+        return;
+    }
     fprintf(out, "  c-plan shape %s local-arrays %d\n",
             plan->shape == C_SHAPE_TABLE ? "table" : "straight", plan->local_arrays);
 }

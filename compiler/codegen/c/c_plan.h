@@ -20,6 +20,7 @@ typedef enum CShape {
 typedef struct CPlan {
     CShape shape;     /* straight-line or table (a dense call's code is libhmmrt's) */
     int local_arrays; /* the two columns as local arrays (small models), else scratch memory */
+    int engine;       /* a posterior call: libhmmrt's engine runs it, no code is planned */
 } CPlan;
 
 /* The plans of p's calls (p->n_calls of them, in p's arena); forced is

@@ -6,6 +6,7 @@
 #include "codegen/backend.h"
 
 #include "support/arena.h"
+#include "codegen/backend_dense.h"
 #include "codegen/emit.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
@@ -23,7 +24,8 @@ static void write_emulation_table(Emitter *e, const Program *p, const Plans *pla
     emit_open(e, "static const hmmc_emulated_call hmmc_emulated_calls[] =");
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
-        if (call->storage == STORE_WHOLE_TABLE || plans->gpu[c].shape == GPU_DENSE)
+        if (call->storage == STORE_WHOLE_TABLE || call->storage == STORE_RUNTIME ||
+            plans->gpu[c].shape == GPU_DENSE)
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans->gpu[c], c, &shape);
@@ -64,8 +66,14 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
         emit_line(&e, "#endif");
     }
+    if (source_text_of(p)) { /* a program that can be trained: --train's E-step kernel */
+        emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
+        emit_line(&e, "#include \"hmmrt_fb.cuh\"");
+        emit_line(&e, "#endif");
+    }
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+        /* whole tables and posterior calls are computed on the CPU */
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
             continue;
         /* A call with weights below float's range is scored in double; its
          * float kernel only marks each sequence for double (the guard of
@@ -121,7 +129,9 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
         write_int_list(o, lc->columns, lc->n_columns);
         int *is_traceback = ARENA_ARRAY(p->arena, int, lc->n_columns ? lc->n_columns : 1);
         for (int k = 0; k < lc->n_columns; k++)
-            is_traceback[k] = p->prints[lc->columns[k]].attr == ATTR_TRACEBACK;
+            is_traceback[k] = p->prints[lc->columns[k]].attr == ATTR_TRACEBACK   ? 1
+                              : p->prints[lc->columns[k]].attr == ATTR_SEGMENTS ? 2
+                                                                                : 0;
         fprintf(o, "};\nstatic const unsigned char %s[] = {",
                 layout_name(layout, c, "is_traceback"));
         write_int_list(o, is_traceback, lc->n_columns);
@@ -146,9 +156,18 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
         fprintf(o, "    {.label = NULL},\n");
     fprintf(o, "};\n");
     const char *double_only = reason ? NULL : gpu_double_only_reason(p, plans->gpu);
+    /* a program that carries its source can train: --train's E-step kernel is in the .cu */
+    int trains = source_text_of(p) != NULL;
+    if (trains)
+        emit_line(e, "int hmmrt_fb_gpu_launch(const struct hmmrt_fb_gpu_job *job); /* hmmrt_fb.cuh, "
+                     "in the .cu file */");
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
-               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n};\n",
+               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s};\n",
             n_calls, reason ? arena_strdup(p->arena, emit_string(reason)) : "NULL",
-            double_only ? emit_string(double_only) : "NULL");
+            double_only ? emit_string(double_only) : "NULL",
+            trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
+                     ".fb_close = hmmrt_gpu_fb_close,\n    .fb_launch = hmmrt_fb_gpu_launch, "
+                     "/* --train's E-step (hmmrt_fb.cuh) */\n"
+                   : "");
 }

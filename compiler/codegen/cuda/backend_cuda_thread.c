@@ -294,6 +294,7 @@ void cuda_write_thread_call(Emitter *e, const Program *p, const GpuPlan *plan, i
     case ALG_FORWARD: write_sum_kernel(&w, 0); break;
     case ALG_BACKWARD: write_sum_kernel(&w, 1); break;
     case ALG_VITERBI: write_viterbi_kernel(&w); break;
+    case ALG_POSTERIOR: break; /* runs on the CPU (backend_cuda.c skips it) */
     }
     emit_blank(e);
     cuda_write_call_launcher(e, p, plan, index);

@@ -90,6 +90,10 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
         const IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         GpuPlan *plan = &plans[c];
+        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine, on the CPU for now */
+            plan->cpu = 1;
+            continue;
+        }
         plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->shape = call->plan.n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                  : GPU_BLOCK_PER_SEQUENCE;
@@ -125,6 +129,10 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 
 void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
+    if (plan->cpu) {
+        fprintf(out, "  gpu-plan cpu (posterior runs on the CPU for now)\n");
+        return;
+    }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "
             "float-underflow %.17g float-overflow %.17g\n", gpu_shape_name(plan->shape),
             plan->unroll, plan->silent_levels, plan->profile_lanes, plan->profile_lane_scales,
@@ -263,7 +271,7 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);
