@@ -9,7 +9,39 @@
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
 
-/* A group: G lanes of one warp (G = 4 .. 32) working on one sequence, or
+/* Synchronising and summing over a group of G lanes of one warp (G = 1 ..
+ * 32), or with G = 0 over the whole block (red: 32 floats of shared). */
+template <int G> struct hmmrt_fb_lanes {
+    __device__ static void sync(unsigned mask) { __syncwarp(mask); }
+    __device__ static float sum(float v, unsigned mask, float *red)
+    {
+        for (int d = G / 2; d > 0; d >>= 1)
+            v += __shfl_xor_sync(mask, v, d, G);
+        return v;
+    }
+};
+template <> struct hmmrt_fb_lanes<1> {
+    __device__ static void sync(unsigned mask) {}
+    __device__ static float sum(float v, unsigned mask, float *red) { return v; }
+};
+template <> struct hmmrt_fb_lanes<0> {
+    __device__ static void sync(unsigned mask) { __syncthreads(); }
+    __device__ static float sum(float v, unsigned mask, float *red)
+    {
+        for (int d = 16; d > 0; d >>= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, d);
+        __syncthreads(); /* red's previous values are read */
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = v;
+        __syncthreads();
+        float total = 0;
+        for (int k = 0; k < (int)(blockDim.x >> 5); k++)
+            total += red[k];
+        return total;
+    }
+};
+
+/* A group: G lanes of one warp (G = 1 .. 32) working on one sequence, or
  * with G = 0 the whole block. */
 template <int G> struct hmmrt_fb_group {
     unsigned mask;
@@ -21,35 +53,9 @@ template <int G> struct hmmrt_fb_group {
         const int base = G ? (int)(threadIdx.x & 31) / G * G : 0;
         mask = G == 32 || G == 0 ? 0xffffffffu : ((1u << (G ? G : 1)) - 1) << base;
     }
-    __device__ void sync() const
-    {
-        if constexpr (G > 1)
-            __syncwarp(mask);
-        else if constexpr (G == 1)
-            return;
-        else
-            __syncthreads();
-    }
-    /* The sum of v over the group, in every lane (red: 32 floats, blocks only). */
-    __device__ float sum(float v, float *red) const
-    {
-        if constexpr (G != 0) {
-            for (int d = G / 2; d > 0; d >>= 1)
-                v += __shfl_xor_sync(mask, v, d, G);
-            return v;
-        } else {
-            for (int d = 16; d > 0; d >>= 1)
-                v += __shfl_xor_sync(0xffffffffu, v, d);
-            __syncthreads(); /* red's previous values are read */
-            if ((threadIdx.x & 31) == 0)
-                red[threadIdx.x >> 5] = v;
-            __syncthreads();
-            float total = 0;
-            for (int k = 0; k < (int)(blockDim.x >> 5); k++)
-                total += red[k];
-            return total;
-        }
-    }
+    __device__ void sync() const { hmmrt_fb_lanes<G>::sync(mask); }
+    /* The sum of v over the group, in every lane. */
+    __device__ float sum(float v, float *red) const { return hmmrt_fb_lanes<G>::sum(v, mask, red); }
 };
 
 /* Silent moves within a column, forward: level by level, a lane a

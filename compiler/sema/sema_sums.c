@@ -162,28 +162,49 @@ static double *state_roundings(Arena *a, const Model *ast, const IrModel *m,
     return rounding;
 }
 
+/* A state's weights are summed without its silent move into the end state:
+ * that weight is the chance of ending there, and a model whose sequences may
+ * end anywhere (as hmmlearn's and pomegranate's do) writes `X -> end 1`
+ * beside weights that sum to 1. It is checked on its own: at most 1. */
 static void check_states(Arena *a, Diag *d, const Model *ast, const IrModel *m)
 {
     int n = m->n_states ? m->n_states : 1, any = 0;
-    double *sum = ARENA_ARRAY(a, double, n);
+    double *sum = ARENA_ARRAY(a, double, n), *to_end = ARENA_ARRAY(a, double, n);
     unsigned char *over_one = ARENA_ARRAY(a, unsigned char, n);
-    for (int i = 0; i < m->n_moves; i++)
-        sum[m->moves[i].from] += exp(m->moves[i].lw_sum);
+    for (int i = 0; i < m->n_moves; i++) {
+        const IrMove *mv = &m->moves[i];
+        if (mv->to == m->end && mv->emission < 0)
+            to_end[mv->from] += exp(mv->lw_sum);
+        else
+            sum[mv->from] += exp(mv->lw_sum);
+    }
     for (int s = 0; s < m->n_states; s++)
-        any |= over_one[s] = over(sum[s], 0);
+        any |= over_one[s] = over(sum[s], 0) || over(to_end[s], 0);
     if (!any)
         return;
     double *rounding = state_roundings(a, ast, m, over_one);
     char shown[64];
     int n_over = 0;
     for (int s = 0; s < m->n_states; s++) {
-        if (!over_one[s] || !over(sum[s], rounding[s]) || ++n_over > SUM_WARNINGS_SHOWN)
+        if (!over_one[s])
             continue;
-        diag_warning(d, m->states[s].loc,
-                     "the weights of the transitions out of state '%s' sum to %s, more than 1: "
-                     "if they are probabilities, check them for a typo; if the numbers of "
-                     "model '%s' are scores, say so with `hmm %s scores { ... }`",
-                     m->states[s].name, show_sum(shown, sizeof shown, sum[s]), m->name, m->name);
+        int row = over(sum[s], rounding[s]), end = over(to_end[s], rounding[s]);
+        if ((!row && !end) || ++n_over > SUM_WARNINGS_SHOWN)
+            continue;
+        if (row)
+            diag_warning(d, m->states[s].loc,
+                         "the weights of the transitions out of state '%s' sum to %s, more than "
+                         "1: if they are probabilities, check them for a typo; if the numbers of "
+                         "model '%s' are scores, say so with `hmm %s scores { ... }`",
+                         m->states[s].name, show_sum(shown, sizeof shown, sum[s]), m->name,
+                         m->name);
+        else
+            diag_warning(d, m->states[s].loc,
+                         "the weight of the move from state '%s' into the end state is %s, more "
+                         "than 1: if it is a probability, check it for a typo; if the numbers of "
+                         "model '%s' are scores, say so with `hmm %s scores { ... }`",
+                         m->states[s].name, show_sum(shown, sizeof shown, to_end[s]), m->name,
+                         m->name);
     }
     if (n_over > SUM_WARNINGS_SHOWN)
         diag_warning(d, m->loc, "and %d more states of model '%s' whose weights sum to more "
