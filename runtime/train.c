@@ -40,6 +40,7 @@ typedef struct trainer {
     int64_t no_path, failed;
     pthread_mutex_t lock;
     int *out_start, *out; /* every move out of each state (index_out) */
+    unsigned char *changed; /* n_moves + n_values: a number an update has set (written anew) */
     hmmrt_gpu_trainer *gpu; /* the E-step on the GPU, or NULL */
     double *gpu_lnp;        /* per sequence, from the GPU */
 } trainer;
@@ -279,19 +280,23 @@ static void maximise(trainer *t, double c)
     const hmmrt_model *m = t->model;
     for (int s = 0; s < fb->n; s++) {
         const int *out = t->out + t->out_start[s];
-        int n_out = t->out_start[s + 1] - t->out_start[s];
+        int n_out = t->out_start[s + 1] - t->out_start[s], n_free = 0;
         double total = 0, used = 0, denominator = 0;
         for (int j = 0; j < n_out; j++)
             if (fb->w[out[j]] > 0 && !(m->move_fixed && m->move_fixed[out[j]])) {
                 total += fb->w[out[j]];
                 used += t->move_counts[out[j]];
                 denominator += t->move_counts[out[j]] + c;
+                n_free++;
             }
-        if (!(used > 0) || !(denominator > 0))
+        /* a lone free weight keeps its value: its share of the total is all of it */
+        if (n_free < 2 || !(used > 0) || !(denominator > 0))
             continue;
         for (int j = 0; j < n_out; j++)
-            if (fb->w[out[j]] > 0 && !(m->move_fixed && m->move_fixed[out[j]]))
+            if (fb->w[out[j]] > 0 && !(m->move_fixed && m->move_fixed[out[j]])) {
                 fb->w[out[j]] = total * (t->move_counts[out[j]] + c) / denominator;
+                t->changed[out[j]] = 1;
+            }
     }
     for (int em = 0; em < fb->n_emissions; em++) {
         if (m->emission_fixed && m->emission_fixed[em])
@@ -299,17 +304,21 @@ static void maximise(trainer *t, double c)
         double *v = fb->e + (size_t)em * fb->K;
         const double *counts = t->emission_counts + (size_t)em * fb->K;
         double total = 0, used = 0, denominator = 0;
+        int n_free = 0;
         for (int k = 0; k < fb->K; k++)
             if (v[k] > 0) {
                 total += v[k];
                 used += counts[k];
                 denominator += counts[k] + c;
+                n_free++;
             }
-        if (!(used > 0) || !(denominator > 0))
+        if (n_free < 2 || !(used > 0) || !(denominator > 0))
             continue;
         for (int k = 0; k < fb->K; k++)
-            if (v[k] > 0)
+            if (v[k] > 0) {
                 v[k] = total * (counts[k] + c) / denominator;
+                t->changed[(size_t)fb->n_moves + (size_t)em * fb->K + k] = 1;
+            }
     }
 }
 
@@ -369,11 +378,12 @@ static int write_program(const trainer *t, const double *w, const double *e)
         hmmrt_error("out of memory while writing the fitted program");
         return HMMRT_EXIT_INTERNAL;
     }
+    /* only the numbers an update set: the others keep their text (`1/6`) */
     for (int i = 0; i < fb->n_moves; i++)
-        if (m->move_span[i].begin >= 0 && w[i] != fb->moves[i].weight) /* a dense model: no m->moves */
+        if (m->move_span[i].begin >= 0 && t->changed[i])
             r[n++] = (replacement){m->move_span[i].begin, m->move_span[i].end, w[i]};
     for (size_t j = 0; j < t->n_values; j++)
-        if (m->emission_span[j].begin >= 0 && e[j] != m->emissions[j])
+        if (m->emission_span[j].begin >= 0 && t->changed[(size_t)fb->n_moves + j])
             r[n++] = (replacement){m->emission_span[j].begin, m->emission_span[j].end, e[j]};
     qsort(r, n, sizeof *r, by_begin);
     const char *text = t->prog->source_text;
@@ -476,7 +486,7 @@ static void free_trainer(trainer *t)
         free(t->seqs.names[i]);
     free(t->seqs.names), free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
     free(t->move_counts), free(t->emission_counts);
-    free(t->out_start), free(t->out);
+    free(t->out_start), free(t->out), free(t->changed);
     if (t->gpu)
         t->prog->gpu->fb_close(t->gpu);
     free(t->gpu_lnp);
@@ -487,6 +497,7 @@ static void free_trainer(trainer *t)
 int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
 {
     const hmmrt_model *m = &prog->models[o->model];
+    hmmrt_set_decimals(o->decimals);
     int status = check_trainable(prog, m);
     if (status)
         return status;
@@ -510,9 +521,11 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
     }
     t.move_counts = calloc((size_t)t.fb->n_moves + 1, sizeof *t.move_counts);
     t.emission_counts = calloc(t.n_values + 1, sizeof *t.emission_counts);
+    t.changed = calloc((size_t)t.fb->n_moves + t.n_values + 1, 1);
     double *kept_w = malloc(((size_t)t.fb->n_moves + 1) * sizeof *kept_w);
     double *kept_e = malloc((t.n_values + 1) * sizeof *kept_e);
-    if (!t.move_counts || !t.emission_counts || !kept_w || !kept_e || index_out(&t) != 0) {
+    if (!t.move_counts || !t.emission_counts || !t.changed || !kept_w || !kept_e ||
+        index_out(&t) != 0) {
         hmmrt_error("out of memory");
         free(kept_w), free(kept_e);
         free_trainer(&t);
@@ -557,8 +570,10 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             name_left_out(&t);
         }
         double ll = (double)t.log_likelihood;
-        fprintf(stderr, "iteration %ld\t%s %.6f", iteration,
-                o->viterbi_training ? "best-path score" : "log-likelihood", ll);
+        char text[HMMRT_SCORE_MAX];
+        hmmrt_format_score(text, ll); /* with --decimals, as the scores of a run */
+        fprintf(stderr, "iteration %ld\t%s %s", iteration,
+                o->viterbi_training ? "best-path score" : "log-likelihood", text);
         if (have_previous)
             fprintf(stderr, "\tchange %+.6g", ll - previous);
         fprintf(stderr, "\t%.3f s\n", hmmrt_seconds() - started);
@@ -567,8 +582,9 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             hmmrt_warning("the log-likelihood fell by %g at iteration %ld (rounding, or a model "
                           "whose weights are scores)", previous - ll, iteration);
         if (converged || iteration >= o->iterations) {
-            fprintf(stderr, "# %s after %ld iterations: log-likelihood %.6f\n",
-                    converged ? "converged" : "stopped", iteration, ll);
+            fprintf(stderr, "# %s after %ld iterations: %s %s\n",
+                    converged ? "converged" : "stopped", iteration,
+                    o->viterbi_training ? "best-path score" : "log-likelihood", text);
             status = write_program(&t, t.fb->w, t.fb->e);
             written = 1;
             break;
