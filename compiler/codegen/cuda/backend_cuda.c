@@ -1,43 +1,12 @@
 /* backend_cuda.c: the CUDA backend's entry (backend_cuda_write): the .cu
- * file's head, each call's kernel and launcher in the shape pass_plan chose
- * (cuda_shapes.h), and the table tests/emulate reads. The C backend writes the
- * rest of the program (the CPU path, the hmmrt_gpu_call entries). */
+ * file's head, then each call's kernel and launcher in the shape pass_plan
+ * chose (cuda_shapes.h). The C backend writes the rest of the program (the
+ * CPU path, the hmmrt_gpu_call entries). */
 #include "codegen/backend.h"
 
-#include "support/arena.h"
 #include "codegen/emit.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
-
-/* For tests/emulate, which compiles the kernels for the CPU: each call's
- * kernels and how they are launched (the dense shape's are libhmmrt's and
- * are not emulated). */
-static void write_emulation_table(Emitter *e, const Program *p)
-{
-    emit_blank(e);
-    emit_line(e, "#ifdef HMMC_HOST_EMULATION");
-    emit_comment(e, "the kernels of the calls, for tests/emulate: label, alphabet, kernels, then "
-                    "threads a sequence (a thread, lanes of a warp, or a block of a sequence), "
-                    "states, back-pointer bytes");
-    emit_open(e, "static const hmmc_emulated_call hmmc_emulated_calls[] =");
-    for (int c = 0; c < p->n_calls; c++) {
-        const IrCall *call = &p->calls[c];
-        if (call->storage == STORE_WHOLE_TABLE || call->plan.gpu_shape == GPU_DENSE)
-            continue;
-        LaunchShape shape;
-        cuda_launch_shape(p, c, &shape);
-        char *label = arena_strdup(p->arena, emit_string(call->label));
-        emit_line(e, "{%s, %s, c%d_kernel<float>, c%d_kernel<double>, %s, %d, %d, %d},",
-                  label, emit_string(call->model->symbols), c, c,
-                  shape.block_per_sequence ? "HMMC_EMULATE_BLOCK"
-                  : shape.lanes_per_sequence ? "HMMC_EMULATE_LANES" : "HMMC_EMULATE_THREAD",
-                  shape.block_per_sequence ? shape.states : shape.lanes_per_sequence,
-                  call->model->n_states, call->plan.bp_bytes);
-    }
-    emit_line(e, "{0, 0, 0, 0, HMMC_EMULATE_THREAD, 0, 0, 0}");
-    emit_close(e, ";");
-    emit_line(e, "#endif");
-}
 
 int backend_cuda_write(const Program *p, FILE *out, const char *name)
 {
@@ -49,18 +18,11 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
     int dense = 0;
     for (int c = 0; c < p->n_calls; c++)
         dense |= p->calls[c].plan.gpu_shape == GPU_DENSE;
-    emit_line(&e, "#ifndef HMMC_HOST_EMULATION /* tests/emulate runs the kernels on the CPU, with stand-ins "
-                  "for CUDA's */");
-    emit_line(&e, "#include <cuda_runtime.h>");
-    emit_line(&e, "#endif");
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include \"hmmrt_gpu.h\"");
     emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
-    if (dense) {
-        emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
+    if (dense)
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
-        emit_line(&e, "#endif");
-    }
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             continue;
@@ -89,6 +51,5 @@ int backend_cuda_write(const Program *p, FILE *out, const char *name)
             emit_line(&e, "#endif");
         }
     }
-    write_emulation_table(&e, p);
     return ferror(out) ? -1 : 0;
 }
