@@ -6,7 +6,7 @@
 #include "passes/pass.h"
 
 #include "analysis/dense.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 #include "ir/graph.h"
 
 /* Above this many moves a CUDA kernel writes one position's body once instead

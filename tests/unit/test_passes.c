@@ -33,7 +33,7 @@
 #include "ir/ir_verify.h"
 #include "syntax/parse.h"
 #include "passes/pass.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 #include "sema/sema.h"
 
 /* The passes in the order compiler/driver/pipeline.c runs them. */

@@ -28,11 +28,11 @@
  * run slot jj, lane: [(e * S + jj) * G + lane]); the emission values of
  * the nodes per class of symbols that every node scores alike. In forward,
  * a row between a special and the nodes whose weights float cannot hold is
- * held per lane times 2^c (profile.h, profile_scale.c): the special's value
+ * held per lane times 2^c (profile_tuning.h): the special's value
  * is multiplied by 2^-c before the lane's entries read it, and the lane's
  * part of an exit by 2^-c before the group sums it. Forward on long
  * profiles keeps an exponent per lane and per special state instead of one
- * per column ("lane scales", profile.h): values cross between lanes with
+ * per column ("lane scales", profile_tuning.h): values cross between lanes with
  * the difference of their exponents, a lane moves its values down when one
  * read in would not fit, and an empty lane takes the exponent of the first
  * value that enters it. */
@@ -44,7 +44,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 
 const char *const profile_role_array[PROFILE_ROLES] = {"match", "insert", "del"};
 
@@ -129,7 +129,7 @@ static int lane_has_moves(const ProfileWriter *w, const int *move, int lane)
 }
 
 /* Forward: the per-lane exponents of the rows between specials and nodes
- * (profile.h), and whether each row needs them. */
+ * (profile_tuning.h), and whether each row needs them. */
 static void find_exponents(ProfileWriter *w)
 {
     Arena *a = w->p->arena;
@@ -624,18 +624,17 @@ static void write_rescale(ProfileWriter *w)
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "risky |= hmmc_below_normal(sp%d);", s);
-    emit_open(w->e, "if (sum < (real)0x1p%d || sum > (real)0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
-    emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "real factor;");
+    emit_line(w->e, "int shift;");
+    emit_open(w->e, "if (hmmc_rescaling<%d, %d>(sum, factor, shift))", SUM_EXP, SUM_BAND);
     if (w->lane_scales) {
         for (int s = 0; s < w->v->n_specials; s++)
-            emit_line(w->e, "spx%d -= exponent - %d;", s, SUM_EXP);
-        emit_line(w->e, "lane_exp -= exponent - %d; /* every value keeps its digits */", SUM_EXP);
+            emit_line(w->e, "spx%d -= shift;", s);
+        emit_line(w->e, "lane_exp -= shift; /* every value keeps its digits (factor: unused) */");
     } else {
-        emit_line(w->e, "const real factor = ldexp((real)1, %d - exponent);", SUM_EXP);
         write_apply_all(w, "*= factor");
     }
-    emit_line(w->e, "scale += exponent - %d;", SUM_EXP);
+    emit_line(w->e, "scale += shift;");
     emit_close(w->e, "");
 }
 

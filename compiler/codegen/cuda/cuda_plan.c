@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "occupancy_rules.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 
 void cuda_launch_shape(const Program *p, int index, LaunchShape *shape)
 {
