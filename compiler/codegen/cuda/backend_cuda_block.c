@@ -260,9 +260,10 @@ static void write_kernel(BlockWriter *w)
     emit_line(w->e, "template <typename real>");
     emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
     emit_line(w->e, "real *prev = (real *)hmmc_dynamic_shared(), *cur = prev + %d, *partial = cur + %d;", n, n);
-    emit_line(w->e, "const real *weight_em = c%d_em_w<real>(), *weight_sl = c%d_sl_w<real>();", c, c);
+    emit_line(w->e, "const real *weight_em = c%d_em_w<real>();", c);
+    if (w->silent.n_levels)
+        emit_line(w->e, "const real *weight_sl = c%d_sl_w<real>();", c);
     emit_line(w->e, "const real *emission = c%d_emission<real>();", c);
-    emit_line(w->e, "(void)weight_sl, (void)partial, (void)emission;");
     emit_line(w->e, "const int64_t j = blockIdx.x;");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
@@ -278,10 +279,12 @@ static void write_kernel(BlockWriter *w)
     emit_close(w->e, "");
     emit_line(w->e, "__syncthreads();");
     write_silent_phase(w);
-    emit_line(w->e, "int scale = 0;");
-    emit_line(w->e, "double offset = 0;");
-    emit_line(w->e, "bool risky = false;");
-    emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
+    if (viterbi) {
+        emit_line(w->e, "double offset = 0;");
+    } else {
+        emit_line(w->e, "int scale = 0;");
+        emit_line(w->e, "bool risky = false;");
+    }
     if (w->backward)
         emit_open(w->e, "for (pos = L - 1; pos >= 0; pos--)");
     else

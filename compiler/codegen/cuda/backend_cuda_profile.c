@@ -698,10 +698,9 @@ static void write_kernel(ProfileWriter *w)
             emit_line(w->e, "int best_sp%d = -1;", s);
     }
     if (w->viterbi)
-        emit_line(w->e, "int scale = 0;");
+        emit_line(w->e, "double offset = 0;");
     else
         emit_line(w->e, "int scale = -%d; /* forward: the start holds 2^%d (step 3) */", SUM_EXP, SUM_EXP);
-    emit_line(w->e, "double offset = 0;");
     if (w->lane_scales) {
         emit_comment(w->e, "this lane's nodes are held times 2^-lane_exp (and 2^-scale); it starts "
                            "empty, and takes the exponent of what first enters it");
@@ -711,8 +710,8 @@ static void write_kernel(ProfileWriter *w)
         emit_line(w->e, "const int room = sizeof(real) == sizeof(float) ? %d : %d;", ROOM_EXP_FLOAT,
                   ROOM_EXP_DOUBLE);
     }
-    emit_line(w->e, "bool risky = false;");
-    emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
+    if (!w->viterbi)
+        emit_line(w->e, "bool risky = false;");
     emit_line(w->e, "int64_t pos = 0;");
     if (w->bp) {
         emit_comment(w->e, "position 0: nothing has emitted");
@@ -732,7 +731,6 @@ static void write_kernel(ProfileWriter *w)
     emit_line(w->e, "w = hmmc_opaque(w);");
     emit_line(w->e, "ex = hmmc_opaque(ex);");
     emit_line(w->e, "const int c = x[pos - 1], cls = c%d_class[c];", c);
-    emit_line(w->e, "(void)c;");
     write_emitting_phase(w);
     write_silent_phase(w);
     if (w->viterbi)
