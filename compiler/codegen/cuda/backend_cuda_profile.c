@@ -681,7 +681,10 @@ static void write_kernel(ProfileWriter *w)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(w->bp), dp_bp_type(w->bp));
     emit_line(w->e, "const real *w = c%d_weights<real>() + lane, *ex = c%d_exits<real>() + lane;", c, c);
     emit_line(w->e, "const real *em = c%d_emit<real>() + lane;", c);
-    emit_line(w->e, "(void)w, (void)ex, (void)em;");
+    if (!v->n_exits)
+        emit_line(w->e, "(void)ex; /* no exits */");
+    if (!v->has_role[ROLE_MATCH] && !v->has_role[ROLE_INSERT])
+        emit_line(w->e, "(void)em; /* no emitting nodes */");
     emit_comment(w->e, "node lane * S + jj of each role at [R + jj]; [0, R): the left lane's last nodes");
     emit_line(w->e, "real match[c%d_R + c%d_S], insert[c%d_R + c%d_S], del[c%d_R + c%d_S];", c, c, c, c, c, c);
     emit_line(w->e, "#pragma unroll");
