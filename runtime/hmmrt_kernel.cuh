@@ -1,9 +1,16 @@
-/* hmmrt_kernel.cuh: device-side helpers that every generated CUDA file
- * uses and that are the same for every model (included by the .cu files
- * hmmc writes). */
+/* hmmrt_kernel.cuh: what every generated CUDA file uses and that is the
+ * same for every model (included by the .cu files hmmc writes): device-side
+ * helpers, the column rescaling, and the launcher that each call's
+ * c<index>_launch hands its kernels to. */
 #ifndef HMMRT_KERNEL_CUH
 #define HMMRT_KERNEL_CUH
 
+#ifndef HMMC_HOST_EMULATION /* tests/emulate: emulator.h stands in for CUDA's runtime */
+#include <cuda_runtime.h>
+#endif
+#include <stdint.h>
+
+#include "hmmrt_gpu.h"
 #include "occupancy_rules.h"
 
 struct hmmc_add {
@@ -64,14 +71,23 @@ __device__ __forceinline__ const T *hmmc_opaque(const T *p)
     return p;
 }
 
+/* The block's dynamic shared memory (the launch's `shared` bytes). */
+__device__ __forceinline__ unsigned char *hmmc_dynamic_shared()
+{
+#ifdef HMMC_HOST_EMULATION /* a block's threads take turns on one CPU thread, blocks one after another */
+    static unsigned char shared[HMMC_EMULATED_SHARED_BYTES] __attribute__((aligned(16)));
+#else
+    extern __shared__ __align__(16) unsigned char shared[];
+#endif
+    return shared;
+}
+
 template <typename real>
 __device__ __forceinline__ real hmmc_vmax(real a, real b) { return a > b ? a : b; }
 
 /* 1 when v (>= 0) lies below its type's normal range but is not 0: it has
- * lost digits, and the paths through it may be lost next. Measured on an
- * H100 (M = 800 forward in double, --timing's G cells/s): 305 without the
- * test, 264 with these comparisons, 259 with the test on the bits (the
- * integer units), which is therefore not used. */
+ * lost digits, and the paths through it may be lost next. Comparisons, not
+ * a test of the bits, which measured slower (benchmarks/history/). */
 __device__ __forceinline__ bool hmmc_below_normal(float v) { return v > 0.0f && v < 0x1p-126f; }
 __device__ __forceinline__ bool hmmc_below_normal(double v) { return v > 0.0 && v < 0x1p-1022; }
 
@@ -102,14 +118,9 @@ __device__ __forceinline__ bool hmmc_moved_below_normal(real v, real moved)
 /* The factor of a lane's move by 2^-shift (forward with lane scales): the
  * power of two itself where the type holds it, or 0 where it does not (a
  * move beyond the type's exponents; an empty lane moves by up to 2^29).
- * Each value is multiplied by it, and one that loses digits on the way,
- * all of them where it is 0, marks the sequence for the next precision.
- * Measured on an H100 (2026-11-24, 20,000 random proteins, forward in
- * float, G cells/s of the kernels): ldexp at each value (4 multiplications
- * of it) with a branch at each value's test made the M = 1600 kernel
- * 18,700 instructions (300 KB), stalled on instruction fetch half its time:
- * 111; one multiplication a value and no branches: 193 (M = 800: 167 ->
- * 185; M = 2000: 134 -> 169), every score the same, none marked. */
+ * Each value is multiplied by it (one multiplication, no branch: ldexp at
+ * each value was slower, benchmarks/history/), and one that loses digits on
+ * the way, all of them where it is 0, marks the sequence. */
 template <typename real>
 __device__ __forceinline__ real hmmc_lane_factor(int shift)
 {
@@ -248,11 +259,104 @@ __device__ __forceinline__ void hmmc_group_chain_scan_scaled(real A, int ae, rea
     }
 }
 
+/* 2^n, exact, at compile time (the bounds of hmmc_rescaling). */
+__host__ __device__ constexpr double hmmc_pow2(int n)
+{
+    return n == 0 ? 1.0 : n > 0 ? 2.0 * hmmc_pow2(n - 1) : 0.5 * hmmc_pow2(n + 1);
+}
+
+/* The rescaling of forward and backward, in every kernel shape: when a
+ * column's sum has left [2^(target - band), 2^(target + band)], the power
+ * of two that brings it to [2^(target - 1), 2^target) (factor: exact, it
+ * changes no digit) and what the column's scale gains by it (shift); false,
+ * and nothing to do, when the sum is within (or is NaN). */
+template <int target, int band, typename real>
+__device__ __forceinline__ bool hmmc_rescaling(real sum, real &factor, int &shift)
+{
+    constexpr real least = (real)hmmc_pow2(target - band), most = (real)hmmc_pow2(target + band);
+    if (!(sum < least || sum > most))
+        return false;
+    int exponent;
+    frexp(sum, &exponent);
+    factor = ldexp((real)1, target - exponent);
+    shift = exponent - target;
+    return true;
+}
+
 /* Threads of a block that shares `rows` states: the occupancy's choice, but
  * no more than the states rounded up to a warp (occupancy_rules.c). */
 static inline int hmmc_block_threads(int suggested, int rows)
 {
     return hmmrt_block_for_rows(suggested, rows, 32);
+}
+
+/* How a call's kernel is launched (each call's c<index>_shape; hmmc's
+ * LaunchShape, cuda_plan.h): a thread, lanes of a warp, or a block a
+ * sequence. */
+enum hmmc_launch_kind { HMMC_LAUNCH_THREAD, HMMC_LAUNCH_LANES, HMMC_LAUNCH_BLOCK };
+struct hmmc_launch_shape {
+    const char *name;   /* for --timing's plan line */
+    hmmc_launch_kind kind;
+    int states;         /* the state count the occupancy rule is given (BLOCK: at most
+                           that many threads, rounded up to a warp) */
+    int lanes;          /* LANES: lanes a sequence (8, 16, 32) */
+    int shared_values;  /* dynamic shared memory a block, in values of the precision */
+};
+
+/* A call's kernel in one precision. */
+typedef void (*hmmc_kernel)(const hmmrt_gpu_batch);
+
+#ifdef HMMC_HOST_EMULATION
+/* tests/emulate runs the kernel on the CPU instead (emulator.cpp). */
+int hmmc_emulate_launch(const hmmc_launch_shape &shape, hmmc_kernel kernel, const hmmrt_gpu_batch *b);
+#endif
+
+/* Runs a call's kernel on a batch in the batch's precision (k_float or
+ * k_double), its block size from the occupancy rules, chosen once per
+ * precision into block[2] (the call's own). Returns a cudaError_t. */
+static inline int hmmc_launch(const hmmc_launch_shape &shape, hmmc_kernel k_float, hmmc_kernel k_double,
+                              int block[2], const hmmrt_gpu_batch *b)
+{
+    const int d = b->use_double;
+    const hmmc_kernel kernel = d ? k_double : k_float;
+#ifdef HMMC_HOST_EMULATION
+    (void)block;
+    return b->n == 0 ? 0 : hmmc_emulate_launch(shape, kernel, b);
+#else
+    const size_t shared = (size_t)shape.shared_values * (d ? sizeof(double) : sizeof(float));
+    if (!block[d]) {
+        if (shared > 48 * 1024 &&
+            cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)shared) != cudaSuccess)
+            return (int)cudaGetLastError();
+        const int suggested = hmmrt_gpu_block_size((const void *)kernel, shape.states, shared, NULL);
+        block[d] = shape.kind == HMMC_LAUNCH_BLOCK   ? hmmc_block_threads(suggested, shape.states)
+                   : shape.kind == HMMC_LAUNCH_LANES ? suggested / 32 * 32
+                                                     : suggested;
+    }
+    if (b->n == 0)
+        return 0;
+    const unsigned grid = shape.kind == HMMC_LAUNCH_BLOCK   ? (unsigned)b->n /* a block a sequence */
+                          : shape.kind == HMMC_LAUNCH_LANES ? (unsigned)((b->n + block[d] / shape.lanes - 1) /
+                                                                         (block[d] / shape.lanes))
+                                                            : (unsigned)((b->n + block[d] - 1) / block[d]);
+    kernel<<<grid, block[d], shared, (cudaStream_t)b->stream>>>(*b);
+    return (int)cudaGetLastError();
+#endif
+}
+
+/* A call's plan line for --timing (hmmrt_gpu_describe_kernel). */
+static inline void hmmc_describe(const hmmc_launch_shape &shape, hmmc_kernel k_float, hmmc_kernel k_double,
+                                 int use_double, char *buf, size_t len)
+{
+#ifdef HMMC_HOST_EMULATION
+    (void)k_float, (void)k_double, (void)use_double;
+    snprintf(buf, len, "%s, emulated", shape.name);
+#else
+    const size_t shared = (size_t)shape.shared_values * (use_double ? sizeof(double) : sizeof(float));
+    hmmrt_gpu_describe_kernel((const void *)(use_double ? k_double : k_float), shape.name, shape.states,
+                              shared, buf, len);
+#endif
 }
 
 #endif

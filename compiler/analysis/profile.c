@@ -302,14 +302,6 @@ static int order_specials(Recogniser *r, const int *moves, int n_moves)
     return 1;
 }
 
-int profile_lanes(int K, int viterbi)
-{
-    int lanes = 8, most = viterbi ? PROFILE_LANE_NODES_VITERBI : PROFILE_LANE_NODES_FORWARD;
-    while (lanes < 32 && profile_lane_nodes(K, lanes) > most)
-        lanes *= 2;
-    return lanes;
-}
-
 int profile_special_index(const ProfileView *v, int s)
 {
     for (int i = 0; i < v->n_specials; i++)

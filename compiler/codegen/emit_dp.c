@@ -262,19 +262,23 @@ static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
         return;
     }
     emit_open(w->e, "/* %s */", m->states[q].name);
-    if (w->back_pointers) {
-        emit_line(w->e, "%s best = -INFINITY, group, v;", w->value_type);
-        emit_line(w->e, "int arg;");
-    } else {
-        emit_line(w->e, "%s best, group, v;", w->value_type);
-    }
     char **terms = ARENA_ARRAY(w->arena, char *, w->in_start[q + 1] - w->in_start[q]);
-    int groups = 0, n_groups = 0;
+    int groups = 0, n_groups = 0, uses_v = 0;
     for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
         int em = m->moves[w->in_order[k]].emission, seen = 0;
         for (int j = w->in_start[q]; j < k; j++)
             seen |= m->moves[w->in_order[j]].emission == em;
         n_groups += em >= 0 && !seen;
+        uses_v |= em >= 0 && seen; /* a group of two moves or more: v holds the second */
+    }
+    /* group: the running value of one table's moves, unless a single table's
+     * best goes straight into best */
+    const char *group = w->back_pointers || n_groups > 1 ? ", group" : "", *v = uses_v ? ", v" : "";
+    if (w->back_pointers) {
+        emit_line(w->e, "%s best = -INFINITY%s%s;", w->value_type, group, v);
+        emit_line(w->e, "int arg;");
+    } else {
+        emit_line(w->e, "%s best%s%s;", w->value_type, group, v);
     }
     for (int k = w->in_start[q]; k < w->in_start[q + 1]; k++) {
         const IrMove *first = &m->moves[w->in_order[k]];
@@ -318,7 +322,6 @@ static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
     }
     if (w->back_pointers || n_groups > 1)
         emit_line(w->e, "cur[%d] = best;", q);
-    emit_line(w->e, "(void)group, (void)v;");
     emit_close(w->e, "");
 }
 

@@ -1,13 +1,16 @@
-// emulator.cpp: the scheduler behind emulator.h. A block's threads are
+// emulator.cpp: the scheduler behind emulator.h, and the launch that a
+// call's launcher (hmmc_launch) makes on the CPU. A block's threads are
 // coroutines that run in turn until each has finished or waits at a
 // barrier; then every barrier whose threads have all arrived is released,
 // and the turns go on. When none can be released, the kernel's
 // synchronisation is wrong (or it would hang on a GPU): the run stops.
 #include "emulator.h"
 
+#include <algorithm>
 #include <string>
 
 #include "hmmrt_gpu.h"
+#include "hmmrt_kernel.cuh"
 
 hmmc_dim threadIdx, blockIdx, blockDim, gridDim;
 
@@ -171,4 +174,26 @@ void hmmc_emulate(hmmc_emulated_kernel kernel, const hmmrt_gpu_batch &batch, uns
         run_block(b);
     }
     running = nullptr;
+}
+
+// The blocks are smaller than a GPU's (fewer coroutines a block): a warp a
+// block for a thread or lanes a sequence (several sequences a warp when a
+// sequence takes fewer lanes); a block a sequence takes the states rounded
+// up to a warp, at most 256, as the launcher gives at most (the kernel loops
+// when a block has fewer threads than states).
+int hmmc_emulate_launch(const hmmc_launch_shape &shape, hmmc_kernel kernel, const hmmrt_gpu_batch *b)
+{
+    unsigned block, grid;
+    if (shape.kind == HMMC_LAUNCH_BLOCK) {
+        block = std::min((unsigned)(shape.states + 31) / 32 * 32, 256u);
+        grid = (unsigned)b->n;
+    } else if (shape.kind == HMMC_LAUNCH_LANES) {
+        block = 32;
+        grid = (unsigned)((b->n + 32 / shape.lanes - 1) / (32 / shape.lanes));
+    } else {
+        block = 32;
+        grid = (unsigned)((b->n + 31) / 32);
+    }
+    hmmc_emulate(kernel, *b, grid, block);
+    return 0;
 }

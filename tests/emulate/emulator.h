@@ -43,24 +43,17 @@ extern hmmc_dim threadIdx, blockIdx, blockDim, gridDim;
 
 template <typename T> inline T __ldg(const T *p) { return *p; }
 
-// How a call's kernel is launched (the table at the end of each .cu).
-enum hmmc_emulated_shape { HMMC_EMULATE_THREAD, HMMC_EMULATE_LANES, HMMC_EMULATE_BLOCK };
-
 struct hmmrt_gpu_batch;
 typedef void (*hmmc_emulated_kernel)(const hmmrt_gpu_batch);
 
-struct hmmc_emulated_call {
-    const char *label;
-    const char *symbols;
-    hmmc_emulated_kernel kernel_float, kernel_double;
-    hmmc_emulated_shape shape;
-    int threads;  // LANES: lanes a sequence; BLOCK: the states (threads: that, rounded up to a warp)
-    int n_states;
-    int bp_bytes;
-};
-
-// Runs kernel over grid blocks of `block` threads each (emulator.cpp).
+// Runs kernel over grid blocks of `block` threads each (emulator.cpp). A
+// call's launcher (hmmc_launch, hmmrt_kernel.cuh) comes here through
+// hmmc_emulate_launch, which picks the grid and block.
 void hmmc_emulate(hmmc_emulated_kernel kernel, const hmmrt_gpu_batch &b, unsigned grid, unsigned block);
+
+// What a call's launcher returns when its kernels are not emulated: the
+// dense shape's, libhmmrt's own (hmmrt_dense.cuh).
+enum { HMMC_NOT_EMULATED = -1 };
 
 // The barrier behind every warp and block operation: the calling thread
 // offers 8 bytes (`mine`), waits until the threads of `mask` in its warp

@@ -1,11 +1,15 @@
-// harness.cpp: runs the kernels of one generated .cu (HMMC_KERNELS, its
-// path) on the CPU through emulator.h, over the sequences of a FASTA file,
-// in float and in double, and writes the scores as the program prints them
-// (a header '#name<TAB>LABEL.score...', then a row a sequence), a file for
-// each precision; in float, a sequence the kernel marks for scoring again in
-// double (nan) takes its double score, as the runtime does. The
-// batch is laid out as libhmmrt_gpu lays it out: each sequence's codes from
-// a multiple of 16, readable in 16-byte pieces to the end rounded up.
+// harness.cpp: runs the kernels of one generated program on the CPU through
+// emulator.h, over the sequences of a FASTA file, in float and in double,
+// and writes the scores as the program prints them (a header
+// '#name<TAB>LABEL.score...', then a row a sequence), a file for each
+// precision; in float, a sequence the kernel marks for scoring again in
+// double (nan) takes its double score, as the runtime does. Built with the
+// program's .cu (HMMC_KERNELS, its path) and its .c (program.c): the calls
+// are the program's table of GPU calls, each run through its own launcher
+// (c<index>_launch); a call whose kernels are not emulated (the dense
+// shape's) is left out. The batch is laid out as libhmmrt_gpu lays it out:
+// each sequence's codes from a multiple of 16, readable in 16-byte pieces
+// to the end rounded up.
 #include "emulator.h"
 
 #include <algorithm>
@@ -47,9 +51,10 @@ std::vector<Sequence> read_fasta(const char *path)
     return out;
 }
 
+// The scores of one call in one precision; false when its kernels are not emulated.
 template <typename real>
-std::vector<double> run(const hmmc_emulated_call &call, hmmc_emulated_kernel kernel,
-                        const std::vector<Sequence> &seqs)
+bool run(const hmmrt_gpu_call &call, const char *symbols, const std::vector<Sequence> &seqs,
+         std::vector<double> &out)
 {
     int64_t n = (int64_t)seqs.size();
     std::vector<int64_t> offsets(n), lengths(n), bp_offsets(n);
@@ -64,13 +69,13 @@ std::vector<double> run(const hmmc_emulated_call &call, hmmc_emulated_kernel ker
     std::vector<uint8_t> codes(total + 16, 0);
     for (int64_t i = 0; i < n; i++)
         for (int64_t p = 0; p < lengths[i]; p++) {
-            const char *at = strchr(call.symbols, seqs[i].text[p]);
+            const char *at = strchr(symbols, seqs[i].text[p]);
             if (!at || !seqs[i].text[p]) {
                 fprintf(stderr, "harness: %s: '%c' at %lld is not in %s's alphabet\n", seqs[i].name.c_str(),
                         seqs[i].text[p], (long long)p + 1, call.label);
                 exit(2);
             }
-            codes[offsets[i] + p] = (uint8_t)(at - call.symbols);
+            codes[offsets[i] + p] = (uint8_t)(at - symbols);
         }
     std::vector<real> scores(n);
     std::vector<unsigned char> bp(call.bp_bytes ? (size_t)(cells * call.bp_bytes) : 1);
@@ -84,40 +89,39 @@ std::vector<double> run(const hmmc_emulated_call &call, hmmc_emulated_kernel ker
     b.bp = call.bp_bytes ? bp.data() : nullptr;
     b.bp_offsets = call.bp_bytes ? bp_offsets.data() : nullptr;
     b.use_double = sizeof(real) == sizeof(double);
-    unsigned block, grid;
-    if (call.shape == HMMC_EMULATE_BLOCK) {
-        // the states rounded up to a warp, as the launcher gives at most; the
-        // kernel loops when a block has fewer threads than states
-        block = std::min((unsigned)(call.threads + 31) / 32 * 32, 256u);
-        grid = (unsigned)n;
-    } else if (call.shape == HMMC_EMULATE_LANES) {
-        block = 32; // several sequences a warp when a sequence takes fewer lanes
-        grid = (unsigned)((n + 32 / call.threads - 1) / (32 / call.threads));
-    } else {
-        block = 32;
-        grid = (unsigned)((n + 31) / 32);
+    const int status = call.launch(&b);
+    if (status == HMMC_NOT_EMULATED)
+        return false;
+    if (status != 0) {
+        fprintf(stderr, "harness: %s: the launcher failed (%d)\n", call.label, status);
+        exit(2);
     }
-    if (n)
-        hmmc_emulate(kernel, b, grid, block);
-    return std::vector<double>(scores.begin(), scores.end());
+    out.assign(scores.begin(), scores.end());
+    return true;
 }
 
 } // namespace
 
-int main(int argc, char **argv)
+// The program's hmmrt_main (program.c): runs the program's GPU calls.
+extern "C" int hmmc_emulated_main(int argc, char **argv, const hmmrt_program *prog)
 {
     if (argc != 4) {
         fprintf(stderr, "usage: %s FASTA FLOAT.tsv DOUBLE.tsv\n", argv[0]);
         return 2;
     }
     std::vector<Sequence> seqs = read_fasta(argv[1]);
-    std::vector<const hmmc_emulated_call *> calls;
+    std::vector<const hmmrt_gpu_call *> calls;
     std::vector<std::vector<double>> f, d;
     long rescored = 0;
-    for (const hmmc_emulated_call *c = hmmc_emulated_calls; c->label; c++) {
+    for (int k = 0; prog->gpu && k < prog->gpu->n_calls; k++) {
+        const hmmrt_gpu_call *c = &prog->gpu->calls[k];
+        const char *symbols = prog->alphabets[c->alphabet];
+        std::vector<double> in_float, in_double;
+        if (!run<float>(*c, symbols, seqs, in_float) || !run<double>(*c, symbols, seqs, in_double))
+            continue;
         calls.push_back(c);
-        f.push_back(run<float>(*c, c->kernel_float, seqs));
-        d.push_back(run<double>(*c, c->kernel_double, seqs));
+        f.push_back(in_float);
+        d.push_back(in_double);
         for (size_t i = 0; i < seqs.size(); i++)
             if (std::isnan(f.back()[i])) { // as the runtime does: scored again in double
                 f.back()[i] = d.back()[i];
@@ -131,7 +135,7 @@ int main(int argc, char **argv)
             return 2;
         }
         fprintf(out, "#name");
-        for (const hmmc_emulated_call *c : calls)
+        for (const hmmrt_gpu_call *c : calls)
             fprintf(out, "\t%s.score", c->label);
         fprintf(out, "\n");
         for (size_t i = 0; i < seqs.size(); i++) {
@@ -145,3 +149,7 @@ int main(int argc, char **argv)
     printf("%zu calls, %zu sequences, %ld rescored in double\n", calls.size(), seqs.size(), rescored);
     return 0;
 }
+
+extern "C" int hmmc_program_main(int argc, char **argv);
+
+int main(int argc, char **argv) { return hmmc_program_main(argc, argv); }

@@ -37,7 +37,7 @@
 #include "ir/ir_verify.h"
 #include "syntax/parse.h"
 #include "passes/pass.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 #include "sema/sema.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "driver/pipeline.h"

@@ -1,6 +1,6 @@
 /* backend_cuda.c: the CUDA backend's entries: backend_cuda_write (the .cu
  * file's head, each call's kernel and launcher in the shape gpu_plan chose,
- * cuda_shapes.h, and the table tests/emulate reads) and backend_cuda_write_host
+ * cuda_shapes.h) and backend_cuda_write_host
  * (the table of the calls' launchers that the C backend puts in the program;
  * the C backend writes the rest: the CPU path and the program). */
 #include "codegen/backend.h"
@@ -10,38 +10,6 @@
 #include "codegen/emit.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
-
-/* For tests/emulate, which compiles the kernels for the CPU: each call's
- * kernels and how they are launched (the dense shape's are libhmmrt's and
- * are not emulated). */
-static void write_emulation_table(Emitter *e, const Program *p, const Plans *plans)
-{
-    emit_blank(e);
-    emit_line(e, "#ifdef HMMC_HOST_EMULATION");
-    emit_comment(e, "the kernels of the calls, for tests/emulate: label, alphabet, kernels, then "
-                    "threads a sequence (a thread, lanes of a warp, or a block of a sequence), "
-                    "states, back-pointer bytes");
-    emit_open(e, "static const hmmc_emulated_call hmmc_emulated_calls[] =");
-    for (int c = 0; c < p->n_calls; c++) {
-        const IrCall *call = &p->calls[c];
-        if (call->storage == STORE_WHOLE_TABLE || call->storage == STORE_RUNTIME ||
-            plans->gpu[c].shape == GPU_DENSE)
-            continue;
-        LaunchShape shape;
-        cuda_launch_shape(p, &plans->gpu[c], c, &shape);
-        const char *kernel = layout_name(plans->layout, c, "kernel");
-        char *label = arena_strdup(p->arena, emit_string(call->label));
-        emit_line(e, "{%s, %s, %s<float>, %s<double>, %s, %d, %d, %d},",
-                  label, emit_string(call->model->symbols), kernel, kernel,
-                  shape.block_per_sequence ? "HMMC_EMULATE_BLOCK"
-                  : shape.lanes_per_sequence ? "HMMC_EMULATE_LANES" : "HMMC_EMULATE_THREAD",
-                  shape.block_per_sequence ? shape.states : shape.lanes_per_sequence,
-                  call->model->n_states, call->plan.bp_bytes);
-    }
-    emit_line(e, "{0, 0, 0, 0, HMMC_EMULATE_THREAD, 0, 0, 0}");
-    emit_close(e, ";");
-    emit_line(e, "#endif");
-}
 
 int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const char *name)
 {
@@ -54,23 +22,13 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
     int dense = 0;
     for (int c = 0; c < p->n_calls; c++)
         dense |= plan[c].shape == GPU_DENSE;
-    emit_line(&e, "#ifndef HMMC_HOST_EMULATION /* tests/emulate runs the kernels on the CPU, with stand-ins "
-                  "for CUDA's */");
-    emit_line(&e, "#include <cuda_runtime.h>");
-    emit_line(&e, "#endif");
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include \"hmmrt_gpu.h\"");
     emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
-    if (dense) {
-        emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
+    if (dense)
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
-        emit_line(&e, "#endif");
-    }
-    if (source_text_of(p)) { /* a program that can be trained: --train's E-step kernel */
-        emit_line(&e, "#ifndef HMMC_HOST_EMULATION");
+    if (source_text_of(p)) /* a program that can be trained: --train's E-step kernel */
         emit_line(&e, "#include \"hmmrt_fb.cuh\"");
-        emit_line(&e, "#endif");
-    }
     for (int c = 0; c < p->n_calls; c++) {
         /* whole tables and posterior calls are computed on the CPU */
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
@@ -100,7 +58,6 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
             emit_line(&e, "#endif");
         }
     }
-    write_emulation_table(&e, p, plans);
     return ferror(out) ? -1 : 0;
 }
 

@@ -224,13 +224,12 @@ static void write_rescale(BlockWriter *w)
     emit_line(w->e, "const real floor = hmmc_losing_floor(sum);");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
     emit_line(w->e, "    risky |= hmmc_losing_paths(cur[c%d_em_state[r]], floor);", w->index);
-    emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
-    emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const real factor = ldexp((real)1, -exponent);");
+    emit_line(w->e, "real factor;");
+    emit_line(w->e, "int shift;");
+    emit_open(w->e, "if (hmmc_rescaling<0, 40>(sum, factor, shift))");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
     emit_line(w->e, "    cur[c%d_em_state[r]] *= factor;", w->index);
-    emit_line(w->e, "scale += exponent;");
+    emit_line(w->e, "scale += shift;");
     emit_line(w->e, "__syncthreads();");
     emit_close(w->e, "");
 }
@@ -261,15 +260,11 @@ static void write_kernel(BlockWriter *w)
     const char *zero = viterbi ? "(real)-INFINITY" : "(real)0";
     emit_line(w->e, "template <typename real>");
     emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
-    emit_line(w->e, "#ifdef HMMC_HOST_EMULATION /* tests/emulate: a block's threads take turns on one CPU thread */");
-    emit_line(w->e, "static unsigned char c%d_shared[HMMC_EMULATED_SHARED_BYTES] __attribute__((aligned(16)));", c);
-    emit_line(w->e, "#else");
-    emit_line(w->e, "extern __shared__ __align__(16) unsigned char c%d_shared[];", c);
-    emit_line(w->e, "#endif");
-    emit_line(w->e, "real *prev = (real *)c%d_shared, *cur = prev + %d, *partial = cur + %d;", c, n, n);
-    emit_line(w->e, "const real *weight_em = c%d_em_w<real>(), *weight_sl = c%d_sl_w<real>();", c, c);
+    emit_line(w->e, "real *prev = (real *)hmmc_dynamic_shared(), *cur = prev + %d, *partial = cur + %d;", n, n);
+    emit_line(w->e, "const real *weight_em = c%d_em_w<real>();", c);
+    if (w->silent.n_levels)
+        emit_line(w->e, "const real *weight_sl = c%d_sl_w<real>();", c);
     emit_line(w->e, "const real *emission = c%d_emission<real>();", c);
-    emit_line(w->e, "(void)weight_sl, (void)partial, (void)emission;");
     emit_line(w->e, "const int64_t j = blockIdx.x;");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
@@ -285,10 +280,12 @@ static void write_kernel(BlockWriter *w)
     emit_close(w->e, "");
     emit_line(w->e, "__syncthreads();");
     write_silent_phase(w);
-    emit_line(w->e, "int scale = 0;");
-    emit_line(w->e, "double offset = 0;");
-    emit_line(w->e, "bool risky = false;");
-    emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
+    if (viterbi) {
+        emit_line(w->e, "double offset = 0;");
+    } else {
+        emit_line(w->e, "int scale = 0;");
+        emit_line(w->e, "bool risky = false;");
+    }
     if (w->backward)
         emit_open(w->e, "for (pos = L - 1; pos >= 0; pos--)");
     else

@@ -16,7 +16,6 @@ void cuda_write_dense_call(Emitter *e, const Program *p, int index)
     emit_comment(e, "==== call %d: %s; %d live states, %d moves; dense: a tiled matrix product "
                     "per position over the batch (hmmrt_dense.cuh) ====", index, call->label,
                  call->plan.n_live, call->model->n_moves);
-    emit_line(e, "#ifndef HMMC_HOST_EMULATION /* libhmmrt's kernels: tests/emulate leaves them out */");
     emit_line(e, "extern \"C\" hmmrt_dense hmmc_c%d_dense; /* the matrix, in the .c file */", index);
     emit_line(e, "static hmmc_dense_device c%d_device; /* uploaded on first use */", index);
     emit_blank(e);
@@ -28,10 +27,8 @@ void cuda_write_dense_call(Emitter *e, const Program *p, int index)
               alg, index, call->plan.bp_bytes);
     emit_close(e, "");
     emit_blank(e);
-    emit_open(e, "extern \"C\" void c%d_describe(int device, int use_double, char *buf, size_t len)",
+    emit_open(e, "extern \"C\" void c%d_describe(int /* device */, int use_double, char *buf, size_t len)",
               index);
-    emit_line(e, "(void)device;");
     emit_line(e, "hmmc_dense_describe(&hmmc_c%d_dense, use_double, buf, len);", index);
     emit_close(e, "");
-    emit_line(e, "#endif");
 }

@@ -28,11 +28,11 @@
  * run slot jj, lane: [(e * S + jj) * G + lane]); the emission values of
  * the nodes per class of symbols that every node scores alike. In forward,
  * a row between a special and the nodes whose weights float cannot hold is
- * held per lane times 2^c (profile.h, profile_scale.c): the special's value
+ * held per lane times 2^c (profile_tuning.h): the special's value
  * is multiplied by 2^-c before the lane's entries read it, and the lane's
  * part of an exit by 2^-c before the group sums it. Forward on long
  * profiles keeps an exponent per lane and per special state instead of one
- * per column ("lane scales", profile.h): values cross between lanes with
+ * per column ("lane scales", profile_tuning.h): values cross between lanes with
  * the difference of their exponents, a lane moves its values down when one
  * read in would not fit, and an empty lane takes the exponent of the first
  * value that enters it. */
@@ -44,7 +44,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 
 const char *const profile_role_array[PROFILE_ROLES] = {"match", "insert", "del"};
 
@@ -129,7 +129,7 @@ static int lane_has_moves(const ProfileWriter *w, const int *move, int lane)
 }
 
 /* Forward: the per-lane exponents of the rows between specials and nodes
- * (profile.h), and whether each row needs them. */
+ * (profile_tuning.h), and whether each row needs them. */
 static void find_exponents(ProfileWriter *w)
 {
     Arena *a = w->p->arena;
@@ -624,18 +624,17 @@ static void write_rescale(ProfileWriter *w)
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "risky |= hmmc_below_normal(sp%d);", s);
-    emit_open(w->e, "if (sum < (real)0x1p%d || sum > (real)0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
-    emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "real factor;");
+    emit_line(w->e, "int shift;");
+    emit_open(w->e, "if (hmmc_rescaling<%d, %d>(sum, factor, shift))", SUM_EXP, SUM_BAND);
     if (w->lane_scales) {
         for (int s = 0; s < w->v->n_specials; s++)
-            emit_line(w->e, "spx%d -= exponent - %d;", s, SUM_EXP);
-        emit_line(w->e, "lane_exp -= exponent - %d; /* every value keeps its digits */", SUM_EXP);
+            emit_line(w->e, "spx%d -= shift;", s);
+        emit_line(w->e, "lane_exp -= shift; /* every value keeps its digits (factor: unused) */");
     } else {
-        emit_line(w->e, "const real factor = ldexp((real)1, %d - exponent);", SUM_EXP);
         write_apply_all(w, "*= factor");
     }
-    emit_line(w->e, "scale += exponent - %d;", SUM_EXP);
+    emit_line(w->e, "scale += shift;");
     emit_close(w->e, "");
 }
 
@@ -682,7 +681,10 @@ static void write_kernel(ProfileWriter *w)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(w->bp), dp_bp_type(w->bp));
     emit_line(w->e, "const real *w = c%d_weights<real>() + lane, *ex = c%d_exits<real>() + lane;", c, c);
     emit_line(w->e, "const real *em = c%d_emit<real>() + lane;", c);
-    emit_line(w->e, "(void)w, (void)ex, (void)em;");
+    if (!v->n_exits)
+        emit_line(w->e, "(void)ex; /* no exits */");
+    if (!v->has_role[ROLE_MATCH] && !v->has_role[ROLE_INSERT])
+        emit_line(w->e, "(void)em; /* no emitting nodes */");
     emit_comment(w->e, "node lane * S + jj of each role at [R + jj]; [0, R): the left lane's last nodes");
     emit_line(w->e, "real match[c%d_R + c%d_S], insert[c%d_R + c%d_S], del[c%d_R + c%d_S];", c, c, c, c, c, c);
     emit_line(w->e, "#pragma unroll");
@@ -699,10 +701,9 @@ static void write_kernel(ProfileWriter *w)
             emit_line(w->e, "int best_sp%d = -1;", s);
     }
     if (w->viterbi)
-        emit_line(w->e, "int scale = 0;");
+        emit_line(w->e, "double offset = 0;");
     else
         emit_line(w->e, "int scale = -%d; /* forward: the start holds 2^%d (step 3) */", SUM_EXP, SUM_EXP);
-    emit_line(w->e, "double offset = 0;");
     if (w->lane_scales) {
         emit_comment(w->e, "this lane's nodes are held times 2^-lane_exp (and 2^-scale); it starts "
                            "empty, and takes the exponent of what first enters it");
@@ -712,8 +713,8 @@ static void write_kernel(ProfileWriter *w)
         emit_line(w->e, "const int room = sizeof(real) == sizeof(float) ? %d : %d;", ROOM_EXP_FLOAT,
                   ROOM_EXP_DOUBLE);
     }
-    emit_line(w->e, "bool risky = false;");
-    emit_line(w->e, "(void)scale, (void)offset, (void)risky;");
+    if (!w->viterbi)
+        emit_line(w->e, "bool risky = false;");
     emit_line(w->e, "int64_t pos = 0;");
     if (w->bp) {
         emit_comment(w->e, "position 0: nothing has emitted");
@@ -733,7 +734,6 @@ static void write_kernel(ProfileWriter *w)
     emit_line(w->e, "w = hmmc_opaque(w);");
     emit_line(w->e, "ex = hmmc_opaque(ex);");
     emit_line(w->e, "const int c = x[pos - 1], cls = c%d_class[c];", c);
-    emit_line(w->e, "(void)c;");
     write_emitting_phase(w);
     write_silent_phase(w);
     if (w->viterbi)

@@ -6,7 +6,7 @@
 #define HMMC_BACKEND_CUDA_PROFILE_H
 
 #include "codegen/cuda/cuda_common.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 
 typedef struct ProfileWriter {
     Emitter *e;
@@ -45,19 +45,14 @@ enum { NO_ENTRY_EXP = 1 << 30, EMPTY_LANE_EXP = -(1 << 29) };
  * higher, the rarer (each move is a pass over the lane's values, and a
  * warp waits for its slowest lane): float keeps 2^15 below its top for the
  * sums that follow (at most 3 terms a node, times an emission value of at
- * most 2^6 or so), double far more (the measures: below). */
+ * most 2^6 or so), double far more. */
 enum { ROOM_EXP_FLOAT = 112, ROOM_EXP_DOUBLE = 900 };
 
 /* Forward keeps a column's sum within 2^(SUM_EXP +- SUM_BAND). With lane
  * scales, each lane keeps its own sum within 2^(LANE_EXP +- LANE_BAND),
  * wider and lower, below ROOM_EXP_FLOAT: each move is a pass over the
- * lane's values that its warp waits for. Measured in tests/emulate on M =
- * 800 (10 random proteins, 65,568 lane positions): with the column's band
- * and room at 2^100, lanes moved their values at 20% of their positions,
- * each on its own; with these, 11%, a group's lanes all at once (and so
- * at 11% of the group's positions). On an H200 (2026-11-23, 200,000 random
- * proteins, --timing's G cells/s), M = 800 in float: 148 with the first,
- * 534 with these. */
+ * lane's values that its warp waits for, and a group's lanes move at once
+ * (the measures: benchmarks/history/profile-tuning.md). */
 enum { SUM_EXP = 96, SUM_BAND = 8, LANE_EXP = 88, LANE_BAND = 16 };
 
 /* Forward with lane scales (backend_cuda_profile_lanes.c). */

@@ -1,5 +1,5 @@
 /* backend_cuda_profile_lanes.c: the parts of the CUDA profile kernel that
- * forward with lane scales writes (analysis/profile.h): each lane keeps its
+ * forward with lane scales writes (profile_tuning.h): each lane keeps its
  * values times 2^-lane_exp of its own, each special state a number and an
  * exponent; values cross lanes with the difference of their exponents. */
 #include "codegen/cuda/backend_cuda_profile.h"

@@ -68,8 +68,36 @@ static void write_prologue(KernelWriter *w)
     emit_line(w->e, "const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
     emit_line(w->e, "if (j >= b.n)");
     emit_line(w->e, "    return;");
-    emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
+}
+
+/* The body of the position loop, written aside at the depth it will have
+ * (the loop declares c and pos only where the body uses them). */
+static char *write_aside(KernelWriter *w, void (*write_body)(KernelWriter *), int depth, size_t *size)
+{
+    FILE *out = w->e->out;
+    char *body = NULL;
+    *size = 0;
+    if (!(w->e->out = open_memstream(&body, size)))
+        fatal_out_of_memory();
+    w->e->indent += depth;
+    write_body(w);
+    w->e->indent -= depth;
+    if (fclose(w->e->out) != 0)
+        fatal_out_of_memory();
+    w->e->out = out;
+    return body;
+}
+
+/* Whether `name` occurs in body as a word of its own, not part of a longer name. */
+static int uses_name(const char *body, const char *name)
+{
+    static const char NAME_CHARS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    size_t n = strlen(name);
+    for (const char *at = body; (at = strstr(at, name)); at += n)
+        if ((at == body || !strchr(NAME_CHARS, at[-1])) && !(at[n] && strchr(NAME_CHARS, at[n])))
+            return 1;
+    return 0;
 }
 
 /* The loop over positions: 16 residues per vector load, the body unrolled over
@@ -77,52 +105,45 @@ static void write_prologue(KernelWriter *w)
  * position after it (forward, viterbi) or the position of the symbol (backward). */
 static void write_position_loop(KernelWriter *w, void (*write_body)(KernelWriter *), int backward)
 {
-    if (w->plan->unroll == 1) {
+    int unrolled = w->plan->unroll != 1;
+    size_t size;
+    char *body = write_aside(w, write_body, unrolled ? 2 : 1, &size);
+    int uses_c = uses_name(body, "c"), uses_pos = uses_name(body, "pos");
+    if (uses_c)
+        emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
+    if (!unrolled) {
         /* large models: one body, one residue at a time */
         if (backward)
             emit_open(w->e, "for (int64_t pos = L - 1; pos >= 0; pos--)");
         else
             emit_open(w->e, "for (int64_t pos = 1; pos <= L; pos++)");
-        emit_line(w->e, "const int c = x[pos%s];", backward ? "" : " - 1");
-        write_body(w);
-        emit_close(w->e, "");
-        return;
-    }
-    if (backward) {
-        emit_open(w->e, "for (int64_t base = ((L + 15) / 16 - 1) * 16; base >= 0; base -= 16)");
-        emit_line(w->e, "const uint4 chunk = __ldg((const uint4 *)(x + base));");
-        emit_line(w->e, "#pragma unroll");
-        emit_open(w->e, "for (int k = 15; k >= 0; k--)");
+        if (uses_c)
+            emit_line(w->e, "const int c = x[pos%s];", backward ? "" : " - 1");
     } else {
-        emit_open(w->e, "for (int64_t base = 0; base < L; base += 16)");
-        emit_line(w->e, "const uint4 chunk = __ldg((const uint4 *)(x + base));");
+        if (backward)
+            emit_open(w->e, "for (int64_t base = ((L + 15) / 16 - 1) * 16; base >= 0; base -= 16)");
+        else
+            emit_open(w->e, "for (int64_t base = 0; base < L; base += 16)");
+        if (uses_c)
+            emit_line(w->e, "const uint4 chunk = __ldg((const uint4 *)(x + base));");
         emit_line(w->e, "#pragma unroll");
-        emit_open(w->e, "for (int k = 0; k < 16; k++)");
+        if (backward)
+            emit_open(w->e, "for (int k = 15; k >= 0; k--)");
+        else
+            emit_open(w->e, "for (int k = 0; k < 16; k++)");
+        emit_line(w->e, "if (base + k >= L)");
+        emit_line(w->e, "    %s;", backward ? "continue" : "break");
+        if (uses_c) {
+            emit_line(w->e, "const uint32_t word = k < 4 ? chunk.x : k < 8 ? chunk.y : k < 12 ? chunk.z : chunk.w;");
+            emit_line(w->e, "const int c = (word >> (8 * (k & 3))) & 0xff;");
+        }
+        if (uses_pos)
+            emit_line(w->e, "const int64_t pos = base + k%s;", backward ? "" : " + 1");
     }
-    emit_line(w->e, "if (base + k >= L)");
-    emit_line(w->e, "    %s;", backward ? "continue" : "break");
-    emit_line(w->e, "const uint32_t word = k < 4 ? chunk.x : k < 8 ? chunk.y : k < 12 ? chunk.z : chunk.w;");
-    emit_line(w->e, "const int c = (word >> (8 * (k & 3))) & 0xff;");
-    emit_line(w->e, "const int64_t pos = base + k%s;", backward ? "" : " + 1");
-    /* the body, written aside: "(void)pos;" only where it does not use pos */
-    static const char NAME_CHARS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
-    FILE *out = w->e->out;
-    char *body = NULL;
-    size_t size = 0;
-    if (!(w->e->out = open_memstream(&body, &size)))
-        fatal_out_of_memory();
-    write_body(w);
-    if (fclose(w->e->out) != 0)
-        fatal_out_of_memory();
-    w->e->out = out;
-    int uses_pos = 0; /* the word pos, not part of a longer name */
-    for (const char *at = body; !uses_pos && (at = strstr(at, "pos")); at += 3)
-        uses_pos = (at == body || !strchr(NAME_CHARS, at[-1])) && !(at[3] && strchr(NAME_CHARS, at[3]));
-    if (!uses_pos)
-        emit_line(w->e, "(void)pos;");
-    fwrite(body, 1, size, out);
+    fwrite(body, 1, size, w->e->out);
     free(body);
-    emit_close(w->e, "");
+    if (unrolled)
+        emit_close(w->e, "");
     emit_close(w->e, "");
 }
 
@@ -133,8 +154,9 @@ static void write_copy_back(KernelWriter *w)
     emit_line(w->e, "    prev[s] = cur[s];");
 }
 
-/* Rescaling by a power of two when the column sum leaves [2^-40, 2^40]; a
- * column of zeros ends the sequence: no path emits it. */
+/* Rescaling by a power of two when the column sum leaves [2^-40, 2^40]
+ * (hmmc_rescaling, runtime/hmmrt_kernel.cuh); a column of zeros ends the
+ * sequence: no path emits it. */
 static void write_rescale(KernelWriter *w)
 {
     dp_column_sum(&w->dp, "const real sum");
@@ -147,14 +169,13 @@ static void write_rescale(KernelWriter *w)
     for (int s = 0; s < w->m->n_states; s++)
         if (dp_live(w->m, s))
             emit_line(w->e, "risky |= hmmc_losing_paths(cur[%d], floor);", s);
-    emit_open(w->e, "if (sum < (real)0x1p-40 || sum > (real)0x1p40)");
-    emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const real factor = ldexp((real)1, -exponent);");
+    emit_line(w->e, "real factor;");
+    emit_line(w->e, "int shift;");
+    emit_open(w->e, "if (hmmc_rescaling<0, 40>(sum, factor, shift))");
     emit_line(w->e, "#pragma unroll");
     emit_line(w->e, "for (int s = 0; s < %d; s++)", w->m->n_states);
     emit_line(w->e, "    cur[s] *= factor;");
-    emit_line(w->e, "scale += exponent;");
+    emit_line(w->e, "scale += shift;");
     emit_close(w->e, "");
 }
 

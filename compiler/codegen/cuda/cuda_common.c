@@ -1,6 +1,7 @@
 /* cuda_common.c: what every CUDA kernel shape writes the same way: a call's
  * tables in device memory, the guard of weights outside float's range, and
- * the launcher (c<index>_launch, c<index>_describe). */
+ * its launch shape and entry points (c<index>_launch, c<index>_describe),
+ * which hand the kernels to the runtime's hmmc_launch (hmmrt_kernel.cuh). */
 #include "codegen/cuda/cuda_common.h"
 
 #include <math.h>
@@ -54,63 +55,21 @@ void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who)
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape)
 {
     int c = index;
-    char shared[32];
-    snprintf(shared, sizeof shared, "(size_t)%d", shape->shared_values);
-    emit_line(e, "#ifndef HMMC_HOST_EMULATION /* tests/emulate launches the kernels itself */");
+    const char *kind = shape->block_per_sequence ? "HMMC_LAUNCH_BLOCK"
+                       : shape->lanes_per_sequence ? "HMMC_LAUNCH_LANES" : "HMMC_LAUNCH_THREAD";
+    emit_line(e, "static const hmmc_launch_shape c%d_shape = {%s, %s, %d /* states */, %d /* lanes */, "
+                 "%d /* shared values */};", c, emit_string(shape->name), kind, shape->states,
+              shape->lanes_per_sequence, shape->shared_values);
+    emit_blank(e);
     emit_open(e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", c);
-    emit_line(e, "static int block[2];");
-    emit_line(e, "const int d = b->use_double;");
-    if (shape->shared_values)
-        emit_line(e, "const size_t shared = %s * (d ? sizeof(double) : sizeof(float));", shared);
-    else
-        emit_line(e, "const size_t shared = 0;");
-    emit_line(e, "const void *kernel = d ? (const void *)c%d_kernel<double> : (const void *)c%d_kernel<float>;",
-              c, c);
-    emit_open(e, "if (!block[d])");
-    if (shape->shared_values) {
-        emit_line(e, "if (shared > 48 * 1024 && cudaFuncSetAttribute(kernel, "
-                     "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared) != cudaSuccess)");
-        emit_line(e, "    return (int)cudaGetLastError();");
-    }
-    if (shape->block_per_sequence)
-        emit_line(e, "block[d] = hmmc_block_threads(hmmrt_gpu_block_size(kernel, %d, shared, NULL), %d);",
-                  shape->states, shape->states);
-    else if (shape->lanes_per_sequence)
-        emit_line(e, "block[d] = hmmrt_gpu_block_size(kernel, %d, shared, NULL) / 32 * 32;",
-                  shape->states);
-    else
-        emit_line(e, "block[d] = hmmrt_gpu_block_size(kernel, %d, shared, NULL);", shape->states);
-    emit_close(e, "");
-    emit_line(e, "if (b->n == 0)");
-    emit_line(e, "    return 0;");
-    if (shape->block_per_sequence)
-        emit_line(e, "const unsigned grid = (unsigned)b->n; /* a block a sequence */");
-    else if (shape->lanes_per_sequence)
-        emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] / %d - 1) / (block[d] / %d)); "
-                     "/* %d lanes a sequence */", shape->lanes_per_sequence, shape->lanes_per_sequence,
-                  shape->lanes_per_sequence);
-    else
-        emit_line(e, "const unsigned grid = (unsigned)((b->n + block[d] - 1) / block[d]);");
-    emit_line(e, "cudaStream_t stream = (cudaStream_t)b->stream;");
-    emit_line(e, "if (d)");
-    emit_line(e, "    c%d_kernel<double><<<grid, block[d], shared, stream>>>(*b);", c);
-    emit_line(e, "else");
-    emit_line(e, "    c%d_kernel<float><<<grid, block[d], shared, stream>>>(*b);", c);
-    emit_line(e, "return (int)cudaGetLastError();");
+    emit_line(e, "static int block[2]; /* chosen once per precision */");
+    emit_line(e, "return hmmc_launch(c%d_shape, c%d_kernel<float>, c%d_kernel<double>, block, b);", c, c, c);
     emit_close(e, "");
     emit_blank(e);
-    emit_open(e, "extern \"C\" void c%d_describe(int device, int use_double, char *buf, size_t len)", c);
-    emit_line(e, "const void *kernel = use_double ? (const void *)c%d_kernel<double> : "
-                 "(const void *)c%d_kernel<float>;", c, c);
-    emit_line(e, "(void)device;");
-    if (shape->shared_values)
-        emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, %s * (use_double ? sizeof(double) : "
-                     "sizeof(float)), buf, len);", emit_string(shape->name), shape->states, shared);
-    else
-        emit_line(e, "hmmrt_gpu_describe_kernel(kernel, %s, %d, 0, buf, len);",
-                  emit_string(shape->name), shape->states);
+    emit_open(e, "extern \"C\" void c%d_describe(int /* device */, int use_double, char *buf, size_t len)", c);
+    emit_line(e, "hmmc_describe(c%d_shape, c%d_kernel<float>, c%d_kernel<double>, use_double, buf, len);",
+              c, c, c);
     emit_close(e, "");
-    emit_line(e, "#endif");
 }
 
 void cuda_write_call_launcher(Emitter *e, const Program *p, const GpuPlan *plan, int index)

@@ -20,8 +20,9 @@ void cuda_write_real_table(Emitter *e, int index, const char *name, const double
  * C condition of the thread that writes. */
 void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who);
 
-/* Writes c<index>_launch (the kernel in the batch's precision, its block size
- * from the occupancy rules, chosen once per precision) and c<index>_describe. */
+/* Writes the call's launch shape (c<index>_shape) and its entry points
+ * c<index>_launch and c<index>_describe, which hand the kernels to the
+ * runtime's hmmc_launch and hmmc_describe (hmmrt_kernel.cuh). */
 void cuda_write_launcher(Emitter *e, int index, const LaunchShape *shape);
 
 /* cuda_write_launcher with call `index`'s own LaunchShape (plan: its GpuPlan). */

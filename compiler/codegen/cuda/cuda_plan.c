@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "occupancy_rules.h"
-#include "analysis/profile.h"
+#include "codegen/cuda/profile_tuning.h"
 #include "ir/graph.h"
 
 /* Above this many moves a CUDA kernel writes one position's body once instead

@@ -68,7 +68,7 @@ typedef struct LaunchShape {
 void cuda_launch_shape(const Program *p, const GpuPlan *plan, int index, LaunchShape *shape);
 /* ptxas's optimisation level for the program's kernels: 1 when every call
  * is forward in the profile shape with at most PROFILE_PTXAS_O1_MAX_NODES
- * nodes a lane (analysis/profile.h says why), else 3; *why says which and why. */
+ * nodes a lane (profile_tuning.h says why), else 3; *why says which and why. */
 int cuda_ptxas_level(const Program *p, const GpuPlan *plans, const char **why);
 /* hmmc -v: per kernel, its registers and shared memory as ptxas reported them
  * (ptxas_log: nvcc's output with -Xptxas=-v) and the block size and occupancy

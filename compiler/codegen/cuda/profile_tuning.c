@@ -1,9 +1,18 @@
-/* profile_scale.c: the per-lane exponents that let forward on a profile run
- * in float although some of its weights are below float's range (profile.h
- * says why they are and what the kernel does with the exponents). */
-#include "analysis/profile.h"
+/* profile_tuning.c: how the CUDA profile shape lays a profile over a warp's
+ * lanes (profile_tuning.h): lanes a sequence, sparse entries, and the
+ * per-lane exponents that let forward run in float although some of its
+ * weights are below float's range. */
+#include "codegen/cuda/profile_tuning.h"
 
 #include <math.h>
+
+int profile_lanes(int K, int viterbi)
+{
+    int lanes = 8, most = viterbi ? PROFILE_LANE_NODES_VITERBI : PROFILE_LANE_NODES_FORWARD;
+    while (lanes < 32 && profile_lane_nodes(K, lanes) > most)
+        lanes *= 2;
+    return lanes;
+}
 
 int profile_entry_is_sparse(const ProfileView *v, int e)
 {
