@@ -632,17 +632,27 @@ static int warnings_of(const char *src)
 static void test_sums_above_one_warn_beyond_rounding(void **state)
 {
     /* 1.00001: "1" is exact, 0.00001 may hide 5e-6 */
-    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 0.00001;\n")), 1);
+    assert_int_equal(warnings_of(TINY_MODEL("  state y; y -> t 1; s -> x 1;"
+                                            " x -> y 1; x -> x 0.00001;\n")), 1);
     /* 1.00001 again: "1." is exact too */
-    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1.; x -> x 0.00001;\n")), 1);
+    assert_int_equal(warnings_of(TINY_MODEL("  state y; y -> t 1; s -> x 1;"
+                                            " x -> y 1.; x -> x 0.00001;\n")), 1);
     /* 1.000001: within 5e-7 + 1e-6 */
-    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 0.000001;\n")), 0);
+    assert_int_equal(warnings_of(TINY_MODEL("  state y; y -> t 1; s -> x 1;"
+                                            " x -> y 1; x -> x 0.000001;\n")), 0);
     /* 1.0005: 0.4995 and 5.01e-1 (a unit of 1e-3) may hide 0.00055 */
-    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 0.4995; x -> x 5.01e-1;\n")), 0);
+    assert_int_equal(warnings_of(TINY_MODEL("  state y; y -> t 1; s -> x 1;"
+                                            " x -> y 0.4995; x -> x 5.01e-1;\n")), 0);
     /* 1.001 with 1/2 exact: more than 5.01e-1's 0.0005 */
-    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1/2; x -> x 5.01e-1;\n")), 1);
+    assert_int_equal(warnings_of(TINY_MODEL("  state y; y -> t 1; s -> x 1;"
+                                            " x -> y 1/2; x -> x 5.01e-1;\n")), 1);
     /* 1.02: 5e-1 may hide 0.05, but no more than 0.01 is excused */
-    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 5e-1; x -> x 5.2e-1;\n")), 1);
+    assert_int_equal(warnings_of(TINY_MODEL("  state y; y -> t 1; s -> x 1;"
+                                            " x -> y 5e-1; x -> x 5.2e-1;\n")), 1);
+    /* the move into the end state counts on its own: `x -> t 1` beside 1 is
+     * a model whose sequences end anywhere; above 1 it warns */
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1; x -> x 1;\n")), 0);
+    assert_int_equal(warnings_of(TINY_MODEL("  s -> x 1; x -> t 1.5; x -> x 0.5;\n")), 1);
     /* an emission table: 1/2 + 0.6 = 1.1 */
     assert_int_equal(warnings_of("hmm m {\n  alphabet [a, b];\n  startstate s; state x emits e;\n"
                                  "  endstate t; emission e = [1/2, 0.6];\n  s -> x 1; x -> t 1;\n}\n"
