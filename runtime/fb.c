@@ -53,6 +53,50 @@ static int index_by(int n_states, int n_moves, const int *key, int **start, int 
     return 0;
 }
 
+/* The moves on some path from the start to the end: the others carry no
+ * probability, and leaving them out keeps the columns' scale for the paths
+ * that count (a state that cannot reach the end, gathering most of a
+ * column, would otherwise push the end's share below float's or double's
+ * range on long sequences). Their expected counts stay 0. */
+static int find_live(hmmrt_fb *fb)
+{
+    int n = fb->n, nm = fb->n_moves;
+    int *from = malloc(((size_t)nm + 1) * sizeof *from), *to = malloc(((size_t)nm + 1) * sizeof *to);
+    int *out_start = NULL, *out = NULL, *in_start = NULL, *in = NULL;
+    unsigned char *ahead = calloc((size_t)n + 1, 1), *behind = calloc((size_t)n + 1, 1);
+    int *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    fb->live = malloc((size_t)nm + 1);
+    int ok = from && to && ahead && behind && queue && fb->live;
+    for (int i = 0; ok && i < nm; i++)
+        from[i] = fb->moves[i].from, to[i] = fb->moves[i].to;
+    ok = ok && index_by(n, nm, from, &out_start, &out) == 0 && index_by(n, nm, to, &in_start, &in) == 0;
+    if (ok) {
+        /* reachable from the start, along moves out */
+        int head = 0, tail = 0;
+        ahead[fb->start] = 1, queue[tail++] = fb->start;
+        while (head < tail) {
+            int s = queue[head++];
+            for (int j = out_start[s]; j < out_start[s + 1]; j++)
+                if (!ahead[to[out[j]]])
+                    ahead[to[out[j]]] = 1, queue[tail++] = to[out[j]];
+        }
+        /* reaching the end, along moves in */
+        head = tail = 0;
+        behind[fb->end] = 1, queue[tail++] = fb->end;
+        while (head < tail) {
+            int s = queue[head++];
+            for (int j = in_start[s]; j < in_start[s + 1]; j++)
+                if (!behind[from[in[j]]])
+                    behind[from[in[j]]] = 1, queue[tail++] = from[in[j]];
+        }
+        for (int i = 0; i < nm; i++)
+            fb->live[i] = ahead[from[i]] && behind[to[i]];
+    }
+    free(from), free(to), free(out_start), free(out), free(in_start), free(in);
+    free(ahead), free(behind), free(queue);
+    return ok ? 0 : -1;
+}
+
 /* Tarjan's strongly connected components of the silent moves, without
  * recursion (a chain of 100,000 silent states would overflow the stack).
  * Components come out sinks first; comp_of receives each state's. */
@@ -130,7 +174,7 @@ static int order_silent(hmmrt_fb *fb)
     int ok = from && to && order && touched && fb->comp_of;
     if (ok) {
         for (int i = 0; i < fb->n_moves; i++) {
-            int silent = fb->moves[i].emission < 0;
+            int silent = fb->moves[i].emission < 0 && fb->live[i];
             from[i] = silent ? fb->moves[i].from : -1;
             if (silent)
                 touched[fb->moves[i].from] = touched[fb->moves[i].to] = 1;
@@ -177,7 +221,8 @@ static int order_silent(hmmrt_fb *fb)
         /* silent moves between components, into (forward) and out of (backward) each state */
         for (int i = 0; i < fb->n_moves; i++) {
             const hmmrt_model_move *mv = &fb->moves[i];
-            int between = mv->emission < 0 && fb->comp_of[mv->from] != fb->comp_of[mv->to];
+            int between = mv->emission < 0 && fb->live[i] &&
+                          fb->comp_of[mv->from] != fb->comp_of[mv->to];
             to[i] = between ? mv->to : -1;
             from[i] = between ? mv->from : -1;
         }
@@ -278,7 +323,7 @@ void hmmrt_fb_free(hmmrt_fb *fb)
     free(fb->comp_start), free(fb->comp_state), free(fb->comp_of);
     free(fb->in_start), free(fb->in), free(fb->out_start), free(fb->out);
     free(fb->closure_at), free(fb->closure);
-    free(fb->inner_start), free(fb->inner);
+    free(fb->inner_start), free(fb->inner), free(fb->live);
     free(fb);
 }
 
@@ -310,14 +355,14 @@ hmmrt_fb *hmmrt_fb_new(const hmmrt_model *m, int n_symbols, char *err, size_t er
     int *key = ok ? malloc(((size_t)fb->n_moves + 1) * sizeof *key) : NULL;
     unsigned char *self = ok ? calloc((size_t)fb->n + 1, 1) : NULL;
     fb->silent = ok ? malloc(((size_t)fb->n_moves + 1) * sizeof *fb->silent) : NULL;
-    ok = ok && fb->w && fb->e && key && self && fb->silent;
+    ok = ok && fb->w && fb->e && key && self && fb->silent && find_live(fb) == 0;
     if (ok && values)
         memcpy(fb->e, m->emissions, values * sizeof *fb->e);
     for (int i = 0; ok && i < fb->n_moves; i++) {
         const hmmrt_model_move *mv = &fb->moves[i];
         fb->w[i] = mv->weight;
-        key[i] = mv->emission >= 0 ? mv->from : -1;
-        if (mv->emission < 0) {
+        key[i] = mv->emission >= 0 && fb->live[i] ? mv->from : -1;
+        if (mv->emission < 0 && fb->live[i]) {
             fb->silent[fb->n_silent++] = i;
             if (mv->from == mv->to)
                 self[mv->from] = 1;
@@ -349,7 +394,7 @@ hmmrt_fb *hmmrt_fb_new(const hmmrt_model *m, int n_symbols, char *err, size_t er
         ok = comp != NULL;
         for (int i = 0; ok && i < fb->n_moves; i++) {
             const hmmrt_model_move *mv = &fb->moves[i];
-            comp[i] = mv->emission < 0 && fb->comp_of[mv->from] == fb->comp_of[mv->to]
+            comp[i] = mv->emission < 0 && fb->live[i] && fb->comp_of[mv->from] == fb->comp_of[mv->to]
                           ? fb->comp_of[mv->from]
                           : -1;
         }

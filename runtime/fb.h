@@ -16,6 +16,8 @@ typedef struct hmmrt_fb {
     int n_moves, n_emissions;
     hmmrt_model_move *moves;  /* a copy: from, to, emission (weights are in w) */
     double *w;                /* n_moves: the weights (training changes them) */
+    unsigned char *live;      /* n_moves: on a path from the start to the end (the
+                                 others are left out of every sum; their counts stay 0) */
     double *e;                /* n_emissions x K: the emission values */
     int *emit_out_start, *emit_out; /* emitting moves out of each state */
     int *silent, n_silent;    /* every silent move */

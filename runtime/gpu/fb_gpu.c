@@ -216,14 +216,14 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
         /* emitting moves by destination, for the forward kernel's pull */
         for (size_t i = 0; i < nm; i++) {
             from[i] = fb->moves[i].from, to[i] = fb->moves[i].to, em[i] = fb->moves[i].emission;
-            if (em[i] >= 0)
+            if (em[i] >= 0 && fb->live[i])
                 in_start[to[i] + 1]++;
         }
         for (int s = 0; s < fb->n; s++)
             in_start[s + 1] += in_start[s];
         memcpy(key, in_start, (size_t)fb->n * sizeof *key);
         for (size_t i = 0; i < nm; i++)
-            if (em[i] >= 0)
+            if (em[i] >= 0 && fb->live[i])
                 in[key[to[i]]++] = (int)i;
         for (int c = 0; c < fb->n_comps; c++) {
             closure_at[c] = fb->closure_at[c] == (size_t)-1 ? -1 : (int64_t)fb->closure_at[c];
