@@ -140,7 +140,8 @@ __device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t,
 template <int G>
 __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hmmrt_fb_group<G> &grp,
                                            int64_t s, float *col_a, float *col_b, float *red,
-                                           double *mc, double *ec, bool atomic_moves)
+                                           double *mc, double *ec, bool atomic_moves,
+                                           const float *wm, const float *wt, double *mct)
 {
     const hmmrt_fb_gpu_tables &t = job.t;
     const int n = t.n;
@@ -178,13 +179,23 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
         prev = cur;
         cur = swap;
         const int sym = x[i];
-        for (int q = grp.lane; q < n; q += grp.lanes) {
-            float acc = 0;
-            for (int j = t.emit_in_start[q]; j < t.emit_in_start[q + 1]; j++) {
-                const int m = t.emit_in[j];
-                acc += prev[t.move_from[m]] * t.w[m] * t.e[t.move_emission[m] * t.K + sym];
+        if (t.dense) { /* the matrix's column q, then q's table */
+            for (int q = grp.lane; q < n; q += grp.lanes) {
+                float acc = 0;
+                for (int k = 0; k < n; k++)
+                    acc += prev[k] * wm[k * n + q];
+                const int em = t.state_emission[q];
+                cur[q] = em < 0 ? 0.0f : acc * t.e[em * t.K + sym];
             }
-            cur[q] = acc;
+        } else {
+            for (int q = grp.lane; q < n; q += grp.lanes) {
+                float acc = 0;
+                for (int j = t.emit_in_start[q]; j < t.emit_in_start[q + 1]; j++) {
+                    const int m = t.emit_in[j];
+                    acc += prev[t.move_from[m]] * t.w[m] * t.e[t.move_emission[m] * t.K + sym];
+                }
+                cur[q] = acc;
+            }
         }
         grp.sync();
         hmmrt_fb_silent_forward(t, grp, cur);
@@ -222,6 +233,46 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
         const float *fp = f + (i - 1) * n;
         const int sym = x[i - 1];
         const float inv_scale = ldexpf(1.0f, -scale[i]);
+        if (t.dense) {
+            /* cur holds, for the moment, what a move into q carries on: its
+             * table's value, q's backward value and the column's scale */
+            for (int q = grp.lane; q < n; q += grp.lanes) {
+                const int em = t.state_emission[q];
+                cur[q] = em < 0 ? 0.0f : t.e[em * t.K + sym] * next[q] * inv_scale;
+            }
+            grp.sync();
+            /* the symbol's uses: each q's share of the forward column times what it carries */
+            for (int q = grp.lane; q < n; q += grp.lanes) {
+                const int em = t.state_emission[q];
+                if (em < 0 || cur[q] == 0)
+                    continue;
+                float into = 0;
+                for (int k = 0; k < n; k++)
+                    into += fp[k] * wm[k * n + q];
+                const float use = into * cur[q] * inv_p;
+                if (use != 0)
+                    atomicAdd(&ec[em * t.K + sym], (double)use);
+            }
+            /* a lane a state (the dense form has lanes >= n): p's backward
+             * value and the counts of its moves, owned by this lane */
+            const int p = grp.lane;
+            float h = 0;
+            if (p < n) {
+                const float from = fp[p] * inv_p;
+                for (int q = 0; q < n; q++) {
+                    const float step = wt[q * n + p] * cur[q];
+                    h += step;
+                    if (from != 0 && step != 0)
+                        mct[q * n + p] += from * step;
+                }
+            }
+            grp.sync(); /* every lane has read cur */
+            if (p < n)
+                cur[p] = h;
+            grp.sync();
+            hmmrt_fb_silent_backward(t, grp, cur);
+            continue;
+        }
         for (int p = grp.lane; p < n; p += grp.lanes) {
             float h = 0;
             const float from = fp[p];
@@ -256,30 +307,44 @@ template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
     const int per_block = G ? (int)blockDim.x / G : 1;
     const int group = G ? (int)threadIdx.x / G : 0;
     const int n_values = t.n_emissions * t.K;
-    /* this group's shared memory: its counts (when they fit), then two columns and red */
-    char *mine = (char *)hmmrt_fb_shared + (size_t)group * job.group_bytes;
+    const int nn = t.dense ? t.n * t.n : 0;
+    /* the block's shared memory: the dense matrices, then each group's own:
+     * its counts (when they fit), two columns and red */
+    float *wm = (float *)hmmrt_fb_shared, *wt = wm + nn;
+    for (int k = threadIdx.x; k < nn; k += blockDim.x) {
+        wm[k] = t.w_matrix[k];
+        wt[k] = t.w_transposed[k];
+    }
+    __syncthreads();
+    char *mine = (char *)hmmrt_fb_shared + job.block_bytes + (size_t)group * job.group_bytes;
     const bool in_shared = job.counts_in_shared != 0;
     double *mc = in_shared ? (double *)mine : job.move_counts;
     double *ec = in_shared ? mc + t.n_moves : job.emission_counts;
-    float *col_a = (float *)(mine + (in_shared ? (size_t)(t.n_moves + n_values) * 8 : 0));
+    double *mct = in_shared ? ec + n_values : NULL; /* dense: n x n, [to * n + from] */
+    float *col_a = (float *)(mine + (in_shared ? (size_t)(t.n_moves + n_values + nn) * 8 : 0));
     float *col_b = col_a + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
     float *red = col_b + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
     if (in_shared) {
-        for (int k = grp.lane; k < t.n_moves + n_values; k += grp.lanes)
+        for (int k = grp.lane; k < t.n_moves + n_values + nn; k += grp.lanes)
             mc[k] = 0;
         grp.sync();
     }
     const int64_t groups = (int64_t)gridDim.x * per_block;
     for (int64_t s = (int64_t)blockIdx.x * per_block + group; s < job.n_seqs; s += groups) {
-        const double lnp = hmmrt_fb_sequence<G>(job, grp, s, col_a, col_b, red, mc, ec, !in_shared);
+        const double lnp = hmmrt_fb_sequence<G>(job, grp, s, col_a, col_b, red, mc, ec, !in_shared,
+                                                wm, wt, mct);
         if (grp.lane == 0)
             job.lnp[s] = lnp;
         grp.sync();
     }
     if (in_shared) {
-        for (int k = grp.lane; k < t.n_moves; k += grp.lanes)
-            if (mc[k] != 0)
-                atomicAdd(&job.move_counts[k], mc[k]);
+        for (int k = grp.lane; k < t.n_moves; k += grp.lanes) {
+            double c = mc[k];
+            if (t.dense && t.move_emission[k] >= 0) /* an emitting move: the matrix's count */
+                c += mct[t.move_to[k] * t.n + t.move_from[k]];
+            if (c != 0)
+                atomicAdd(&job.move_counts[k], c);
+        }
         for (int k = grp.lane; k < n_values; k += grp.lanes)
             if (ec[k] != 0)
                 atomicAdd(&job.emission_counts[k], ec[k]);
@@ -288,7 +353,7 @@ template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
 
 template <int G> static int hmmrt_fb_launch_group(const hmmrt_fb_gpu_job *job)
 {
-    const size_t shared = job->group_bytes * (size_t)(G ? job->block / G : 1);
+    const size_t shared = job->block_bytes + job->group_bytes * (size_t)(G ? job->block / G : 1);
     if (shared > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(hmmrt_fb_kernel<G>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -16,6 +16,9 @@ extern "C" {
 #define HMMRT_FB_GPU_MAX_CYCLE 16
 /* Columns live in shared memory: two of n floats. */
 #define HMMRT_FB_GPU_MAX_STATES 8192
+/* The dense form up to this many states (two n x n float matrices a block and
+ * an n x n double matrix of counts a group, in shared memory). */
+#define HMMRT_FB_GPU_DENSE_MAX 64
 
 /* Device pointers; the layout of runtime/fb.h's hmmrt_fb, with its
  * components grouped in levels (a level's components depend only on
@@ -34,6 +37,14 @@ typedef struct hmmrt_fb_gpu_tables {
     const int64_t *closure_at; /* -1 for a lone state without a loop */
     const float *closure;
     const int *in_start, *in, *out_start, *out; /* silent moves between components */
+    /* The dense form, for models whose emitting moves into each state share
+     * one emission table (dense = 1): the emitting weights as an n x n
+     * matrix w_matrix[k * n + j] (0: no move k -> j) and its transpose, and
+     * each state's table (-1: no emitting move ends there). The kernel keeps
+     * both matrices in shared memory and walks no move lists. */
+    int dense;
+    const float *w_matrix, *w_transposed;
+    const int *state_emission;
 } hmmrt_fb_gpu_tables;
 
 /* One launch. Sequences go to groups of `group` lanes (4, 8, 16 or 32,
@@ -54,7 +65,9 @@ typedef struct hmmrt_fb_gpu_job {
     double *emission_counts;   /* n_emissions x K, added to */
     int group;                 /* lanes a sequence (4, 8, 16, 32), or 0: a block */
     int block, grid;           /* threads a block; blocks */
-    int counts_in_shared;      /* 1: each group gathers its counts in shared memory */
+    int counts_in_shared;      /* 1: each group gathers its counts in shared memory (always
+                                  with dense: the move counts as an n x n matrix, transposed) */
+    size_t block_bytes;        /* shared memory of the whole block (dense: the two matrices) */
     size_t group_bytes;        /* shared memory a group */
     void *stream;
 } hmmrt_fb_gpu_job;

@@ -23,6 +23,7 @@ struct hmmrt_gpu_trainer {
     int n_owned, cap_owned;
     float *w, *e, *closure;
     size_t closure_cells;
+    float *matrix;             /* dense form: w_matrix then w_transposed (n x n each), or NULL */
     double *counts;            /* n_moves + n_values */
     double *lnp;
     /* host */
@@ -132,6 +133,31 @@ static const char *unsuitable(const hmmrt_fb *fb)
     return NULL;
 }
 
+/* Each state's emission table when the model can take the dense form
+ * (hmmrt_fb_gpu_tables.dense): at most HMMRT_FB_GPU_DENSE_MAX states, and
+ * the live emitting moves into each state all of one table. NULL otherwise. */
+static int *dense_tables(const hmmrt_fb *fb)
+{
+    if (fb->n > HMMRT_FB_GPU_DENSE_MAX)
+        return NULL;
+    int *table = malloc(((size_t)fb->n + 1) * sizeof *table);
+    if (!table)
+        return NULL;
+    for (int q = 0; q < fb->n; q++)
+        table[q] = -1;
+    for (int i = 0; i < fb->n_moves; i++) {
+        const hmmrt_model_move *mv = &fb->moves[i];
+        if (mv->emission < 0 || !fb->live[i])
+            continue;
+        if (table[mv->to] >= 0 && table[mv->to] != mv->emission) {
+            free(table);
+            return NULL;
+        }
+        table[mv->to] = mv->emission;
+    }
+    return table;
+}
+
 /* Lanes a sequence, threads a block, blocks, and where the counts gather:
  * a small model's sequences go to groups of 4 to 32 lanes of a warp, a
  * larger one's to a block; the groups stay resident and walk the sequences. */
@@ -148,8 +174,19 @@ static void choose_shape(hmmrt_gpu_trainer *g, const hmmrt_fb *fb, int device)
     int per_block = j->group ? j->block / j->group : 1;
     size_t column = (size_t)lanes * (size_t)((n + lanes - 1) / lanes) * sizeof(float);
     size_t own = (2 * column + (j->group ? 0 : 32 * sizeof(float)) + 7) / 8 * 8;
-    size_t counts = ((size_t)fb->n_moves + g->values) * sizeof(double);
-    j->counts_in_shared = (own + counts) * (size_t)per_block <= 96 * 1024;
+    if (lanes < n) /* the dense form gives each lane one state */
+        j->t.dense = 0;
+    size_t nn = j->t.dense ? (size_t)n * (size_t)n : 0;
+    size_t counts = ((size_t)fb->n_moves + g->values + nn) * sizeof(double);
+    j->block_bytes = (2 * nn * sizeof(float) + 7) / 8 * 8;
+    j->counts_in_shared = j->block_bytes + (own + counts) * (size_t)per_block <= 160 * 1024;
+    if (j->t.dense && !j->counts_in_shared) { /* the dense form counts in shared memory only */
+        j->t.dense = 0;
+        nn = 0;
+        j->block_bytes = 0;
+        counts = ((size_t)fb->n_moves + g->values) * sizeof(double);
+        j->counts_in_shared = (own + counts) * (size_t)per_block <= 160 * 1024;
+    }
     j->group_bytes = own + (j->counts_in_shared ? counts : 0);
     int sms = 132;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -322,6 +359,20 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     g->job.codes = d_codes;
     g->job.f = tables;
     g->job.scale = scales;
+    int *tables_of = dense_tables(fb);
+    if (tables_of) {
+        size_t nn = (size_t)fb->n * (size_t)fb->n;
+        g->matrix = device_alloc(g, 2 * nn * sizeof(float), err, errlen);
+        g->job.t.state_emission = g->matrix
+            ? upload(g, tables_of, (size_t)fb->n * sizeof(int), err, errlen) : NULL;
+        if (g->matrix && g->job.t.state_emission) {
+            g->job.t.dense = 1;
+            g->job.t.w_matrix = g->matrix;
+            g->job.t.w_transposed = g->matrix + nn;
+        }
+        free(tables_of);
+        err[0] = '\0'; /* without the dense form the kernel walks the move lists */
+    }
     g->job.lnp = g->lnp;
     g->job.move_counts = g->counts;
     g->job.emission_counts = g->counts + nm;
@@ -343,6 +394,25 @@ int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double 
                                 cudaMemcpyHostToDevice);
     if (ce != cudaSuccess)
         return fail(err, errlen, ce, "cudaMemcpy of the model's numbers");
+    if (g->job.t.dense) {
+        size_t n = (size_t)fb->n, nn = n * n;
+        float *m = calloc(2 * nn, sizeof *m);
+        if (!m) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (size_t i = 0; i < nm; i++) {
+            const hmmrt_model_move *mv = &fb->moves[i];
+            if (mv->emission >= 0 && fb->live[i]) {
+                m[(size_t)mv->from * n + (size_t)mv->to] = (float)fb->w[i];
+                m[nn + (size_t)mv->to * n + (size_t)mv->from] = (float)fb->w[i];
+            }
+        }
+        ce = cudaMemcpy(g->matrix, m, 2 * nn * sizeof(float), cudaMemcpyHostToDevice);
+        free(m);
+        if (ce != cudaSuccess)
+            return fail(err, errlen, ce, "cudaMemcpy of the model's matrix");
+    }
     if ((ce = cudaMemset(g->counts, 0, (nm + g->values) * sizeof(double))) != cudaSuccess)
         return fail(err, errlen, ce, "cudaMemset of the counts");
     hmmrt_fb_gpu_job job = g->job;
