@@ -18,7 +18,7 @@ extern "C" {
 #define HMMRT_FB_GPU_MAX_STATES 8192
 /* The dense form up to this many states (two n x n float matrices a block and
  * an n x n double matrix of counts a group, in shared memory). */
-#define HMMRT_FB_GPU_DENSE_MAX 64
+#define HMMRT_FB_GPU_DENSE_MAX 128
 
 /* Device pointers; the layout of runtime/fb.h's hmmrt_fb, with its
  * components grouped in levels (a level's components depend only on
