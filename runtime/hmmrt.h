@@ -128,6 +128,7 @@ typedef struct hmmrt_model {
     const unsigned char *emission_fixed; /* n_emissions: 1 for a table marked fixed */
     const struct hmmrt_span *move_span;  /* n_moves: the weight's text */
     const struct hmmrt_span *emission_span; /* n_emissions x K: each value's text */
+    const char *not_trainable;           /* why the tables above are missing, or NULL */
 } hmmrt_model;
 
 /* Bytes [begin, end) of hmmrt_program.source_text; begin -1: not written

@@ -430,9 +430,10 @@ static int has_free_parameter(const hmmrt_fb *fb, const hmmrt_model *m)
 static int check_trainable(const hmmrt_program *prog, const hmmrt_model *m)
 {
     if (!prog->source_text || !m->move_span || !m->emission_span) {
-        hmmrt_error("model %s cannot be trained: this program does not carry its source's "
-                    "numbers (compile it again with this hmmc)",
-                    m->name);
+        hmmrt_error("model %s cannot be trained: %s", m->name,
+                    m->not_trainable ? m->not_trainable
+                                     : "this program does not carry its source's numbers "
+                                       "(compile it again with this hmmc)");
         return HMMRT_EXIT_USAGE;
     }
     return 0;

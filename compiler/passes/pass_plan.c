@@ -9,13 +9,17 @@
 
 int pass_plan(Program *p, const PassOptions *o, Diag *d)
 {
-    (void)d;
     for (int c = 0; c < p->n_calls; c++) {
         IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         IrPlan *plan = &call->plan;
         if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine, on the CPU for now */
             plan->n_live = m->n_states;
+            if (ir_outside_double(m)) /* the engine reads the model as doubles */
+                diag_error(d, call->loc, "%s works in double, and model '%s' has a weight or "
+                           "emission value outside double's range (below about 1e-308 or above "
+                           "1e308): scale the model's numbers, or print forward and backward "
+                           "scores, which sum in long double", call->label, m->name);
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: plan %s: libhmmrt's posterior engine (runtime/"
                         "posterior.c) on the model as written, %d states, %d moves; posterior "

@@ -134,15 +134,29 @@ static int *move_order(const Program *p, int model_index)
     return ok ? order : NULL;
 }
 
-/* Whether model i of main carries training's tables: its numbers' places
- * were kept (sema), its moves are written in the program (not in a data
- * file) or made from a dense matrix in an order known here, and the program
- * has its source. */
-static int trainable(const Program *p, int model_index)
+/* Why model i of main cannot carry training's tables, or NULL: they need
+ * its numbers' places (sema), its moves written in the program (not in a
+ * data file) or made from a dense matrix in an order known here, the
+ * program's source, and numbers that double holds (the engine's). */
+static const char *not_trainable(const Program *p, int model_index)
 {
     const IrModel *m = &p->models[model_index];
-    return m->move_span && m->emission_span && source_text_of(p) &&
-           m->n_moves <= SOURCE_MOVES_INLINE_MAX && move_order(p, model_index);
+    if (!source_text_of(p))
+        return "the program does not carry its source (a file made by hmmc --import-hmmer: "
+               "training keeps HMMER's scores as they are)";
+    if (!m->move_span || m->n_moves > SOURCE_MOVES_INLINE_MAX)
+        return "too many transitions to keep their places in the source";
+    if (!move_order(p, model_index))
+        return "its moves are made from a matrix in an order unknown here";
+    if (ir_outside_double(m))
+        return "a weight or emission value lies outside double's range (below about 1e-308 "
+               "or above 1e308), and training works in double";
+    return NULL;
+}
+
+static int trainable(const Program *p, int model_index)
+{
+    return not_trainable(p, model_index) == NULL;
 }
 
 void c_write_training_tables(Emitter *e, const Program *p, int model_index, int slot)
@@ -151,11 +165,7 @@ void c_write_training_tables(Emitter *e, const Program *p, int model_index, int 
     FILE *o = e->out;
     if (!trainable(p, model_index)) {
         if (m->n_moves)
-            emit_comment(e, "not trainable (--train): %s",
-                         !source_text_of(p) ? "the program does not carry its source"
-                         : !m->move_span || m->n_moves > SOURCE_MOVES_INLINE_MAX
-                             ? "too many transitions to keep their places"
-                             : "its moves are made from a matrix in an order unknown here");
+            emit_comment(e, "not trainable (--train): %s", not_trainable(p, model_index));
         return;
     }
     int dense = dense_sample_call(p, model_index) >= 0;
@@ -186,7 +196,8 @@ void c_write_training_tables(Emitter *e, const Program *p, int model_index, int 
 const char *c_training_fields(const Program *p, int model_index, int slot)
 {
     if (!trainable(p, model_index))
-        return "";
+        return arena_printf(p->arena, ",\n     .not_trainable = %s",
+                            emit_string(not_trainable(p, model_index)));
     return arena_printf(p->arena, ",\n     .move_fixed = m%d_move_fixed, .emission_fixed = "
                         "m%d_emission_fixed, .move_span = m%d_move_span,\n     .emission_span = "
                         "m%d_emission_span", slot, slot, slot, slot);
