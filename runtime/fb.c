@@ -233,11 +233,21 @@ static int order_silent(hmmrt_fb *fb)
     return ok ? 0 : -1;
 }
 
+/* The matrix of the dense form from the weights (after every update). */
+static void fill_matrix(hmmrt_fb *fb)
+{
+    size_t n = (size_t)fb->n;
+    for (size_t k = 0; k < n * n; k++)
+        fb->matrix[k] = fb->move_at[k] >= 0 ? fb->w[fb->move_at[k]] : 0.0;
+}
+
 /* The path sums of each silent cycle: (I - W)^-1 over its states, in long
  * double (Gauss-Jordan with partial pivoting). A cycle whose weights
  * multiply to 1 or more has no finite, non-negative inverse. */
 int hmmrt_fb_close_cycles(hmmrt_fb *fb, char *err, size_t errlen)
 {
+    if (fb->dense)
+        fill_matrix(fb);
     for (int c = 0; c < fb->n_comps; c++) {
         if (fb->closure_at[c] == (size_t)-1)
             continue;
@@ -324,7 +334,41 @@ void hmmrt_fb_free(hmmrt_fb *fb)
     free(fb->in_start), free(fb->in), free(fb->out_start), free(fb->out);
     free(fb->closure_at), free(fb->closure);
     free(fb->inner_start), free(fb->inner), free(fb->live);
+    free(fb->matrix), free(fb->move_at), free(fb->state_table);
     free(fb);
+}
+
+/* Takes the dense form when the model fits it (hmmrt_fb.dense); -1 when
+ * memory runs out. */
+static int make_dense(hmmrt_fb *fb)
+{
+    size_t n = (size_t)fb->n, emitting = 0;
+    if (n > 2048)
+        return 0;
+    for (int i = 0; i < fb->n_moves; i++)
+        emitting += fb->moves[i].emission >= 0 && fb->live[i];
+    if (emitting * 4 < n * n)
+        return 0;
+    fb->state_table = malloc(n * sizeof *fb->state_table);
+    fb->move_at = malloc(n * n * sizeof *fb->move_at);
+    fb->matrix = calloc(n * n, sizeof *fb->matrix);
+    if (!fb->state_table || !fb->move_at || !fb->matrix)
+        return -1;
+    for (size_t q = 0; q < n; q++)
+        fb->state_table[q] = -1;
+    for (size_t k = 0; k < n * n; k++)
+        fb->move_at[k] = -1;
+    for (int i = 0; i < fb->n_moves; i++) {
+        const hmmrt_model_move *mv = &fb->moves[i];
+        if (mv->emission < 0 || !fb->live[i])
+            continue;
+        if (fb->state_table[mv->to] >= 0 && fb->state_table[mv->to] != mv->emission)
+            return 0; /* two tables into one state: the move lists serve */
+        fb->state_table[mv->to] = mv->emission;
+        fb->move_at[(size_t)mv->from * n + (size_t)mv->to] = i;
+    }
+    fb->dense = 1;
+    return 0;
 }
 
 hmmrt_fb *hmmrt_fb_new(const hmmrt_model *m, int n_symbols, char *err, size_t errlen)
@@ -401,6 +445,7 @@ hmmrt_fb *hmmrt_fb_new(const hmmrt_model *m, int n_symbols, char *err, size_t er
         ok = ok && index_by(fb->n_comps, fb->n_moves, comp, &fb->inner_start, &fb->inner) == 0;
         free(comp);
     }
+    ok = ok && make_dense(fb) == 0;
     if (!ok) {
         snprintf(err, errlen, "out of memory");
         hmmrt_fb_free(fb);
@@ -421,7 +466,8 @@ size_t hmmrt_fb_scratch(const hmmrt_fb *fb, int64_t L)
     return columns * n          /* the forward table (then the posteriors) */
            + columns            /* ln of each column's scale */
            + 2 * n              /* two backward columns */
-           + (size_t)fb->max_comp + 8;
+           + (size_t)fb->max_comp + 8
+           + (fb->dense ? n * n + 2 * n : 0); /* dense: the moves' counts, two rows */
 }
 
 /* Silent moves within a column, forward: each component in order gathers
@@ -505,6 +551,47 @@ static void count_silent(const hmmrt_fb *fb, const double *f, const double *b, d
     }
 }
 
+/* One backward step of the dense form, at the move emitting `sym`: b_cur
+ * receives each state's share of b_next through the matrix (before its
+ * silent moves); the uses of the moves k -> q (f[k] w e b[q] / P) go to
+ * counts[k * n + q], their sums by q to post[q] and to the emission counts. */
+static void dense_backward(const hmmrt_fb *fb, int sym, double scale_p, double inv_scale,
+                           const double *fi, const double *b_next, double *b_cur, double *post,
+                           double *counts, double *emission_counts, double *carry, double *into)
+{
+    const size_t n = (size_t)fb->n;
+    const int K = fb->K;
+    for (size_t q = 0; q < n; q++) {
+        const int t = fb->state_table[q];
+        carry[q] = t < 0 ? 0.0 : fb->e[(size_t)t * K + sym] * b_next[q];
+        into[q] = 0;
+    }
+    const int uses = counts || post;
+    for (size_t k = 0; k < n; k++) {
+        const double *w = fb->matrix + k * n;
+        double h = 0;
+        for (size_t q = 0; q < n; q++)
+            h += w[q] * carry[q];
+        b_cur[k] = h * inv_scale;
+        const double from = fi[k] * scale_p;
+        if (!uses || from == 0)
+            continue;
+        double *c = counts ? counts + k * n : NULL;
+        for (size_t q = 0; q < n; q++) {
+            const double use = from * w[q] * carry[q];
+            into[q] += use;
+            if (c)
+                c[q] += use;
+        }
+    }
+    for (size_t q = 0; q < n; q++) {
+        if (post)
+            post[q] = into[q];
+        if (counts && fb->state_table[q] >= 0)
+            emission_counts[(size_t)fb->state_table[q] * K + sym] += into[q];
+    }
+}
+
 double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
                     double *move_counts, double *emission_counts, double **posterior)
 {
@@ -512,6 +599,12 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
     const int K = fb->K;
     double *f = scratch, *ls = f + ((size_t)L + 1) * n;
     double *b_next = ls + L + 1, *b_cur = b_next + n, *g = b_cur + n;
+    /* dense: the moves' counts as a matrix, what a move into q carries, and
+     * each q's share of the column */
+    double *dense_counts = g + fb->max_comp + 8, *carry = dense_counts + (fb->dense ? n * n : 0);
+    double *into = carry + n;
+    if (fb->dense && move_counts)
+        memset(dense_counts, 0, n * n * sizeof *dense_counts);
     if (posterior)
         *posterior = NULL;
 
@@ -527,13 +620,27 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
         double *row = f + (size_t)i * n;
         const int sym = x[i - 1];
         memset(row, 0, n * sizeof *row);
-        for (size_t p = 0; p < n; p++) {
-            if (prev[p] == 0)
-                continue;
-            for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
-                const int mi = fb->emit_out[j];
-                const hmmrt_model_move *mv = &fb->moves[mi];
-                row[mv->to] += prev[p] * fb->w[mi] * fb->e[(size_t)mv->emission * K + sym];
+        if (fb->dense) {
+            for (size_t k = 0; k < n; k++) {
+                const double a = prev[k];
+                const double *w = fb->matrix + k * n;
+                if (a != 0)
+                    for (size_t q = 0; q < n; q++)
+                        row[q] += a * w[q];
+            }
+            for (size_t q = 0; q < n; q++)
+                row[q] = fb->state_table[q] < 0
+                             ? 0.0
+                             : row[q] * fb->e[(size_t)fb->state_table[q] * K + sym];
+        } else {
+            for (size_t p = 0; p < n; p++) {
+                if (prev[p] == 0)
+                    continue;
+                for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
+                    const int mi = fb->emit_out[j];
+                    const hmmrt_model_move *mv = &fb->moves[mi];
+                    row[mv->to] += prev[p] * fb->w[mi] * fb->e[(size_t)mv->emission * K + sym];
+                }
             }
         }
         silent_forward(fb, row, g);
@@ -569,6 +676,14 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
             memset(post, 0, n * sizeof *post);
         const int sym = x[i];
         const double inv_scale = exp(-ls[i + 1]);
+        if (fb->dense) {
+            dense_backward(fb, sym, inv_scale * inv_p, inv_scale, fi, b_next, b_cur, post,
+                           move_counts ? dense_counts : NULL, emission_counts, carry, into);
+            silent_backward(fb, b_cur, g);
+            if (move_counts)
+                count_silent(fb, fi, b_cur, inv_p, move_counts);
+            continue;
+        }
         for (size_t p = 0; p < n; p++) {
             double h = 0;
             for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
@@ -593,6 +708,10 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
         if (move_counts)
             count_silent(fb, fi, b_cur, inv_p, move_counts);
     }
+    if (fb->dense && move_counts)
+        for (size_t k = 0; k < n * n; k++)
+            if (fb->move_at[k] >= 0)
+                move_counts[fb->move_at[k]] += dense_counts[k];
     if (posterior)
         *posterior = f + n;
     return lnp;
