@@ -1,6 +1,7 @@
 /* sample.c: the sampler behind --sample (hmmrt_sample): draws sequences from
  * a model as written, with a seeded xoshiro256** generator, and writes them
  * as FASTA. */
+#include "fb.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -72,32 +73,6 @@ typedef struct sampler {
 static int usable_weight(double w)
 {
     return isfinite(w) && w > 0;
-}
-
-/* The moves of a dense model (hmmrt_model.dense) listed as the compiler
- * lists them from its source: by state left (the start, then the emitting
- * states in order), each to the emitting states in order, then to the end.
- * NULL when memory runs out. */
-static hmmrt_model_move *dense_moves(const hmmrt_model *m, int *n_moves)
-{
-    const hmmrt_dense *d = m->dense;
-    size_t n = (size_t)d->n, count = 0, cap = (n + 1) * (n + 1);
-    hmmrt_model_move *moves = malloc(cap * sizeof *moves);
-    if (!moves)
-        return NULL;
-    for (size_t k = 0; k <= n; k++) { /* k = 0: the start; k: emitting state k - 1 */
-        int from = k ? d->state_of[k - 1] : d->start;
-        for (size_t j = 0; j <= n; j++) {
-            double w = k == 0 ? (j < n ? d->start_w[j] : d->start_end)
-                              : (j < n ? d->matrix[(k - 1) * n + j] : d->end_w[k - 1]);
-            if (w == -INFINITY)
-                continue;
-            int to = j < n ? d->state_of[j] : d->end;
-            moves[count++] = (hmmrt_model_move){from, to, m->state_emission[to], exp(w)};
-        }
-    }
-    *n_moves = (int)count;
-    return moves;
 }
 
 static int index_moves(sampler *s)
@@ -309,7 +284,7 @@ int hmmrt_sample(const hmmrt_program *prog, int model, long n, int64_t length, u
     hmmrt_model listed = *s.model;
     hmmrt_model_move *made = NULL;
     if (!listed.moves && listed.dense) {
-        made = dense_moves(&listed, &listed.n_moves);
+        made = hmmrt_dense_moves(&listed, &listed.n_moves);
         if (!made) {
             hmmrt_error("out of memory while sampling model %s", listed.name);
             return HMMRT_EXIT_INTERNAL;
