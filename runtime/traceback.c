@@ -61,51 +61,67 @@ static int push(IntStack *s, int x)
     return 0;
 }
 
-int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
-                    hmmrt_buf *out)
+/* Walks the best path back from the end state after `length` symbols,
+ * calling visit for every step (pos: the symbols consumed before it is
+ * undone). Returns 1 when the walk reaches the start at position 0, 0 when
+ * the back pointers are broken, -1 when visit failed. */
+static int walk_back(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                     int (*visit)(void *ctx, const Step *st, int64_t pos), void *ctx)
 {
-    IntStack rev = {0};
-    int state = p->end, ok = 0;
+    int state = p->end;
     int64_t pos = length;
     /* every step either consumes a symbol or follows a silent move, and the
      * silent moves form no cycle: this many steps are always enough */
     size_t budget = ((size_t)length + 1) * ((size_t)p->n_states + 1);
-    if (push(&rev, state) < 0)
-        return -1;
     while (budget-- > 0) {
-        if (state == p->start && pos == 0) {
-            ok = 1;
-            break;
-        }
+        if (state == p->start && pos == 0)
+            return 1;
         Step st;
         if (!step_back(p, bp, bp_bytes, pos, state, &st))
-            break;
-        for (int k = st.via_end - 1; k >= st.via_first; k--)
-            if (push(&rev, p->via[k]) < 0)
-                goto fail;
+            return 0;
+        if (visit(ctx, &st, pos) != 0)
+            return -1;
         state = st.from;
-        if (push(&rev, state) < 0)
-            goto fail;
         pos -= st.emits;
         if (pos < 0)
-            break;
+            return 0;
     }
-    if (!ok)
-        goto fail;
+    return 0;
+}
+
+/* A traceback gathers the states backwards: a step's folded states, then
+ * the state it came from. */
+typedef struct Gathered {
+    const hmmrt_paths *p;
+    IntStack rev;
+} Gathered;
+
+static int gather_step(void *ctx, const Step *st, int64_t pos)
+{
+    Gathered *g = ctx;
+    (void)pos;
+    for (int k = st->via_end - 1; k >= st->via_first; k--)
+        if (push(&g->rev, g->p->via[k]) < 0)
+            return -1;
+    return push(&g->rev, st->from);
+}
+
+int hmmrt_traceback(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
+                    hmmrt_buf *out)
+{
+    Gathered g = {p, {0}};
+    int ok = push(&g.rev, p->end) == 0 && walk_back(p, bp, bp_bytes, length, gather_step, &g) == 1;
     int first = 1;
-    for (size_t i = rev.n; i-- > 0;) {
-        if (p->hidden[rev.v[i]])
+    for (size_t i = g.rev.n; ok && i-- > 0;) {
+        if (p->hidden[g.rev.v[i]])
             continue;
         if (!first)
             hmmrt_buf_putc(out, ' ');
-        hmmrt_buf_puts(out, p->state_names[rev.v[i]]);
+        hmmrt_buf_puts(out, p->state_names[g.rev.v[i]]);
         first = 0;
     }
-    free(rev.v);
-    return 0;
-fail:
-    free(rev.v);
-    return -1;
+    free(g.rev.v);
+    return ok ? 0 : -1;
 }
 
 /* One run of a path's segments: positions first..last whose emitting moves
@@ -115,58 +131,53 @@ typedef struct Run {
     int64_t first, last;
 } Run;
 
+typedef struct Runs {
+    const hmmrt_paths *p;
+    Run *v;
+    size_t n, cap;
+} Runs;
+
+/* A step that consumed symbol `pos` (1-based) extends the run of the state
+ * its emitting part ends in, or starts one (the runs come last first). */
+static int run_step(void *ctx, const Step *st, int64_t pos)
+{
+    Runs *r = ctx;
+    if (!st->emits)
+        return 0;
+    if (st->emit_to < 0 || st->emit_to >= r->p->n_states || pos < 1)
+        return -1;
+    if (r->n > 0 && r->v[r->n - 1].state == st->emit_to) {
+        r->v[r->n - 1].first = pos;
+        return 0;
+    }
+    Run *grown = hmmrt_grow(r->v, &r->cap, r->n + 1, sizeof(Run), 16);
+    if (!grown)
+        return -1;
+    r->v = grown;
+    r->v[r->n++] = (Run){st->emit_to, pos, pos};
+    return 0;
+}
+
 int hmmrt_segments(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t length,
                    hmmrt_buf *out)
 {
-    /* walked from the end, as hmmrt_traceback does: the runs come last first */
-    Run *runs = NULL;
-    size_t n = 0, cap = 0;
-    int state = p->end, ok = 0;
-    int64_t pos = length;
-    size_t budget = ((size_t)length + 1) * ((size_t)p->n_states + 1);
-    while (budget-- > 0) {
-        if (state == p->start && pos == 0) {
-            ok = 1;
-            break;
-        }
-        Step st;
-        if (!step_back(p, bp, bp_bytes, pos, state, &st))
-            break;
-        if (st.emits) { /* the move consumed symbol `pos` (1-based) */
-            if (st.emit_to < 0 || st.emit_to >= p->n_states || pos < 1)
-                break;
-            if (n > 0 && runs[n - 1].state == st.emit_to) {
-                runs[n - 1].first = pos;
-            } else {
-                Run *grown = hmmrt_grow(runs, &cap, n + 1, sizeof(Run), 16);
-                if (!grown)
-                    break;
-                runs = grown;
-                runs[n++] = (Run){st.emit_to, pos, pos};
-            }
-        }
-        state = st.from;
-        pos -= st.emits;
-        if (pos < 0)
-            break;
+    Runs r = {p, NULL, 0, 0};
+    int ok = walk_back(p, bp, bp_bytes, length, run_step, &r) == 1;
+    for (size_t i = r.n; ok && i-- > 0;) {
+        if (i + 1 < r.n)
+            hmmrt_buf_putc(out, ' ');
+        hmmrt_buf_puts(out, p->state_names[r.v[i].state]);
+        char span[48];
+        if (r.v[i].first == r.v[i].last)
+            snprintf(span, sizeof span, ":%lld", (long long)r.v[i].first);
+        else
+            snprintf(span, sizeof span, ":%lld-%lld", (long long)r.v[i].first,
+                     (long long)r.v[i].last);
+        hmmrt_buf_puts(out, span);
     }
-    if (ok) {
-        for (size_t i = n; i-- > 0;) {
-            if (i + 1 < n)
-                hmmrt_buf_putc(out, ' ');
-            hmmrt_buf_puts(out, p->state_names[runs[i].state]);
-            char span[48];
-            if (runs[i].first == runs[i].last)
-                snprintf(span, sizeof span, ":%lld", (long long)runs[i].first);
-            else
-                snprintf(span, sizeof span, ":%lld-%lld", (long long)runs[i].first,
-                         (long long)runs[i].last);
-            hmmrt_buf_puts(out, span);
-        }
-        if (n == 0) /* an empty sequence */
-            hmmrt_buf_puts(out, "-");
-    }
-    free(runs);
+    if (ok && r.n == 0) /* an empty sequence */
+        hmmrt_buf_puts(out, "-");
+    free(r.v);
     return ok ? 0 : -1;
 }
 
