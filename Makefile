@@ -43,7 +43,8 @@ NVCC        ?= nvcc
 NVCC_PATH   := $(shell command -v $(NVCC) 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME   ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 GPU_C       := $(wildcard runtime/gpu/*.c)
-GPU_O       := $(patsubst %.c,$(BUILD)/%.o,$(GPU_C))
+GPU_CU      := $(wildcard runtime/gpu/*.cu)
+GPU_O       := $(patsubst %.c,$(BUILD)/%.o,$(GPU_C)) $(patsubst %.cu,$(BUILD)/%.o,$(GPU_CU))
 GPU_LIB     := $(if $(NVCC_PATH),$(BUILD)/libhmmrt_gpu.a)
 
 INCLUDES := -Icompiler -I$(BUILD)/grammar -Iruntime
@@ -78,6 +79,13 @@ $(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h)
 $(BUILD)/runtime/gpu/%.o: runtime/gpu/%.c $(wildcard runtime/*.h runtime/gpu/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -I$(CUDA_HOME)/include -c $< -o $@
+
+# The kernels that are the same for every model (--train's E-step), compiled
+# once, with the flags hmmc gives the kernels it writes (compiler/driver/build.c).
+$(BUILD)/runtime/gpu/%.o: runtime/gpu/%.cu $(wildcard runtime/*.h runtime/gpu/*.h)
+	@mkdir -p $(@D)
+	$(NVCC_PATH) -O3 -std=c++14 -gencode arch=compute_90,code=sm_90 \
+		-gencode arch=compute_90,code=compute_90 -Iruntime -c $< -o $@
 
 $(BUILD)/libhmmrt_gpu.a: $(GPU_O)
 	@mkdir -p $(@D)

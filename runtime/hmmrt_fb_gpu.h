@@ -1,7 +1,7 @@
 /* hmmrt_fb_gpu.h: forward-backward over a model as written on the GPU, the
  * E-step of --train (and its counts): the tables the kernel reads and one
  * launch's work, shared by the host driver (runtime/gpu/fb_gpu.c) and the
- * kernel (hmmrt_fb.cuh, compiled into each CUDA program). */
+ * kernel (runtime/gpu/fb_kernel.cu, compiled once into libhmmrt_gpu.a). */
 #ifndef HMMRT_FB_GPU_H
 #define HMMRT_FB_GPU_H
 
@@ -72,7 +72,7 @@ typedef struct hmmrt_fb_gpu_job {
     void *stream;
 } hmmrt_fb_gpu_job;
 
-/* Launches the kernel (hmmrt_fb.cuh); returns a cudaError_t (0: success). */
+/* Launches the kernel (fb_kernel.cu); returns a cudaError_t (0: success). */
 int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job);
 
 #ifdef __cplusplus

@@ -91,7 +91,7 @@ typedef struct hmmrt_gpu_program {
     void (*report)(void *gpu, FILE *out);
     void (*close)(void *gpu);
     /* --train's E-step on the GPU (runtime/gpu/fb_gpu.c), with the program's
-     * kernel (hmmrt_fb.cuh); NULL: training runs on the CPU. */
+     * kernel (runtime/gpu/fb_kernel.cu); NULL: training runs on the CPU. */
     struct hmmrt_gpu_trainer *(*fb_open)(const struct hmmrt_fb *fb, int64_t n_seqs,
                                          const int64_t *start, const uint8_t *codes, int device,
                                          int (*launch)(const struct hmmrt_fb_gpu_job *job),

@@ -1,6 +1,6 @@
 /* fb_gpu.c: --train's E-step on the GPU: uploads the sequences once, and
  * each iteration the model's numbers, runs the program's forward-backward
- * kernel (hmmrt_fb.cuh) over chunks of sequences whose forward tables fit in
+ * kernel (fb_kernel.cu) over chunks of sequences whose forward tables fit in
  * device memory, and brings back each sequence's ln P and the summed counts. */
 #include "hmmrt_gpu.h"
 #include "hmmrt_fb_gpu.h"

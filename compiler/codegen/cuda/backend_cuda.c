@@ -27,8 +27,6 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
     emit_line(&e, "#include \"hmmrt_kernel.cuh\"");
     if (dense)
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
-    if (source_text_of(p)) /* a program that can be trained: --train's E-step kernel */
-        emit_line(&e, "#include \"hmmrt_fb.cuh\"");
     for (int c = 0; c < p->n_calls; c++) {
         /* whole tables and posterior calls are computed on the CPU */
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
@@ -116,8 +114,8 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
     /* a program that carries its source can train: --train's E-step kernel is in the .cu */
     int trains = source_text_of(p) != NULL;
     if (trains)
-        emit_line(e, "int hmmrt_fb_gpu_launch(const struct hmmrt_fb_gpu_job *job); /* hmmrt_fb.cuh, "
-                     "in the .cu file */");
+        emit_line(e, "int hmmrt_fb_gpu_launch(const struct hmmrt_fb_gpu_job *job); /* libhmmrt_gpu's "
+                     "E-step kernel */");
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
                "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s};\n",
@@ -125,6 +123,6 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
             double_only ? emit_string(double_only) : "NULL",
             trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
                      ".fb_close = hmmrt_gpu_fb_close,\n    .fb_launch = hmmrt_fb_gpu_launch, "
-                     "/* --train's E-step (hmmrt_fb.cuh) */\n"
+                     "/* --train's E-step (libhmmrt_gpu) */\n"
                    : "");
 }

@@ -1,19 +1,11 @@
-/* hmmrt_fb.cuh: the GPU kernel of --train's E-step: forward-backward over
+/* fb_kernel.cu: the GPU kernel of --train's E-step: forward-backward over
  * the model as written (runtime/fb.c's arithmetic, in float, each column
  * scaled by a power of two), a group of lanes a sequence, counts gathered in
- * double. Included once by each generated CUDA program, which hands
- * hmmrt_fb_gpu_launch to the driver. */
-#ifndef HMMRT_FB_CUH
-#define HMMRT_FB_CUH
-
+ * double. The same for every model: compiled once by nvcc into
+ * libhmmrt_gpu.a, and handed to the driver (fb_gpu.c) by generated programs. */
+#include <cuda_runtime.h>
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
-
-#ifdef HMMC_HOST_EMULATION
-/* tests/emulate runs the kernels hmmc writes, not this one (the same for
- * every model): the launcher answers that it is not emulated. */
-extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job) { return HMMC_NOT_EMULATED; }
-#else
 
 /* Synchronising and summing over a group of G lanes of one warp (G = 1 ..
  * 32), or with G = 0 over the whole block (red: 32 floats of shared). */
@@ -380,5 +372,4 @@ extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job)
     }
 }
 
-#endif /* HMMC_HOST_EMULATION */
-#endif
+
