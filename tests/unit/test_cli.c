@@ -44,8 +44,10 @@ static const hmmrt_model_move rev_moves[] = {
 static const double rev_emissions[] = {0, 0, 0, 0, 3};
 
 static const hmmrt_model toy_models[] = {
-    {"dna", 0, 3, dna_states, 0, 2, 3, dna_moves, 1, dna_emissions, NULL, NULL},
-    {"rev", 1, 3, rev_states, 0, 2, 3, rev_moves, 1, rev_emissions, NULL, NULL},
+    {.name = "dna", .alphabet = 0, .n_states = 3, .state_names = dna_states, .start = 0,
+     .end = 2, .n_moves = 3, .moves = dna_moves, .n_emissions = 1, .emissions = dna_emissions},
+    {.name = "rev", .alphabet = 1, .n_states = 3, .state_names = rev_states, .start = 0,
+     .end = 2, .n_moves = 3, .moves = rev_moves, .n_emissions = 1, .emissions = rev_emissions},
 };
 
 /* length; minus the sum of the codes in alphabet 0 (-inf when empty); the
@@ -671,6 +673,35 @@ static void test_usage_errors(void **state)
     expect_usage_error("toy: error: no model is named 'nope': the models are dna, rev\n");
 }
 
+/* --train's command line: its own options only with it, files needed, and a
+ * program that does not carry its source refuses (the toy does not). */
+static void test_train_usage_errors(void **state)
+{
+    const char *f = temp_file(three_records);
+    run_toy("--iterations", "3", f, NULL);
+    expect_usage_error("toy: error: --iterations applies only with --train: add --train, or drop "
+                       "--iterations\n");
+    run_toy("--train", NULL);
+    expect_usage_error("toy: error: --train needs sequence files to fit the model to: name one, "
+                       "or - for standard input\n");
+    run_toy("--train", "--sample", "3", NULL);
+    expect_usage_error("toy: error: --sample and --train do not go together: one draws "
+                       "sequences, the other fits a model to them\n");
+    run_toy("--train", "--pseudocount", "-1", f, NULL);
+    expect_usage_error("toy: error: --pseudocount takes a number 0 or more (e.g. 1), not '-1'\n");
+    run_toy("--train", "--tolerance", "nan", f, NULL);
+    expect_usage_error("toy: error: --tolerance takes a number 0 or more (e.g. 1e-9), not 'nan'\n");
+    run_toy("--train", "--length", "5", f, NULL);
+    expect_usage_error("toy: error: --length applies only with --sample N, not with --train: drop "
+                       "--length\n");
+    run_toy("--model", "rev", f, NULL);
+    expect_usage_error("toy: error: --model applies only with --sample N or --train: add one, or "
+                       "drop --model\n");
+    run_toy("--train", "--model", "rev", f, NULL);
+    expect_usage_error("toy: error: model rev cannot be trained: this program does not carry its "
+                       "source's numbers (compile it again with this hmmc)\n");
+}
+
 static void test_double_dash_ends_options(void **state)
 {
     const char *f = temp_file(">a\nA\n");
@@ -1103,6 +1134,7 @@ int main(void)
         T(test_gpu_that_does_not_open_while_reading),
         T(test_out_of_memory_in_scoring),
         T(test_usage_errors),
+        T(test_train_usage_errors),
         T(test_double_dash_ends_options),
         T(test_help),
         T(test_version),
