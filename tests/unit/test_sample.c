@@ -46,12 +46,18 @@ static const hmmrt_model_move loop_moves[] = {{0, 1, -1, 1.0}, {1, 1, -1, 0.5}, 
 static const hmmrt_model_move empty_moves[] = {{0, 2, -1, 1.0}};
 
 static const hmmrt_model models[] = {
-    {"casino", 0, 4, two_states, 0, 3, 7, two_moves, 2, two_emissions, NULL, NULL},
-    {"silent", 0, 4, silent_states, 0, 3, 4, silent_moves, 1, silent_emissions, NULL, NULL},
-    {"one", 1, 3, one_states, 0, 2, 2, one_moves, 1, one_emissions, NULL, NULL},
-    {"endless", 1, 3, one_states, 0, 2, 2, endless_moves, 1, one_emissions, NULL, NULL},
-    {"loop", 1, 3, loop_states, 0, 2, 3, loop_moves, 0, NULL, NULL, NULL},
-    {"empty", 1, 3, loop_states, 0, 2, 1, empty_moves, 0, NULL, NULL, NULL},
+    {.name = "casino", .alphabet = 0, .n_states = 4, .state_names = two_states, .start = 0, .end = 3,
+     .n_moves = 7, .moves = two_moves, .n_emissions = 2, .emissions = two_emissions},
+    {.name = "silent", .alphabet = 0, .n_states = 4, .state_names = silent_states, .start = 0, .end = 3,
+     .n_moves = 4, .moves = silent_moves, .n_emissions = 1, .emissions = silent_emissions},
+    {.name = "one", .alphabet = 1, .n_states = 3, .state_names = one_states, .start = 0, .end = 2,
+     .n_moves = 2, .moves = one_moves, .n_emissions = 1, .emissions = one_emissions},
+    {.name = "endless", .alphabet = 1, .n_states = 3, .state_names = one_states, .start = 0, .end = 2,
+     .n_moves = 2, .moves = endless_moves, .n_emissions = 1, .emissions = one_emissions},
+    {.name = "loop", .alphabet = 1, .n_states = 3, .state_names = loop_states, .start = 0, .end = 2,
+     .n_moves = 3, .moves = loop_moves, .n_emissions = 0, .emissions = NULL},
+    {.name = "empty", .alphabet = 1, .n_states = 3, .state_names = loop_states, .start = 0, .end = 2,
+     .n_moves = 1, .moves = empty_moves, .n_emissions = 0, .emissions = NULL},
 };
 enum { CASINO, SILENT, ONE, ENDLESS, LOOP, EMPTY };
 
