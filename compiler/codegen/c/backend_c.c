@@ -147,12 +147,14 @@ static void write_store_table_column(CallWriter *w, const SumPrecision *p, const
               w->m->n_states, p->log);
 }
 
-/* The columns: local arrays for small models, scratch memory otherwise. */
+/* The columns: local arrays for small models (the run function passes
+ * NULL for `columns`), scratch memory otherwise. */
 static void write_columns(CallWriter *w, const char *type)
 {
     int n = w->m->n_states;
     if (w->plan->local_arrays) {
         emit_line(w->e, "%s column0[%d], column1[%d];", type, n, n);
+        emit_line(w->e, "(void)columns; /* NULL: the columns are local arrays */");
     } else {
         emit_line(w->e, "%s *column0 = columns, *column1 = columns + %d;", type, n);
     }
@@ -203,7 +205,6 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
               p->suffix, p->type);
     w->dp.value_type = p->type;
     write_columns(w, p->type);
-    emit_line(w->e, "(void)columns;");
     emit_line(w->e, "*scale = -%d;", SUM_EXP);
     emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 "
                        "when rescaled (memory of an earlier sequence could underflow and send the "
@@ -264,7 +265,6 @@ static void write_viterbi(CallWriter *w)
     emit_open(w->e, "static double %s(const uint8_t *x, int64_t L, double *columns, "
                     "double *table, %s *bp_table)", name_of(w, "viterbi"), type);
     write_columns(w, "double");
-    emit_line(w->e, "(void)columns;");
     if (bytes) {
         emit_line(w->e, "%s *bp = bp_table;", type);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
@@ -463,42 +463,59 @@ static void write_run(CallWriter *w)
     emit_line(w->e, "const int64_t L = seq->length;");
     if (want_table || bp_bytes)
         emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
-    if (call->plan.dense)
-        emit_line(w->e, "size_t bytes = (sizeof(double) * 3 + sizeof(int)) * %d;",
-                  w->m->n_states);
-    else if (!w->plan->local_arrays || want_table || bp_bytes)
-        emit_line(w->e, "size_t bytes = %s;",
-                  w->plan->local_arrays ? "0"
-                                  : arena_printf(w->p->arena, "sizeof(%s) * %d",
-                                                 call->alg == ALG_VITERBI ? "double"
-                                                                          : "long double",
-                                                 2 * n));
-    if (want_table)
-        emit_line(w->e, "const size_t table_at = bytes; bytes += sizeof(double) * cells;");
-    if (bp_bytes)
-        emit_line(w->e, "const size_t bp_at = bytes; bytes += sizeof(%s) * cells + 64;",
-                  dp_bp_type(bp_bytes));
-    if (!call->plan.dense && w->plan->local_arrays && !want_table && !bp_bytes) {
-        emit_line(w->e, "char *mem = NULL; /* no scratch memory: the columns are local arrays */");
-    } else {
+    /* the scratch memory: the columns (dense, or too many states for local
+     * arrays), the table, the back pointers, each present one after the last */
+    int scratch_columns = call->plan.dense || !w->plan->local_arrays;
+    const char *columns_size =
+        call->plan.dense ? arena_printf(w->p->arena, "(sizeof(double) * 3 + sizeof(int)) * %d", n)
+                         : arena_printf(w->p->arena, "sizeof(%s) * %d",
+                                        call->alg == ALG_VITERBI ? "double" : "long double", 2 * n);
+    const char *part[3] = {"columns", "table", "bp"};
+    const char *what[3] = {call->plan.dense ? "the dense kernel's columns" : "the two columns", "the table",
+                           "the back pointers"};
+    const char *size[3] = {columns_size, "sizeof(double) * cells",
+                           arena_printf(w->p->arena, "sizeof(%s) * cells + 64",
+                                        dp_bp_type(bp_bytes ? bp_bytes : 1))};
+    int present[3] = {scratch_columns, want_table, bp_bytes > 0};
+    const char *at[3] = {NULL, NULL, NULL}; /* where each present part begins in mem */
+    int n_parts = present[0] + present[1] + present[2], first = 1;
+    for (int k = 0; k < 3; k++) {
+        if (!present[k])
+            continue;
+        if (first && n_parts == 1)
+            emit_line(w->e, "const size_t bytes = %s; /* %s */", size[k], what[k]);
+        else if (first)
+            emit_line(w->e, "size_t bytes = %s; /* %s */", size[k], what[k]);
+        else
+            emit_line(w->e, "const size_t %s_at = bytes; bytes += %s;", part[k], size[k]);
+        at[k] = first ? "mem" : arena_printf(w->p->arena, "(mem + %s_at)", part[k]);
+        first = 0;
+    }
+    if (n_parts) {
         emit_line(w->e, "char *mem = hmmrt_scratch_get(scratch, bytes);");
         emit_line(w->e, "if (!mem)");
         emit_line(w->e, "    return 1;");
+    } else {
+        emit_line(w->e, "(void)scratch; /* none needed: the columns are local arrays */");
     }
-    emit_line(w->e, "double *columns = (double *)mem;");
-    emit_line(w->e, "(void)columns;");
-    emit_line(w->e, "double *table = %s;", want_table ? "(double *)(mem + table_at)" : "NULL");
+    /* what the DP functions are handed: NULL for a part not in scratch memory */
+    const char *columns = scratch_columns ? "columns" : "NULL";
+    const char *wide_columns = scratch_columns ? "(long double *)mem" : "NULL";
+    const char *table = want_table ? "table" : "NULL";
+    if (scratch_columns)
+        emit_line(w->e, "double *columns = (double *)mem;");
+    if (want_table)
+        emit_line(w->e, "double *table = (double *)%s;", at[1]);
     if (call->alg == ALG_VITERBI) {
         if (bp_bytes)
-            emit_line(w->e, "%s *bp = (%s *)(mem + bp_at);", dp_bp_type(bp_bytes), dp_bp_type(bp_bytes));
+            emit_line(w->e, "%s *bp = (%s *)%s;", dp_bp_type(bp_bytes), dp_bp_type(bp_bytes), at[2]);
         if (call->plan.dense)
             emit_line(w->e, "const double score = hmmrt_dense_viterbi(&hmmc_%s, x, L, "
                             "columns, (int *)(columns + %d), %s, %d);", name_of(w, "dense"), 2 * n,
                       bp_bytes ? "bp" : "NULL", bp_bytes);
         else
-            emit_line(w->e, "const double score = %s(x, L, columns, table, %s);",
-                      name_of(w, "viterbi"),
-                      bp_bytes ? "bp" : "NULL");
+            emit_line(w->e, "const double score = %s(x, L, %s, %s, %s);", name_of(w, "viterbi"),
+                      columns, table, bp_bytes ? "bp" : "NULL");
     } else if (call->plan.dense) {
         emit_line(w->e, "const double score = hmmrt_dense_%s(&hmmc_%s, x, L, columns);",
                   algorithm_name(call->alg), name_of(w, "dense"));
@@ -510,17 +527,17 @@ static void write_run(CallWriter *w)
         if (call->plan.long_double_only) {
             emit_comment(w->e, "weights or emission values outside double's range: summed in long "
                                "double only");
-            emit_line(w->e, "double score = %s_wide(x, L, (long double *)mem, table, &scale);",
-                      name);
+            emit_line(w->e, "double score = %s_wide(x, L, %s, %s, &scale);", name, wide_columns,
+                      table);
             emit_line(w->e, "hmmrt_count_long_double();");
         } else {
             emit_line(w->e, "feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);");
-            emit_line(w->e, "double score = %s(x, L, columns, table, &scale);", name);
+            emit_line(w->e, "double score = %s(x, L, %s, %s, &scale);", name, columns, table);
             emit_open(w->e, "if (fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) || isnan(score) || "
                             "score == INFINITY)");
             emit_comment(w->e, "a value left double's normal range: digits or whole paths may be lost, "
                                "so the sum is done again in long double");
-            emit_line(w->e, "score = %s_wide(x, L, (long double *)mem, table, &scale);", name);
+            emit_line(w->e, "score = %s_wide(x, L, %s, %s, &scale);", name, wide_columns, table);
             emit_line(w->e, "hmmrt_count_long_double();");
             emit_close(w->e, "");
         }
@@ -696,7 +713,8 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
         emit_line(e, "if (failed%d)", c);
         emit_line(e, "    return failed%d;", c);
     }
-    emit_line(e, "(void)seq, (void)values, (void)scratch;");
+    if (!p->n_calls)
+        emit_line(e, "(void)seq, (void)values, (void)scratch;");
     emit_line(e, "return 0;");
     emit_close(e, "");
     emit_blank(e);

@@ -43,13 +43,13 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
             emit_line(&e, "#endif");
         }
         if (plan[c].shape == GPU_DENSE)
-            cuda_write_dense_call(&e, p, c);
+            cuda_write_dense_call(&e, p, plans->layout, c);
         else if (plan[c].shape == GPU_PROFILE)
-            cuda_write_profile_call(&e, p, &plan[c], c);
+            cuda_write_profile_call(&e, p, plans->layout, &plan[c], c);
         else if (plan[c].shape == GPU_BLOCK_PER_SEQUENCE)
-            cuda_write_block_call(&e, p, &plan[c], c);
+            cuda_write_block_call(&e, p, plans->layout, &plan[c], c);
         else
-            cuda_write_thread_call(&e, p, &plan[c], c);
+            cuda_write_thread_call(&e, p, plans->layout, &plan[c], c);
         if (quiet) {
             emit_line(&e, "#ifdef __CUDACC__");
             emit_line(&e, "#pragma nv_diag_default 221");

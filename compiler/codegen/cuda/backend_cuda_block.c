@@ -40,6 +40,7 @@ typedef struct BlockWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
+    const Layout *layout; /* the names of the call's symbols */
     const GpuPlan *plan;
     const IrModel *m;
     int index;
@@ -48,6 +49,18 @@ typedef struct BlockWriter {
     int n_tables, *table_of;  /* emission tables used -> dense numbers */
     MoveTable emitting, silent;
 } BlockWriter;
+
+/* The name of a symbol of the call: "c0_kernel" (layout_name). */
+static const char *name_of(const BlockWriter *w, const char *what)
+{
+    return layout_name(w->layout, w->index, what);
+}
+
+/* The name of a column of move table t ("em" or "sl"): "c0_em_state". */
+static const char *table_name(const BlockWriter *w, const char *t, const char *what)
+{
+    return name_of(w, arena_printf(w->p->arena, "%s_%s", t, what));
+}
 
 /* The state a move "belongs to": its destination, or its source backward. */
 static int owner(const BlockWriter *w, const IrMove *mv) { return w->backward ? mv->from : mv->to; }
@@ -127,17 +140,16 @@ static void write_move_table(BlockWriter *w, const MoveTable *t, const char *pre
         bp[k] = incoming_index(w, t->move[k]);
         weight[k] = logs ? mv->lw_max : exp(mv->lw_sum);
     }
-    char *name = arena_printf(a, "%s_state", prefix);
-    cuda_write_int_table(w->e, w->index, name, t->row_state, t->n_rows);
-    cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_start", prefix), t->row_start, t->n_rows + 1);
-    cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_other", prefix), from, n);
+    cuda_write_int_table(w->e, table_name(w, prefix, "state"), t->row_state, t->n_rows);
+    cuda_write_int_table(w->e, table_name(w, prefix, "start"), t->row_start, t->n_rows + 1);
+    cuda_write_int_table(w->e, table_name(w, prefix, "other"), from, n);
     if (!strcmp(prefix, "em"))
-        cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_table", prefix), table, n);
+        cuda_write_int_table(w->e, table_name(w, prefix, "table"), table, n);
     if (w->call->plan.bp_bytes)
-        cuda_write_int_table(w->e, w->index, arena_printf(a, "%s_bp", prefix), bp, n);
-    cuda_write_real_table(w->e, w->index, arena_printf(a, "%s_w", prefix), weight, n);
+        cuda_write_int_table(w->e, table_name(w, prefix, "bp"), bp, n);
+    cuda_write_real_table(w->e, table_name(w, prefix, "w"), weight, n);
     if (!strcmp(prefix, "sl"))
-        cuda_write_int_table(w->e, w->index, "sl_level", t->level_start, t->n_levels + 1);
+        cuda_write_int_table(w->e, table_name(w, "sl", "level"), t->level_start, t->n_levels + 1);
 }
 
 /* Emission values symbol-major: value of table t at symbol c at [c * n_tables + t]. */
@@ -154,7 +166,7 @@ static void write_emissions(BlockWriter *w)
             double lp = m->emissions[emission_of[t]].logp[c];
             v[c * w->n_tables + t] = logs ? lp : exp(lp);
         }
-    cuda_write_real_table(w->e, w->index, "emission", v, w->n_tables ? n : 0);
+    cuda_write_real_table(w->e, name_of(w, "emission"), v, w->n_tables ? n : 0);
 }
 
 /* One thread's part of a phase over rows [first, last): combine its moves. */
@@ -162,9 +174,9 @@ static void write_rows(BlockWriter *w, const char *first, const char *last, int 
 {
     int viterbi = w->call->alg == ALG_VITERBI, bp = w->call->plan.bp_bytes > 0;
     const char *t = silent ? "sl" : "em";
-    int c = w->index;
+    const char *other = table_name(w, t, "other"), *start = table_name(w, t, "start");
     emit_open(w->e, "for (int r = %s + threadIdx.x; r < %s; r += blockDim.x)", first, last);
-    emit_line(w->e, "const int s = c%d_%s_state[r];", c, t);
+    emit_line(w->e, "const int s = %s[r];", table_name(w, t, "state"));
     if (silent)
         emit_line(w->e, "real acc = cur[s];");
     else
@@ -173,18 +185,19 @@ static void write_rows(BlockWriter *w, const char *first, const char *last, int 
         emit_line(w->e, "int best = -1;");
     if (bp && silent)
         emit_line(w->e, "int best = -2; /* -2: the emitting moves' choice stands */");
-    emit_open(w->e, "for (int k = c%d_%s_start[r]; k < c%d_%s_start[r + 1]; k++)", c, t, c, t);
+    emit_open(w->e, "for (int k = %s[r]; k < %s[r + 1]; k++)", start, start);
     const char *column = silent ? "cur" : "prev";
-    const char *emission = silent ? "" : arena_printf(w->p->arena, " %s emission[c * %d + c%d_em_table[k]]",
-                                                      viterbi ? "+" : "*", w->n_tables, c);
+    const char *emission = silent ? "" : arena_printf(w->p->arena, " %s emission[c * %d + %s[k]]",
+                                                      viterbi ? "+" : "*", w->n_tables,
+                                                      table_name(w, "em", "table"));
     if (viterbi) {
-        emit_line(w->e, "const real v = %s[c%d_%s_other[k]] + weight_%s[k]%s;", column, c, t, t, emission);
+        emit_line(w->e, "const real v = %s[%s[k]] + weight_%s[k]%s;", column, other, t, emission);
         if (bp)
-            emit_line(w->e, "if (v > acc) { acc = v; best = c%d_%s_bp[k]; }", c, t);
+            emit_line(w->e, "if (v > acc) { acc = v; best = %s[k]; }", table_name(w, t, "bp"));
         else
             emit_line(w->e, "acc = v > acc ? v : acc;");
     } else {
-        emit_line(w->e, "acc += weight_%s[k]%s * %s[c%d_%s_other[k]];", t, emission, column, c, t);
+        emit_line(w->e, "acc += weight_%s[k]%s * %s[%s[k]];", t, emission, column, other);
     }
     emit_close(w->e, "");
     emit_line(w->e, "cur[s] = acc;");
@@ -202,8 +215,9 @@ static void write_silent_phase(BlockWriter *w)
     if (!w->silent.n_levels)
         return;
     emit_open(w->e, "for (int level = 0; level < %d; level++)", w->silent.n_levels);
-    write_rows(w, arena_printf(w->p->arena, "c%d_sl_level[level]", w->index),
-               arena_printf(w->p->arena, "c%d_sl_level[level + 1]", w->index), 1);
+    const char *level = table_name(w, "sl", "level");
+    write_rows(w, arena_printf(w->p->arena, "%s[level]", level),
+               arena_printf(w->p->arena, "%s[level + 1]", level), 1);
     emit_line(w->e, "__syncthreads();");
     emit_close(w->e, "");
 }
@@ -212,9 +226,10 @@ static void write_silent_phase(BlockWriter *w)
  * means no path emits the sequence. */
 static void write_rescale(BlockWriter *w)
 {
+    const char *state = table_name(w, "em", "state");
     emit_line(w->e, "real mine = (real)0;");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
-    emit_line(w->e, "    mine += cur[c%d_em_state[r]];", w->index);
+    emit_line(w->e, "    mine += cur[%s[r]];", state);
     emit_line(w->e, "const real sum = hmmc_block_sum(mine, partial);");
     emit_line(w->e, "if (!(sum > (real)0))");
     emit_line(w->e, "    break; /* every thread sees the same sum */");
@@ -223,12 +238,12 @@ static void write_rescale(BlockWriter *w)
                        "float in double, double on the CPU (long double)");
     emit_line(w->e, "const real floor = hmmc_losing_floor(sum);");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
-    emit_line(w->e, "    risky |= hmmc_losing_paths(cur[c%d_em_state[r]], floor);", w->index);
+    emit_line(w->e, "    risky |= hmmc_losing_paths(cur[%s[r]], floor);", state);
     emit_line(w->e, "real factor;");
     emit_line(w->e, "int shift;");
     emit_open(w->e, "if (hmmc_rescaling<0, 40>(sum, factor, shift))");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
-    emit_line(w->e, "    cur[c%d_em_state[r]] *= factor;", w->index);
+    emit_line(w->e, "    cur[%s[r]] *= factor;", state);
     emit_line(w->e, "scale += shift;");
     emit_line(w->e, "__syncthreads();");
     emit_close(w->e, "");
@@ -238,14 +253,14 @@ static void write_rescale(BlockWriter *w)
  * every position the block's best value moves into `offset`, a double. */
 static void write_normalise(BlockWriter *w)
 {
+    const char *state = table_name(w, "em", "state");
     emit_line(w->e, "real mine = (real)-INFINITY;");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
-    emit_line(w->e, "    mine = cur[c%d_em_state[r]] > mine ? cur[c%d_em_state[r]] : mine;",
-              w->index, w->index);
+    emit_line(w->e, "    mine = cur[%s[r]] > mine ? cur[%s[r]] : mine;", state, state);
     emit_line(w->e, "const real top = hmmc_block_max(mine, partial);");
     emit_open(w->e, "if (top != (real)-INFINITY)");
     emit_line(w->e, "for (int r = threadIdx.x; r < %d; r += blockDim.x)", w->emitting.n_rows);
-    emit_line(w->e, "    cur[c%d_em_state[r]] -= top;", w->index);
+    emit_line(w->e, "    cur[%s[r]] -= top;", state);
     emit_line(w->e, "offset += (double)top;");
     emit_line(w->e, "__syncthreads();");
     emit_close(w->e, "");
@@ -254,17 +269,17 @@ static void write_normalise(BlockWriter *w)
 static void write_kernel(BlockWriter *w)
 {
     const IrModel *m = w->m;
-    int c = w->index, n = m->n_states, viterbi = w->call->alg == ALG_VITERBI;
+    int n = m->n_states, viterbi = w->call->alg == ALG_VITERBI;
     int bp = w->call->plan.bp_bytes;
     int first = w->backward ? m->end : m->start, last = w->backward ? m->start : m->end;
     const char *zero = viterbi ? "(real)-INFINITY" : "(real)0";
     emit_line(w->e, "template <typename real>");
-    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
+    emit_open(w->e, "__global__ void %s(const hmmrt_gpu_batch b)", name_of(w, "kernel"));
     emit_line(w->e, "real *prev = (real *)hmmc_dynamic_shared(), *cur = prev + %d, *partial = cur + %d;", n, n);
-    emit_line(w->e, "const real *weight_em = c%d_em_w<real>();", c);
+    emit_line(w->e, "const real *weight_em = %s<real>();", table_name(w, "em", "w"));
     if (w->silent.n_levels)
-        emit_line(w->e, "const real *weight_sl = c%d_sl_w<real>();", c);
-    emit_line(w->e, "const real *emission = c%d_emission<real>();", c);
+        emit_line(w->e, "const real *weight_sl = %s<real>();", table_name(w, "sl", "w"));
+    emit_line(w->e, "const real *emission = %s<real>();", name_of(w, "emission"));
     emit_line(w->e, "const int64_t j = blockIdx.x;");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
@@ -316,10 +331,10 @@ static void write_kernel(BlockWriter *w)
     emit_close(w->e, "");
 }
 
-void cuda_write_block_call(Emitter *e, const Program *p, const GpuPlan *plan, int index)
+void cuda_write_block_call(Emitter *e, const Program *p, const Layout *l, const GpuPlan *plan, int index)
 {
     const IrCall *call = &p->calls[index];
-    BlockWriter w = {.e = e, .p = p, .call = call, .plan = plan, .m = call->model, .index = index,
+    BlockWriter w = {.e = e, .p = p, .call = call, .layout = l, .plan = plan, .m = call->model, .index = index,
                      .backward = call->alg == ALG_BACKWARD};
     ir_incoming(p->arena, w.m, &w.in_start, &w.in_order);
     build_table(&w, &w.emitting, 0);
@@ -334,5 +349,5 @@ void cuda_write_block_call(Emitter *e, const Program *p, const GpuPlan *plan, in
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    cuda_write_call_launcher(e, p, plan, index);
+    cuda_write_call_launcher(e, p, l, plan, index);
 }

@@ -6,29 +6,30 @@
 
 #include "analysis/dense.h"
 
-void cuda_write_dense_call(Emitter *e, const Program *p, int index)
+void cuda_write_dense_call(Emitter *e, const Program *p, const Layout *l, int index)
 {
     const IrCall *call = &p->calls[index];
     const char *alg = call->alg == ALG_FORWARD    ? "HMMC_DENSE_FORWARD"
                       : call->alg == ALG_BACKWARD ? "HMMC_DENSE_BACKWARD"
                                                   : "HMMC_DENSE_VITERBI";
+    const char *dense = layout_name(l, index, "dense"), *device = layout_name(l, index, "device");
     emit_blank(e);
     emit_comment(e, "==== call %d: %s; %d live states, %d moves; dense: a tiled matrix product "
                     "per position over the batch (hmmrt_dense.cuh) ====", index, call->label,
                  call->plan.n_live, call->model->n_moves);
-    emit_line(e, "extern \"C\" hmmrt_dense hmmc_c%d_dense; /* the matrix, in the .c file */", index);
-    emit_line(e, "static hmmc_dense_device c%d_device; /* uploaded on first use */", index);
+    emit_line(e, "extern \"C\" hmmrt_dense hmmc_%s; /* the matrix, in the .c file */", dense);
+    emit_line(e, "static hmmc_dense_device %s; /* uploaded on first use */", device);
     emit_blank(e);
-    emit_open(e, "extern \"C\" int c%d_launch(const hmmrt_gpu_batch *b)", index);
+    emit_open(e, "extern \"C\" int %s(const hmmrt_gpu_batch *b)", layout_name(l, index, "launch"));
     emit_line(e, "if (b->use_double)");
-    emit_line(e, "    return hmmc_dense_run<double>(&hmmc_c%d_dense, %s, &c%d_device, b, %d);", index,
-              alg, index, call->plan.bp_bytes);
-    emit_line(e, "return hmmc_dense_run<float>(&hmmc_c%d_dense, %s, &c%d_device, b, %d);", index,
-              alg, index, call->plan.bp_bytes);
+    emit_line(e, "    return hmmc_dense_run<double>(&hmmc_%s, %s, &%s, b, %d);", dense, alg, device,
+              call->plan.bp_bytes);
+    emit_line(e, "return hmmc_dense_run<float>(&hmmc_%s, %s, &%s, b, %d);", dense, alg, device,
+              call->plan.bp_bytes);
     emit_close(e, "");
     emit_blank(e);
-    emit_open(e, "extern \"C\" void c%d_describe(int /* device */, int use_double, char *buf, size_t len)",
-              index);
-    emit_line(e, "hmmc_dense_describe(&hmmc_c%d_dense, use_double, buf, len);", index);
+    emit_open(e, "extern \"C\" void %s(int /* device */, int use_double, char *buf, size_t len)",
+              layout_name(l, index, "describe"));
+    emit_line(e, "hmmc_dense_describe(&hmmc_%s, use_double, buf, len);", dense);
     emit_close(e, "");
 }

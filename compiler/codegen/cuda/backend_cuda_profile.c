@@ -197,22 +197,22 @@ static void write_tables(ProfileWriter *w)
     for (int r = 0; r < PROFILE_ROLES; r++)
         for (int i = 0; i < slots; i++)
             states[r * slots + i] = slot_state(w, i, r);
-    emit_line(w->e, "enum { c%d_G = %d, c%d_S = %d, c%d_R = %d }; /* lanes a sequence; nodes a lane; slots "
-                    "for the left lane's nodes */", w->index, w->G, w->index, w->S, w->index, w->R);
-    cuda_write_int_table(w->e, w->index, "class", w->class_of, w->m->K);
-    cuda_write_real_table(w->e, w->index, "weights", weights, ne * slots);
-    cuda_write_real_table(w->e, w->index, "exits", exits, nx * slots);
-    cuda_write_real_table(w->e, w->index, "emit", emit, w->n_classes * 2 * slots);
+    emit_line(w->e, "enum { %s = %d, %s = %d, %s = %d }; /* lanes a sequence; nodes a lane; slots "
+                    "for the left lane's nodes */", w->G_name, w->G, w->S_name, w->S, w->R_name, w->R);
+    cuda_write_int_table(w->e, profile_name(w, "class"), w->class_of, w->m->K);
+    cuda_write_real_table(w->e, profile_name(w, "weights"), weights, ne * slots);
+    cuda_write_real_table(w->e, profile_name(w, "exits"), exits, nx * slots);
+    cuda_write_real_table(w->e, profile_name(w, "emit"), emit, w->n_classes * 2 * slots);
     if (any_scaled) {
         emit_comment(w->e, "weights of the rows between specials and nodes that float could not "
                            "hold: each lane's are held times 2^c, c at [row * G + lane]");
-        cuda_write_int_table(w->e, w->index, "entry_exp", w->entry_exp, ne * w->G);
-        cuda_write_int_table(w->e, w->index, "exit_exp", w->exit_exp, nx * w->G);
+        cuda_write_int_table(w->e, profile_name(w, "entry_exp"), w->entry_exp, ne * w->G);
+        cuda_write_int_table(w->e, profile_name(w, "exit_exp"), w->exit_exp, nx * w->G);
     }
     if (w->bp) {
-        cuda_write_int_table(w->e, w->index, "state", states, PROFILE_ROLES * slots);
-        cuda_write_int_table(w->e, w->index, "entry_bp", entry_bp, ne * slots);
-        cuda_write_int_table(w->e, w->index, "exit_bp", exit_bp, nx * slots);
+        cuda_write_int_table(w->e, profile_name(w, "state"), states, PROFILE_ROLES * slots);
+        cuda_write_int_table(w->e, profile_name(w, "entry_bp"), entry_bp, ne * slots);
+        cuda_write_int_table(w->e, profile_name(w, "exit_bp"), exit_bp, nx * slots);
     }
 }
 
@@ -224,12 +224,13 @@ static const char *source(const ProfileWriter *w, int e)
         return arena_printf(w->p->arena, "sp%d_e%d", x->from_special, e);
     if (x->from_role < 0)
         return arena_printf(w->p->arena, "sp%d", x->from_special);
-    return arena_printf(w->p->arena, "%s[c%d_R + jj - %d]", profile_role_array[x->from_role], w->index, x->reach);
+    return arena_printf(w->p->arena, "%s[%s + jj - %d]", profile_role_array[x->from_role], w->R_name,
+                        x->reach);
 }
 
 static const char *entry_weight(const ProfileWriter *w, int e)
 {
-    return arena_printf(w->p->arena, "wt[%d * c%d_S * c%d_G]", e, w->index, w->index);
+    return arena_printf(w->p->arena, "wt[%d * %s * %s]", e, w->S_name, w->G_name);
 }
 
 /* acc (and best) combined with `weight` times `value`. */
@@ -262,7 +263,8 @@ static void write_scaled_sources(ProfileWriter *w, int emitting, int room)
         int sp = x->from_special;
         const char *name = w->m->states[w->v->specials[sp]].name;
         const char *c_of_lane = w->entry_scaled[e]
-            ? arena_printf(w->p->arena, "c%d_entry_exp[%d * c%d_G + lane]", w->index, e, w->index) : "0";
+            ? arena_printf(w->p->arena, "%s[%d * %s + lane]", profile_name(w, "entry_exp"), e, w->G_name)
+            : "0";
         if (w->lane_scales) {
             profile_write_special_in_lane(w, e, sp, c_of_lane, name, room);
         } else if (w->entry_scaled[e] && !room) {
@@ -276,10 +278,10 @@ static void write_scaled_sources(ProfileWriter *w, int emitting, int room)
 static void write_entry(ProfileWriter *w, int e, const char *acc)
 {
     const ProfileEntry *x = &w->v->entries[e];
-    int c = w->index;
     if (!profile_entry_is_sparse(w->v, e)) {
         write_combine(w, acc, entry_weight(w, e), source(w, e),
-                      arena_printf(w->p->arena, "c%d_entry_bp[(%d * c%d_S + jj) * c%d_G + lane]", c, e, c, c));
+                      arena_printf(w->p->arena, "%s[(%d * %s + jj) * %s + lane]", profile_name(w, "entry_bp"), e,
+                                   w->S_name, w->G_name));
         return;
     }
     char num[32];
@@ -301,9 +303,9 @@ static void write_left_slots(ProfileWriter *w, int role)
     for (int q = 0; q < w->R; q++) {
         int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
         int idx = q - w->R + d * w->S;        /* run slot in that lane */
-        emit_line(w->e, "{ const real t = __shfl_up_sync(mask, %s[c%d_R + %d], %d, c%d_G); "
-                        "%s[%d] = lane >= %d ? t : %s; }", profile_role_array[role], w->index, idx, d, w->index,
-                  profile_role_array[role], q, d, zero(w));
+        emit_line(w->e, "{ const real t = __shfl_up_sync(mask, %s[%s + %d], %d, %s); "
+                        "%s[%d] = lane >= %d ? t : %s; }", profile_role_array[role], w->R_name, idx, d,
+                  w->G_name, profile_role_array[role], q, d, zero(w));
     }
 }
 
@@ -327,8 +329,8 @@ static void write_left_slots_of(ProfileWriter *w, int n_roles)
 static void write_bp_store(ProfileWriter *w, int role, const char *best)
 {
     const char *type = dp_bp_type(w->bp);
-    emit_line(w->e, "{ const int s = c%d_state[(%d * c%d_S + jj) * c%d_G + lane];", w->index, role, w->index,
-              w->index);
+    emit_line(w->e, "{ const int s = %s[(%d * %s + jj) * %s + lane];", profile_name(w, "state"), role, w->S_name,
+              w->G_name);
     if (best)
         emit_line(w->e, "  if (s >= 0) bp_row[pos * %d + s] = %s < 0 ? (%s)~0u : (%s)%s; }", w->m->n_states,
                   best, type, type, best);
@@ -356,8 +358,8 @@ static void write_special_combine(ProfileWriter *w, int move, int previous_colum
     const char *weight = arena_printf(w->p->arena, "(real)%s", emit_double(num, weight_of(w, move)));
     const char *value = arena_printf(w->p->arena, "%ssp%d", previous_column ? "old_" : "", f);
     if (mv->emission >= 0)
-        value = arena_printf(w->p->arena, "%s %s c%d_spem<real>()[%d * %d + c]", value,
-                             w->viterbi ? "+" : "*", w->index, mv->emission, w->m->K);
+        value = arena_printf(w->p->arena, "%s %s %s<real>()[%d * %d + c]", value,
+                             w->viterbi ? "+" : "*", profile_name(w, "spem"), mv->emission, w->m->K);
     emit_comment(w->e, "%s -> %s", w->m->states[mv->from].name, w->m->states[mv->to].name);
     if (w->lane_scales) {
         emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, %s * %s, %sspx%d);", t, t, weight, value,
@@ -379,20 +381,19 @@ static void write_special_emissions(ProfileWriter *w)
     int used = 0;
     for (int i = 0; i < w->v->n_special_moves; i++)
         used |= m->moves[w->v->special_moves[i]].emission >= 0;
-    cuda_write_real_table(w->e, w->index, "spem", v, used ? m->n_emissions * m->K : 0);
+    cuda_write_real_table(w->e, profile_name(w, "spem"), v, used ? m->n_emissions * m->K : 0);
 }
 
 /* Step 1: emitting moves. */
 static void write_emitting_phase(ProfileWriter *w)
 {
     const ProfileView *v = w->v;
-    int c = w->index;
     write_scaled_sources(w, 1, 1);
     write_left_slots_of(w, PROFILE_ROLES);
     write_scaled_sources(w, 1, 0);
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = c%d_S - 1; jj >= 0; jj--)", c);
-    emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
+    emit_open(w->e, "for (int jj = %s - 1; jj >= 0; jj--)", w->S_name);
+    emit_line(w->e, "const real *wt = w + jj * %s;", w->G_name);
     for (int r = 0; r < 2; r++) {
         if (!v->has_role[r])
             continue;
@@ -408,8 +409,9 @@ static void write_emitting_phase(ProfileWriter *w)
     for (int r = 0; r < 2; r++) {
         if (!v->has_role[r])
             continue;
-        emit_line(w->e, "%s[c%d_R + jj] = new_%s %s em[((cls * 2 + %d) * c%d_S + jj) * c%d_G];",
-                  profile_role_array[r], c, profile_role_array[r], w->viterbi ? "+" : "*", r, c, c);
+        emit_line(w->e, "%s[%s + jj] = new_%s %s em[((cls * 2 + %d) * %s + jj) * %s];",
+                  profile_role_array[r], w->R_name, profile_role_array[r], w->viterbi ? "+" : "*", r, w->S_name,
+                  w->G_name);
         if (w->bp)
             write_bp_store(w, r, arena_printf(w->p->arena, "best_new_%s", profile_role_array[r]));
     }
@@ -433,7 +435,6 @@ static void write_emitting_phase(ProfileWriter *w)
 static void write_special_silent(ProfileWriter *w)
 {
     const ProfileView *v = w->v;
-    int c = w->index;
     for (int t = 0; t < v->n_specials; t++) {
         for (int x = 0; x < v->n_exits; x++) {
             const ProfileExit *ex = &v->exits[x];
@@ -446,25 +447,27 @@ static void write_special_silent(ProfileWriter *w)
             if (w->bp)
                 emit_line(w->e, "int best_part = -1;");
             emit_line(w->e, "#pragma unroll");
-            emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
-            write_combine(w, "part", arena_printf(w->p->arena, "ex[(%d * c%d_S + jj) * c%d_G]", x, c, c),
-                          arena_printf(w->p->arena, "%s[c%d_R + jj]", profile_role_array[ex->from_role], c),
-                          arena_printf(w->p->arena, "c%d_exit_bp[(%d * c%d_S + jj) * c%d_G + lane]",
-                                       c, x, c, c));
+            emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
+            write_combine(w, "part",
+                          arena_printf(w->p->arena, "ex[(%d * %s + jj) * %s]", x, w->S_name, w->G_name),
+                          arena_printf(w->p->arena, "%s[%s + jj]", profile_role_array[ex->from_role], w->R_name),
+                          arena_printf(w->p->arena, "%s[(%d * %s + jj) * %s + lane]",
+                                       profile_name(w, "exit_bp"), x, w->S_name, w->G_name));
             emit_close(w->e, "");
             if (w->viterbi && w->bp) {
-                emit_line(w->e, "hmmc_group_argmax(part, best_part, mask, c%d_G);", c);
+                emit_line(w->e, "hmmc_group_argmax(part, best_part, mask, %s);", w->G_name);
                 emit_line(w->e, "if (part > sp%d) { sp%d = part; best_sp%d = best_part; }", t, t, t);
             } else if (w->viterbi) {
-                emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, c%d_G));", t, t, c);
+                emit_line(w->e, "sp%d = hmmc_vmax(sp%d, hmmc_group_all(part, hmmc_max(), mask, %s));", t, t,
+                          w->G_name);
             } else if (w->lane_scales) {
                 profile_write_exit_sum_in_lanes(w, x, t);
             } else if (w->exit_scaled[x]) {
-                emit_line(w->e, "sp%d += hmmc_group_all(ldexp(part, -c%d_exit_exp[%d * c%d_G + lane]), "
-                                "hmmc_add(), mask, c%d_G); /* this lane's weights are held times 2^c */",
-                          t, c, x, c, c);
+                emit_line(w->e, "sp%d += hmmc_group_all(ldexp(part, -%s[%d * %s + lane]), "
+                                "hmmc_add(), mask, %s); /* this lane's weights are held times 2^c */",
+                          t, profile_name(w, "exit_exp"), x, w->G_name, w->G_name);
             } else {
-                emit_line(w->e, "sp%d += hmmc_group_all(part, hmmc_add(), mask, c%d_G);", t, c);
+                emit_line(w->e, "sp%d += hmmc_group_all(part, hmmc_add(), mask, %s);", t, w->G_name);
             }
             emit_close(w->e, "");
         }
@@ -480,7 +483,7 @@ static void write_special_silent(ProfileWriter *w)
 static void write_delete_chain(ProfileWriter *w)
 {
     const ProfileView *v = w->v;
-    int c = w->index, chain = -1;
+    int chain = -1;
     if (!v->has_role[ROLE_DELETE])
         return;
     for (int e = 0; e < v->n_entries; e++)
@@ -488,13 +491,13 @@ static void write_delete_chain(ProfileWriter *w)
             chain = e;
     emit_comment(w->e, "delete states: first what enters them from elsewhere (a)");
     if (w->bp)
-        emit_line(w->e, "int best_as[c%d_S];", c);
+        emit_line(w->e, "int best_as[%s];", w->S_name);
     write_scaled_sources(w, 0, 1);
     write_left_slots_of(w, 2);
     write_scaled_sources(w, 0, 0);
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
-    emit_line(w->e, "const real *wt = w + jj * c%d_G;", c);
+    emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
+    emit_line(w->e, "const real *wt = w + jj * %s;", w->G_name);
     emit_line(w->e, "real a = %s;", zero(w));
     if (w->bp)
         emit_line(w->e, "int best_a = -1;");
@@ -503,47 +506,48 @@ static void write_delete_chain(ProfileWriter *w)
         if (!x->emitting && e != chain)
             write_entry(w, e, "a");
     }
-    emit_line(w->e, "del[c%d_R + jj] = a;", c);
+    emit_line(w->e, "del[%s + jj] = a;", w->R_name);
     if (w->bp)
         emit_line(w->e, "best_as[jj] = best_a;");
     emit_close(w->e, "");
     if (chain >= 0) {
-        const char *t = arena_printf(w->p->arena, "w[(%d * c%d_S + jj) * c%d_G]", chain, c, c);
+        const char *t = arena_printf(w->p->arena, "w[(%d * %s + jj) * %s]", chain, w->S_name, w->G_name);
         emit_comment(w->e, "the chain D[k] = a[k] %s t[k] %s D[k-1]: this lane's run as one step "
                            "(A, T), a scan of the steps across the warp, then the run again from "
                            "the value entering it", w->viterbi ? "max" : "+", w->viterbi ? "+" : "*");
         emit_line(w->e, "real A = %s, T = %s;", zero(w), w->viterbi ? "(real)0" : "(real)1");
         emit_line(w->e, "#pragma unroll");
-        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
         if (w->viterbi)
-            emit_line(w->e, "A = hmmc_vmax(del[c%d_R + jj], %s + A); T += %s;", c, t, t);
+            emit_line(w->e, "A = hmmc_vmax(del[%s + jj], %s + A); T += %s;", w->R_name, t, t);
         else
-            emit_line(w->e, "A = del[c%d_R + jj] + %s * A; T *= %s;", c, t, t);
+            emit_line(w->e, "A = del[%s + jj] + %s * A; T *= %s;", w->R_name, t, t);
         emit_close(w->e, "");
         if (w->lane_scales) {
             profile_write_chain_scan_in_lanes(w);
         } else {
-            emit_line(w->e, "real entering = hmmc_group_chain_scan(A, T, lane, %s(), mask, c%d_G);",
-                      w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct", c);
+            emit_line(w->e, "real entering = hmmc_group_chain_scan(A, T, lane, %s(), mask, %s);",
+                      w->viterbi ? "hmmc_maxplus" : "hmmc_sumproduct", w->G_name);
         }
         emit_line(w->e, "#pragma unroll");
-        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
         if (w->viterbi && w->bp) {
             emit_line(w->e, "const real through = %s + entering;", t);
             emit_line(w->e, "int best_del = best_as[jj];");
-            emit_line(w->e, "if (through > del[c%d_R + jj]) { del[c%d_R + jj] = through; "
-                            "best_del = c%d_entry_bp[(%d * c%d_S + jj) * c%d_G + lane]; }", c, c, c, chain, c, c);
+            emit_line(w->e, "if (through > del[%s + jj]) { del[%s + jj] = through; "
+                            "best_del = %s[(%d * %s + jj) * %s + lane]; }", w->R_name, w->R_name,
+                      profile_name(w, "entry_bp"), chain, w->S_name, w->G_name);
             write_bp_store(w, ROLE_DELETE, "best_del");
         } else if (w->viterbi) {
-            emit_line(w->e, "del[c%d_R + jj] = hmmc_vmax(del[c%d_R + jj], %s + entering);", c, c, t);
+            emit_line(w->e, "del[%s + jj] = hmmc_vmax(del[%s + jj], %s + entering);", w->R_name, w->R_name, t);
         } else {
-            emit_line(w->e, "del[c%d_R + jj] += %s * entering;", c, t);
+            emit_line(w->e, "del[%s + jj] += %s * entering;", w->R_name, t);
         }
-        emit_line(w->e, "entering = del[c%d_R + jj];", c);
+        emit_line(w->e, "entering = del[%s + jj];", w->R_name);
         emit_close(w->e, "");
     } else if (w->bp) {
         emit_line(w->e, "#pragma unroll");
-        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
         write_bp_store(w, ROLE_DELETE, "best_as[jj]");
         emit_close(w->e, "");
     }
@@ -568,10 +572,10 @@ static void write_silent_phase(ProfileWriter *w)
 static void write_apply_all(ProfileWriter *w, const char *op)
 {
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
+    emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "%s[c%d_R + jj] %s;", profile_role_array[r], w->index, op);
+            emit_line(w->e, "%s[%s + jj] %s;", profile_role_array[r], w->R_name, op);
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "sp%d %s;", s, op);
@@ -580,13 +584,12 @@ static void write_apply_all(ProfileWriter *w, const char *op)
 /* Step 3, forward: the column sum and exact rescaling. */
 static void write_rescale(ProfileWriter *w)
 {
-    int c = w->index;
     emit_line(w->e, "real part = (real)0;");
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "part += %s[c%d_R + jj];", profile_role_array[r], c);
+            emit_line(w->e, "part += %s[%s + jj];", profile_role_array[r], w->R_name);
     emit_close(w->e, "");
     if (w->lane_scales) {
         emit_comment(w->e, "each lane keeps its values near the top of float's range, its "
@@ -596,8 +599,8 @@ static void write_rescale(ProfileWriter *w)
         for (int s = 0; s < w->v->n_specials; s++)
             emit_line(w->e, "hmmc_renormalise(sp%d, spx%d, %d);", s, s, SUM_EXP);
     }
-    emit_line(w->e, "real sum = hmmc_group_all(%s, hmmc_add(), mask, c%d_G)",
-              w->lane_scales ? "ldexp(part, lane_exp)" : "part", c);
+    emit_line(w->e, "real sum = hmmc_group_all(%s, hmmc_add(), mask, %s)",
+              w->lane_scales ? "ldexp(part, lane_exp)" : "part", w->G_name);
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, w->lane_scales ? "    + ldexp(sp%d, spx%d)" : "    + sp%d", s, s);
     emit_line(w->e, "    ;");
@@ -617,10 +620,10 @@ static void write_rescale(ProfileWriter *w)
     emit_line(w->e, "if (sizeof(real) == sizeof(float))");
     emit_line(w->e, "    risky |= !(sum < (real)0x1p126);");
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "risky |= hmmc_below_normal(%s[c%d_R + jj]);", profile_role_array[r], c);
+            emit_line(w->e, "risky |= hmmc_below_normal(%s[%s + jj]);", profile_role_array[r], w->R_name);
     emit_close(w->e, "");
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "risky |= hmmc_below_normal(sp%d);", s);
@@ -641,15 +644,14 @@ static void write_rescale(ProfileWriter *w)
 /* Step 3, viterbi: the best value moves into `offset`. */
 static void write_normalise(ProfileWriter *w)
 {
-    int c = w->index;
     emit_line(w->e, "real part = (real)-INFINITY;");
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+    emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "part = hmmc_vmax(part, %s[c%d_R + jj]);", profile_role_array[r], c);
+            emit_line(w->e, "part = hmmc_vmax(part, %s[%s + jj]);", profile_role_array[r], w->R_name);
     emit_close(w->e, "");
-    emit_line(w->e, "real top = hmmc_group_all(part, hmmc_max(), mask, c%d_G);", c);
+    emit_line(w->e, "real top = hmmc_group_all(part, hmmc_max(), mask, %s);", w->G_name);
     for (int s = 0; s < w->v->n_specials; s++)
         emit_line(w->e, "top = hmmc_vmax(top, sp%d);", s);
     emit_open(w->e, "if (top != (real)-INFINITY)");
@@ -662,16 +664,15 @@ static void write_kernel(ProfileWriter *w)
 {
     const ProfileView *v = w->v;
     const IrModel *m = w->m;
-    int c = w->index;
     int end = profile_special_index(v, m->end), start = profile_special_index(v, m->start);
     emit_line(w->e, "template <typename real>");
-    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", c);
-    emit_line(w->e, "const int lane = threadIdx.x %% c%d_G;", c);
-    emit_line(w->e, "const int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / c%d_G;", c);
+    emit_open(w->e, "__global__ void %s(const hmmrt_gpu_batch b)", profile_name(w, "kernel"));
+    emit_line(w->e, "const int lane = threadIdx.x %% %s;", w->G_name);
+    emit_line(w->e, "const int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / %s;", w->G_name);
     emit_comment(w->e, "the lanes of this sequence: shuffles and votes stay inside the group, whose "
                        "sequence may end before its neighbour's");
-    emit_line(w->e, "const unsigned mask = c%d_G == 32 ? 0xffffffffu : ((1u << (c%d_G %% 32)) - 1) << "
-                    "(threadIdx.x %% 32 / c%d_G * c%d_G);", c, c, c, c);
+    emit_line(w->e, "const unsigned mask = %s == 32 ? 0xffffffffu : ((1u << (%s %% 32)) - 1) << "
+                    "(threadIdx.x %% 32 / %s * %s);", w->G_name, w->G_name, w->G_name, w->G_name);
     emit_line(w->e, "if (j >= b.n)");
     emit_line(w->e, "    return; /* the whole group */");
     cuda_write_float_guard(w->e, w->plan, "lane == 0");
@@ -679,16 +680,18 @@ static void write_kernel(ProfileWriter *w)
     emit_line(w->e, "const int64_t L = b.lengths[j];");
     if (w->bp)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(w->bp), dp_bp_type(w->bp));
-    emit_line(w->e, "const real *w = c%d_weights<real>() + lane, *ex = c%d_exits<real>() + lane;", c, c);
-    emit_line(w->e, "const real *em = c%d_emit<real>() + lane;", c);
+    emit_line(w->e, "const real *w = %s<real>() + lane, *ex = %s<real>() + lane;", profile_name(w, "weights"),
+              profile_name(w, "exits"));
+    emit_line(w->e, "const real *em = %s<real>() + lane;", profile_name(w, "emit"));
     if (!v->n_exits)
         emit_line(w->e, "(void)ex; /* no exits */");
     if (!v->has_role[ROLE_MATCH] && !v->has_role[ROLE_INSERT])
         emit_line(w->e, "(void)em; /* no emitting nodes */");
     emit_comment(w->e, "node lane * S + jj of each role at [R + jj]; [0, R): the left lane's last nodes");
-    emit_line(w->e, "real match[c%d_R + c%d_S], insert[c%d_R + c%d_S], del[c%d_R + c%d_S];", c, c, c, c, c, c);
+    emit_line(w->e, "real match[%s + %s], insert[%s + %s], del[%s + %s];", w->R_name, w->S_name, w->R_name,
+              w->S_name, w->R_name, w->S_name);
     emit_line(w->e, "#pragma unroll");
-    emit_line(w->e, "for (int jj = 0; jj < c%d_R + c%d_S; jj++)", c, c);
+    emit_line(w->e, "for (int jj = 0; jj < %s + %s; jj++)", w->R_name, w->S_name);
     emit_line(w->e, "    match[jj] = insert[jj] = del[jj] = %s;", zero(w));
     for (int s = 0; s < v->n_specials; s++) {
         if (w->lane_scales)
@@ -719,7 +722,7 @@ static void write_kernel(ProfileWriter *w)
     if (w->bp) {
         emit_comment(w->e, "position 0: nothing has emitted");
         emit_line(w->e, "#pragma unroll");
-        emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", c);
+        emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
         for (int r = 0; r < 2; r++)
             if (v->has_role[r])
                 write_bp_store(w, r, NULL);
@@ -733,7 +736,7 @@ static void write_kernel(ProfileWriter *w)
                        "more warps fit (measured on an H100: globin forward 256 -> 383 G cells/s)");
     emit_line(w->e, "w = hmmc_opaque(w);");
     emit_line(w->e, "ex = hmmc_opaque(ex);");
-    emit_line(w->e, "const int c = x[pos - 1], cls = c%d_class[c];", c);
+    emit_line(w->e, "const int c = x[pos - 1], cls = %s[c];", profile_name(w, "class"));
     write_emitting_phase(w);
     write_silent_phase(w);
     if (w->viterbi)
@@ -756,12 +759,15 @@ static void write_kernel(ProfileWriter *w)
     emit_close(w->e, "");
 }
 
-void cuda_write_profile_call(Emitter *e, const Program *p, const GpuPlan *plan, int index)
+void cuda_write_profile_call(Emitter *e, const Program *p, const Layout *l, const GpuPlan *plan, int index)
 {
     const IrCall *call = &p->calls[index];
-    ProfileWriter w = {.e = e, .p = p, .call = call, .plan = plan, .m = call->model,
+    ProfileWriter w = {.e = e, .p = p, .call = call, .layout = l, .plan = plan, .m = call->model,
                        .index = index, .viterbi = call->alg == ALG_VITERBI,
                        .bp = call->plan.bp_bytes, .v = plan->profile};
+    w.G_name = profile_name(&w, "G");
+    w.S_name = profile_name(&w, "S");
+    w.R_name = profile_name(&w, "R");
     w.G = plan->profile_lanes;
     w.S = profile_lane_nodes(w.v->K, w.G);
     for (int x = 0; x < w.v->n_entries; x++)
@@ -784,5 +790,5 @@ void cuda_write_profile_call(Emitter *e, const Program *p, const GpuPlan *plan, 
     emit_blank(e);
     write_kernel(&w);
     emit_blank(e);
-    cuda_write_call_launcher(e, p, plan, index);
+    cuda_write_call_launcher(e, p, l, plan, index);
 }

@@ -12,11 +12,13 @@ typedef struct ProfileWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
+    const Layout *layout; /* the names of the call's symbols (profile_name) */
     const GpuPlan *plan;
     const IrModel *m;
     const ProfileView *v;
     int index, viterbi, bp;
     int G, S, R;         /* lanes a sequence, nodes a lane, slots in front */
+    const char *G_name, *S_name, *R_name; /* their constants in the kernel: "c0_G" */
     int n_classes;
     int *class_of;       /* symbol -> class */
     int *in_index;       /* move -> its number among its destination's incoming moves */
@@ -26,6 +28,12 @@ typedef struct ProfileWriter {
     int lane_scales;     /* forward: each lane keeps its values times 2^-lane_exp
                             (GpuPlan.profile_lane_scales) */
 } ProfileWriter;
+
+/* The name of a symbol of the call: "c0_kernel" (layout_name). */
+static inline const char *profile_name(const ProfileWriter *w, const char *what)
+{
+    return layout_name(w->layout, w->index, what);
+}
 
 /* The arrays of the roles' values in the kernel: match, insert, del. */
 extern const char *const profile_role_array[PROFILE_ROLES];

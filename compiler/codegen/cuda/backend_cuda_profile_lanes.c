@@ -14,13 +14,13 @@ void profile_write_lane_shift(ProfileWriter *w)
 {
     emit_line(w->e, "const real factor = hmmc_lane_factor<real>(shift);");
     emit_line(w->e, "#pragma unroll");
-    emit_open(w->e, "for (int jj = 0; jj < c%d_S; jj++)", w->index);
+    emit_open(w->e, "for (int jj = 0; jj < %s; jj++)", w->S_name);
     for (int r = 0; r < PROFILE_ROLES; r++)
         if (w->v->has_role[r])
-            emit_line(w->e, "{ const real v = %s[c%d_R + jj] * factor; "
-                            "risky |= hmmc_moved_below_normal(%s[c%d_R + jj], v); %s[c%d_R + jj] = v; }",
-                      profile_role_array[r], w->index, profile_role_array[r], w->index, profile_role_array[r],
-                      w->index);
+            emit_line(w->e, "{ const real v = %s[%s + jj] * factor; "
+                            "risky |= hmmc_moved_below_normal(%s[%s + jj], v); %s[%s + jj] = v; }",
+                      profile_role_array[r], w->R_name, profile_role_array[r], w->R_name, profile_role_array[r],
+                      w->R_name);
     emit_close(w->e, "");
     emit_line(w->e, "lane_exp += shift;");
 }
@@ -33,20 +33,20 @@ void profile_write_lane_shift(ProfileWriter *w)
  * values down to make room; the test is one comparison of the largest. */
 void profile_write_left_slots_scaled(ProfileWriter *w, unsigned roles)
 {
-    int c = w->index, lanes_left = (w->R + w->S - 1) / w->S;
+    int lanes_left = (w->R + w->S - 1) / w->S;
     emit_open(w->e, "%s", "/* the left lanes' last nodes, in this lane's scale */");
     emit_line(w->e, "int shifted = 0;");
     for (int d = 1; d <= lanes_left; d++)
-        emit_line(w->e, "const int e%d = __shfl_up_sync(mask, lane_exp, %d, c%d_G) - lane_exp; "
-                        "real top%d = (real)0;", d, d, c, d);
+        emit_line(w->e, "const int e%d = __shfl_up_sync(mask, lane_exp, %d, %s) - lane_exp; "
+                        "real top%d = (real)0;", d, d, w->G_name, d);
     for (int q = 0; q < w->R; q++) {
         int d = (w->R - q + w->S - 1) / w->S; /* lanes to the left */
         int idx = q - w->R + d * w->S;        /* run slot in that lane */
         for (int r = 0; r < PROFILE_ROLES; r++)
             if (roles >> r & 1u) {
                 const char *role = profile_role_array[r];
-                emit_line(w->e, "real %s%d = __shfl_up_sync(mask, %s[c%d_R + %d], %d, c%d_G);", role, q, role, c,
-                          idx, d, c);
+                emit_line(w->e, "real %s%d = __shfl_up_sync(mask, %s[%s + %d], %d, %s);", role, q, role, w->R_name,
+                          idx, d, w->G_name);
                 emit_line(w->e, "%s%d = lane >= %d ? %s%d : (real)0;", role, q, d, role, q);
                 emit_line(w->e, "top%d = hmmc_vmax(top%d, %s%d);", d, d, role, q);
             }
@@ -116,15 +116,16 @@ void profile_write_special_in_lane(ProfileWriter *w, int e, int sp, const char *
  * one's exponent. */
 void profile_write_exit_sum_in_lanes(ProfileWriter *w, int x, int t)
 {
-    int c = w->index;
     emit_comment(w->e, "the lanes' parts, each in its lane's scale (and times 2^c), "
                        "summed at the largest one's exponent");
     emit_line(w->e, "const int part_exp = lane_exp - %s;",
-              w->exit_scaled[x] ? arena_printf(w->p->arena, "c%d_exit_exp[%d * c%d_G + lane]", c, x, c) : "0");
+              w->exit_scaled[x]
+                  ? arena_printf(w->p->arena, "%s[%d * %s + lane]", profile_name(w, "exit_exp"), x, w->G_name)
+                  : "0");
     emit_line(w->e, "const int top = hmmc_group_all(part > (real)0 && part < (real)INFINITY ? "
-                    "ilogb(part) + part_exp : -0x3fffffff, hmmc_max(), mask, c%d_G);", c);
+                    "ilogb(part) + part_exp : -0x3fffffff, hmmc_max(), mask, %s);", w->G_name);
     emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, hmmc_group_all(ldexp(part, part_exp - top), "
-                    "hmmc_add(), mask, c%d_G), top);", t, t, c);
+                    "hmmc_add(), mask, %s), top);", t, t, w->G_name);
 }
 
 /* The delete chain's scan across the lanes (each lane's step (A, T) in
@@ -136,8 +137,8 @@ void profile_write_chain_scan_in_lanes(ProfileWriter *w)
                        "value entering far above this lane's makes room first");
     emit_line(w->e, "real entering_m;");
     emit_line(w->e, "int entering_e;");
-    emit_line(w->e, "hmmc_group_chain_scan_scaled(A, lane_exp, T, 0, lane, mask, c%d_G, entering_m, "
-                    "entering_e);", w->index);
+    emit_line(w->e, "hmmc_group_chain_scan_scaled(A, lane_exp, T, 0, lane, mask, %s, entering_m, "
+                    "entering_e);", w->G_name);
     emit_open(w->e, "if (entering_m > (real)0 && entering_m < (real)INFINITY && "
                     "ilogb(entering_m) + entering_e - lane_exp > room)");
     emit_line(w->e, "const int shift = ilogb(entering_m) + entering_e - lane_exp - %d;", LANE_EXP);

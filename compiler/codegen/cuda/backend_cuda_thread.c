@@ -21,6 +21,7 @@ typedef struct KernelWriter {
     Emitter *e;
     const Program *p;
     const IrCall *call;
+    const Layout *layout; /* the names of the call's symbols */
     const GpuPlan *plan;
     int index;
     const IrModel *m;
@@ -30,6 +31,17 @@ typedef struct KernelWriter {
     int alphabet;
 } KernelWriter;
 
+/* The name of a symbol of the call: "c0_kernel" (layout_name). */
+static const char *name_of(const KernelWriter *w, const char *what)
+{
+    return layout_name(w->layout, w->index, what);
+}
+
+/* The name of emission em's table: "c0_table1". */
+static const char *table_name(const KernelWriter *w, int em)
+{
+    return name_of(w, arena_printf(w->p->arena, "table%d", em));
+}
 
 /* The emission tables as __constant__ doubles; each block copies them into
  * shared memory in its precision (threads read them at different symbols). */
@@ -43,7 +55,7 @@ static void write_tables(KernelWriter *w)
     for (int em = 0; em < m->n_emissions; em++) {
         if (w->table_of[em] < 0)
             continue;
-        fprintf(w->e->out, "__constant__ double c%d_table%d[%d] = {", w->index, em, m->K);
+        fprintf(w->e->out, "__constant__ double %s[%d] = {", table_name(w, em), m->K);
         for (int k = 0; k < m->K; k++) {
             double lp = m->emissions[em].logp[k];
             fprintf(w->e->out, "%s%s", k ? ", " : "", emit_double(num, logs ? lp : exp(lp)));
@@ -62,7 +74,7 @@ static void write_prologue(KernelWriter *w)
     emit_open(w->e, "for (int k = threadIdx.x; k < %d; k += blockDim.x)", m->K);
     for (int em = 0; em < m->n_emissions; em++)
         if (w->table_of[em] >= 0)
-            emit_line(w->e, "e%d[k] = (real)c%d_table%d[k];", em, w->index, em);
+            emit_line(w->e, "e%d[k] = (real)%s[k];", em, table_name(w, em));
     emit_close(w->e, "");
     emit_line(w->e, "__syncthreads();");
     emit_line(w->e, "const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -248,7 +260,7 @@ static void write_sum_kernel(KernelWriter *w, int backward)
     const IrModel *m = w->m;
     int first = backward ? m->end : m->start, last = backward ? m->start : m->end;
     emit_line(w->e, "template <typename real>");
-    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", w->index);
+    emit_open(w->e, "__global__ void %s(const hmmrt_gpu_batch b)", name_of(w, "kernel"));
     write_prologue(w);
     write_init_columns(w, "(real)0", first, m->states[first].name);
     if (backward)
@@ -272,7 +284,7 @@ static void write_viterbi_kernel(KernelWriter *w)
     const IrModel *m = w->m;
     int bytes = w->call->plan.bp_bytes;
     emit_line(w->e, "template <typename real>");
-    emit_open(w->e, "__global__ void c%d_kernel(const hmmrt_gpu_batch b)", w->index);
+    emit_open(w->e, "__global__ void %s(const hmmrt_gpu_batch b)", name_of(w, "kernel"));
     write_prologue(w);
     if (bytes) {
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(bytes), dp_bp_type(bytes));
@@ -296,10 +308,11 @@ static void write_viterbi_kernel(KernelWriter *w)
     emit_close(w->e, "");
 }
 
-void cuda_write_thread_call(Emitter *e, const Program *p, const GpuPlan *plan, int index)
+void cuda_write_thread_call(Emitter *e, const Program *p, const Layout *l, const GpuPlan *plan, int index)
 {
     const IrCall *call = &p->calls[index];
-    KernelWriter w = {.e = e, .p = p, .call = call, .plan = plan, .index = index, .m = call->model};
+    KernelWriter w = {.e = e, .p = p, .call = call, .layout = l, .plan = plan, .index = index,
+                      .m = call->model};
     dp_writer_init(&w.dp, e, p->arena, w.m);
     w.dp.prob_table = "e";
     w.dp.log_table = "e";
@@ -318,5 +331,5 @@ void cuda_write_thread_call(Emitter *e, const Program *p, const GpuPlan *plan, i
     case ALG_POSTERIOR: break; /* runs on the CPU (backend_cuda.c skips it) */
     }
     emit_blank(e);
-    cuda_write_call_launcher(e, p, plan, index);
+    cuda_write_call_launcher(e, p, l, plan, index);
 }
