@@ -343,7 +343,9 @@ void hmmrt_fb_free(hmmrt_fb *fb)
 static int make_dense(hmmrt_fb *fb)
 {
     size_t n = (size_t)fb->n, emitting = 0;
-    if (n > 2048)
+    /* below 16 states the move lists are as short as the rows (the casino's
+     * posterior took 1.17 s with the matrix, 0.96 s without, on 16 threads) */
+    if (n < 16 || n > 2048)
         return 0;
     for (int i = 0; i < fb->n_moves; i++)
         emitting += fb->moves[i].emission >= 0 && fb->live[i];

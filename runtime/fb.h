@@ -34,8 +34,8 @@ typedef struct hmmrt_fb {
     double *closure;
     int max_comp;             /* states of the largest component */
     int *inner_start, *inner; /* component c's silent moves within it (viterbi) */
-    /* The dense form, for models whose emitting moves are many (a quarter of
-     * n x n or more) and into each state all of one table: the emitting
+    /* The dense form, for models of 16 to 2,048 states whose emitting moves
+     * are many (a quarter of n x n or more) and into each state all of one table: the emitting
      * weights as a matrix (rows and columns vectorise), each state's table. */
     int dense;
     double *matrix;           /* n x n: matrix[k * n + q], 0 where no live emitting move */
