@@ -3,13 +3,16 @@
  * the program's source_text is the .hmm file byte for byte, and for every
  * trainable model of main each move's span holds the text of its weight and
  * each emission value's span the text of that value (a left-out symbol: 0),
- * in the order libhmmrt numbers the moves (a dense model's: dense_moves). */
+ * in the order libhmmrt numbers the moves (a dense model's: hmmrt_dense_moves). */
 #define main generated_main
 #include GENERATED
 #undef main
-#include "sample.c"
+#include "fb.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The number a span's text denotes: NUMBER or NUMBER / NUMBER. */
 static double value_of(const char *text, int64_t begin, int64_t end, int *ok)
@@ -60,7 +63,7 @@ int main(int argc, char **argv)
         const hmmrt_model_move *moves = m->moves;
         hmmrt_model_move *made = NULL;
         if (m->dense)
-            moves = made = dense_moves(m, &n);
+            moves = made = hmmrt_dense_moves(m, &n);
         for (int j = 0; j < n; j++, checked++) {
             int ok;
             double w = value_of(prog->source_text, m->move_span[j].begin, m->move_span[j].end, &ok);
