@@ -450,6 +450,18 @@ static int n_source_states(const IrModel *m)
 }
 
 /* c<i>_run: runs the call on one sequence and fills the columns it prints. */
+/* Column i from the best path (hmmrt_traceback or hmmrt_segments): '-'
+ * without a path, and status 2 for broken back pointers. */
+static void write_path_column(CallWriter *w, const char *fn, int bp_bytes, int i)
+{
+    emit_open(w->e, "if (score == -INFINITY)");
+    emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
+    emit_close(w->e, "");
+    emit_line(w->e, "else if (%s(&%s, bp, %d, L, &values[%d].text) != 0)", fn, name_of(w, "paths"),
+              bp_bytes, i);
+    emit_line(w->e, "    return 2;");
+}
+
 static void write_run(CallWriter *w)
 {
     const IrCall *call = w->call;
@@ -555,24 +567,14 @@ static void write_run(CallWriter *w)
                       i, n, name_of(w, "shown"), n_source_states(m));
             break;
         case ATTR_TRACEBACK:
-            emit_open(w->e, "if (score == -INFINITY)");
-            emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
-            emit_close(w->e, "");
-            emit_line(w->e, "else if (hmmrt_traceback(&%s, bp, %d, L, &values[%d].text) != 0)",
-                      name_of(w, "paths"), bp_bytes, i);
-            emit_line(w->e, "    return 2;");
+            write_path_column(w, "hmmrt_traceback", bp_bytes, i);
             break;
         case ATTR_TRACEBACK_TABLE:
             emit_line(w->e, "hmmrt_traceback_table(&%s, bp, %d, L, %s, %d, &values[%d].text);",
                       name_of(w, "paths"), bp_bytes, name_of(w, "shown"), n_source_states(m), i);
             break;
         case ATTR_SEGMENTS:
-            emit_open(w->e, "if (score == -INFINITY)");
-            emit_line(w->e, "hmmrt_buf_puts(&values[%d].text, \"-\");", i);
-            emit_close(w->e, "");
-            emit_line(w->e, "else if (hmmrt_segments(&%s, bp, %d, L, &values[%d].text) != 0)",
-                      name_of(w, "paths"), bp_bytes, i);
-            emit_line(w->e, "    return 2;");
+            write_path_column(w, "hmmrt_segments", bp_bytes, i);
             break;
         default: /* the others are posterior's (c_write_posterior_call) */
             break;
