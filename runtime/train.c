@@ -546,7 +546,7 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             m->name, (long long)t.seqs.n, o->viterbi_training ? "viterbi training" : "Baum-Welch",
             o->pseudocount, o->iterations, o->tolerance, where);
     double previous = 0;
-    int have_previous = 0, written = 0;
+    int have_previous = 0;
     long iteration = 0;
     int64_t left_out = 0;
     for (;; iteration++) {
@@ -559,7 +559,6 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
                 fprintf(stderr, "# interrupted: writing the model of iteration %ld "
                                 "(log-likelihood %.6f)\n", iteration - 1, previous);
                 status = write_program(&t, kept_w, kept_e);
-                written = 1;
             } else {
                 hmmrt_error("interrupted before the first iteration ended: nothing written");
             }
@@ -587,7 +586,6 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
                     converged ? "converged" : "stopped", iteration,
                     o->viterbi_training ? "best-path score" : "log-likelihood", text);
             status = write_program(&t, t.fb->w, t.fb->e);
-            written = 1;
             break;
         }
         memcpy(kept_w, t.fb->w, (size_t)t.fb->n_moves * sizeof *kept_w);
@@ -604,7 +602,6 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         }
     }
     signal(SIGINT, old_handler == SIG_ERR ? SIG_DFL : old_handler);
-    (void)written;
     free(kept_w), free(kept_e);
     free_trainer(&t);
     if (!status && (skipped || left_out))

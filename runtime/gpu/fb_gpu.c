@@ -166,16 +166,11 @@ static void choose_shape(hmmrt_gpu_trainer *g, const hmmrt_fb *fb, int device)
     hmmrt_fb_gpu_job *j = &g->job;
     int n = fb->n;
     j->group = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 0;
-    const char *forced = getenv("HMMRT_FB_GROUP"); /* experiments: lanes a sequence */
-    if (forced && n <= 32 && atoi(forced) >= 1 && atoi(forced) <= 32)
-        j->group = atoi(forced);
     int lanes = j->group ? j->group : ((n + 31) / 32 * 32 > 256 ? 256 : (n + 31) / 32 * 32);
     j->block = j->group ? 128 : lanes;
     int per_block = j->group ? j->block / j->group : 1;
     size_t column = (size_t)lanes * (size_t)((n + lanes - 1) / lanes) * sizeof(float);
     size_t own = (2 * column + (j->group ? 0 : 32 * sizeof(float)) + 7) / 8 * 8;
-    if (lanes < n) /* the dense form gives each lane one state */
-        j->t.dense = 0;
     size_t nn = j->t.dense ? (size_t)n * (size_t)n : 0;
     size_t counts = ((size_t)fb->n_moves + g->values + nn) * sizeof(double);
     j->block_bytes = (2 * nn * sizeof(float) + 7) / 8 * 8;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
 
-/* Synchronising and summing over a group of G lanes of one warp (G = 1 ..
+/* Synchronising and summing over a group of G lanes of one warp (G = 4 ..
  * 32), or with G = 0 over the whole block (red: 32 floats of shared). */
 template <int G> struct hmmrt_fb_lanes {
     __device__ static void sync(unsigned mask) { __syncwarp(mask); }
@@ -17,10 +17,6 @@ template <int G> struct hmmrt_fb_lanes {
             v += __shfl_xor_sync(mask, v, d, G);
         return v;
     }
-};
-template <> struct hmmrt_fb_lanes<1> {
-    __device__ static void sync(unsigned mask) {}
-    __device__ static float sum(float v, unsigned mask, float *red) { return v; }
 };
 template <> struct hmmrt_fb_lanes<0> {
     __device__ static void sync(unsigned mask) { __syncthreads(); }
@@ -39,7 +35,7 @@ template <> struct hmmrt_fb_lanes<0> {
     }
 };
 
-/* A group: G lanes of one warp (G = 1 .. 32) working on one sequence, or
+/* A group: G lanes of one warp (G = 4 .. 32) working on one sequence, or
  * with G = 0 the whole block. */
 template <int G> struct hmmrt_fb_group {
     unsigned mask;
@@ -362,8 +358,6 @@ extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job)
     if (job->n_seqs == 0)
         return 0;
     switch (job->group) {
-    case 1: return hmmrt_fb_launch_group<1>(job);
-    case 2: return hmmrt_fb_launch_group<2>(job);
     case 4: return hmmrt_fb_launch_group<4>(job);
     case 8: return hmmrt_fb_launch_group<8>(job);
     case 16: return hmmrt_fb_launch_group<16>(job);
