@@ -163,6 +163,9 @@ void hmmrt_print_version(FILE *f, const hmmrt_program *prog);
  * segments: "NAME:FIRST-LAST" (1-based; "NAME:I" for one), space-separated. */
 void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
                           int64_t L);
+/* One segment: "NAME:FIRST-LAST", or "NAME:FIRST" when last == first
+ * (viterbi's segments, traceback.c, write theirs with it too). */
+void hmmrt_buf_segment(hmmrt_buf *out, const char *name, int64_t first, int64_t last);
 
 /* ---- train.c: --train ------------------------------------------------------ */
 int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o);

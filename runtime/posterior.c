@@ -70,22 +70,27 @@ static void write_decode(hmmrt_buf *out, const hmmrt_model *m, const int *best, 
     }
 }
 
+void hmmrt_buf_segment(hmmrt_buf *out, const char *name, int64_t first, int64_t last)
+{
+    char span[48];
+    hmmrt_buf_puts(out, name);
+    if (last > first)
+        snprintf(span, sizeof span, ":%lld-%lld", (long long)first, (long long)last);
+    else
+        snprintf(span, sizeof span, ":%lld", (long long)first);
+    hmmrt_buf_puts(out, span);
+}
+
 void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
                           int64_t L)
 {
-    char span[48];
     for (int64_t first = 0; first < L;) {
         int64_t last = first;
         while (last + 1 < L && state[last + 1] == state[first])
             last++;
         if (first)
             hmmrt_buf_putc(out, ' ');
-        hmmrt_buf_puts(out, names[state[first]]);
-        if (last > first)
-            snprintf(span, sizeof span, ":%lld-%lld", (long long)first + 1, (long long)last + 1);
-        else
-            snprintf(span, sizeof span, ":%lld", (long long)first + 1);
-        hmmrt_buf_puts(out, span);
+        hmmrt_buf_segment(out, names[state[first]], first + 1, last + 1);
         first = last + 1;
     }
 }

@@ -166,14 +166,7 @@ int hmmrt_segments(const hmmrt_paths *p, const void *bp, int bp_bytes, int64_t l
     for (size_t i = r.n; ok && i-- > 0;) {
         if (i + 1 < r.n)
             hmmrt_buf_putc(out, ' ');
-        hmmrt_buf_puts(out, p->state_names[r.v[i].state]);
-        char span[48];
-        if (r.v[i].first == r.v[i].last)
-            snprintf(span, sizeof span, ":%lld", (long long)r.v[i].first);
-        else
-            snprintf(span, sizeof span, ":%lld-%lld", (long long)r.v[i].first,
-                     (long long)r.v[i].last);
-        hmmrt_buf_puts(out, span);
+        hmmrt_buf_segment(out, p->state_names[r.v[i].state], r.v[i].first, r.v[i].last);
     }
     if (ok && r.n == 0) /* an empty sequence */
         hmmrt_buf_puts(out, "-");
