@@ -21,7 +21,7 @@ typedef struct corpus {
     char **names;
     int64_t *start;      /* sequence i: codes[start[i] .. start[i+1]-1] */
     uint8_t *codes;
-    unsigned char *left_out; /* no path: named once, then left out */
+    unsigned char *left_out; /* no path: 1 when found, 2 once named; left out */
     int64_t longest;
 } corpus;
 
@@ -439,17 +439,24 @@ static int check_trainable(const hmmrt_program *prog, const hmmrt_model *m)
     return 0;
 }
 
-static void name_left_out(const trainer *t)
+/* Names the sequences this iteration found without a path (left_out 1),
+ * the first ten of them, and marks them named (2): an iteration that finds
+ * more names only those. */
+static void name_left_out(trainer *t)
 {
-    int64_t shown = 0;
-    for (int64_t i = 0; i < t->seqs.n; i++)
-        if (t->seqs.left_out[i] && shown++ < 10)
+    int64_t found = 0;
+    for (int64_t i = 0; i < t->seqs.n; i++) {
+        if (t->seqs.left_out[i] != 1)
+            continue;
+        t->seqs.left_out[i] = 2;
+        if (found++ < 10)
             hmmrt_warning("sequence %s: model %s gives it no path (probability 0); left out of "
                           "the training",
                           t->seqs.names[i], t->model->name);
-    if (shown > 10)
+    }
+    if (found > 10)
         hmmrt_warning("%lld sequences in all have no path and were left out",
-                      (long long)shown);
+                      (long long)found);
 }
 
 /* Moves the E-step to the GPU where the program and the run allow it;
