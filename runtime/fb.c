@@ -263,17 +263,15 @@ int hmmrt_fb_close_cycles(hmmrt_fb *fb, char *err, size_t errlen)
             a[r * w2 + r] = 1;
             a[r * w2 + m + r] = 1;
         }
-        for (int k = fb->comp_start[c]; k < fb->comp_start[c + 1]; k++) {
-            int u = fb->comp_state[k];
-            for (int i = 0; i < fb->n_silent; i++) {
-                const hmmrt_model_move *mv = &fb->moves[fb->silent[i]];
-                if (mv->from != u || fb->comp_of[mv->to] != c)
-                    continue;
-                int r = k - fb->comp_start[c], col = 0;
-                while (st[col] != mv->to)
-                    col++;
-                a[r * w2 + col] -= fb->w[fb->silent[i]];
-            }
+        /* W: the component's own silent moves (fb->inner), by their ends' places in st */
+        for (int j = fb->inner_start[c]; j < fb->inner_start[c + 1]; j++) {
+            const hmmrt_model_move *mv = &fb->moves[fb->inner[j]];
+            int r = 0, col = 0;
+            while (st[r] != mv->from)
+                r++;
+            while (st[col] != mv->to)
+                col++;
+            a[r * w2 + col] -= fb->w[fb->inner[j]];
         }
         int diverges = 0;
         for (int p = 0; p < m && !diverges; p++) {
