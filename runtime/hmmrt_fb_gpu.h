@@ -1,10 +1,12 @@
-/* hmmrt_fb_gpu.h: forward-backward over a model as written on the GPU, the
- * E-step of --train (and its counts): the tables the kernel reads and one
- * launch's work, shared by the host driver (runtime/gpu/fb_gpu.c) and the
- * kernel (runtime/gpu/fb_kernel.cu, compiled once into libhmmrt_gpu.a). */
+/* hmmrt_fb_gpu.h: forward-backward over a model as written on the GPU, for
+ * the E-step of --train (its counts) and for posterior calls: the tables the
+ * kernel reads and one launch's work, shared by the host side
+ * (runtime/gpu/fb_device.c, fb_gpu.c, chunks.c) and the kernel
+ * (runtime/gpu/fb_kernel.cu, compiled once into libhmmrt_gpu.a). */
 #ifndef HMMRT_FB_GPU_H
 #define HMMRT_FB_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -56,13 +58,18 @@ typedef struct hmmrt_fb_gpu_job {
     int64_t n_seqs;
     const uint8_t *codes;      /* sequence s: codes[offsets[s] .. + lengths[s]] */
     const int64_t *offsets, *lengths;
-    float *f;                  /* forward tables: sequence s's (L+1) x n at f + f_offsets[s] */
-    const int64_t *f_offsets;
-    int *scale;                /* each column was divided by 2^scale: sequence s's at scale + scale_offsets[s] */
-    const int64_t *scale_offsets;
-    double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added) */
-    double *move_counts;       /* n_moves, added to */
-    double *emission_counts;   /* n_emissions x K, added to */
+    const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] .. cols_at[s] + L */
+    float *f;                  /* forward tables: column c's n values at f + c * n */
+    int *scale;                /* column c was divided by 2^scale[c] */
+    double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added;
+                                  NaN: a posterior call leaves the sequence to the CPU) */
+    int posterior;             /* 0: --train's E-step, adding counts; 1: a posterior call */
+    double *move_counts;       /* E-step: n_moves, added to */
+    double *emission_counts;   /* E-step: n_emissions x K, added to */
+    int *best;                 /* posterior, or NULL: position i's state of highest
+                                  posterior at best[cols_at[s] + i], 1 <= i <= L */
+    float *post;               /* posterior, or NULL: position i's posteriors at
+                                  post + (cols_at[s] + i) * n */
     int group;                 /* lanes a sequence (4, 8, 16, 32), or 0: a block */
     int block, grid;           /* threads a block; blocks */
     int counts_in_shared;      /* 1: each group gathers its counts in shared memory (always

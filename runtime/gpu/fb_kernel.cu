@@ -1,8 +1,9 @@
-/* fb_kernel.cu: the GPU kernel of --train's E-step: forward-backward over
- * the model as written (runtime/fb.c's arithmetic, in float, each column
- * scaled by a power of two), a group of lanes a sequence, counts gathered in
- * double. The same for every model: compiled once by nvcc into
- * libhmmrt_gpu.a, and handed to the driver (fb_gpu.c) by generated programs. */
+/* fb_kernel.cu: forward-backward over the model as written on the GPU
+ * (runtime/fb.c's arithmetic, in float, each column scaled by a power of
+ * two), a group of lanes a sequence: --train's E-step (counts gathered in
+ * double) and posterior calls (each position's posteriors and the state of
+ * highest posterior). The same for every model: compiled once by nvcc into
+ * libhmmrt_gpu.a, and handed to the driver by generated programs. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
@@ -16,6 +17,16 @@ template <int G> struct hmmrt_fb_lanes {
         for (int d = G / 2; d > 0; d >>= 1)
             v += __shfl_xor_sync(mask, v, d, G);
         return v;
+    }
+    /* The largest v over the group and its q (the smaller q on a tie), in every lane. */
+    __device__ static void argmax(float &v, int &q, unsigned mask, float *red)
+    {
+        for (int d = G / 2; d > 0; d >>= 1) {
+            const float ov = __shfl_xor_sync(mask, v, d, G);
+            const int oq = __shfl_xor_sync(mask, q, d, G);
+            if (ov > v || (ov == v && oq < q))
+                v = ov, q = oq;
+        }
     }
 };
 template <> struct hmmrt_fb_lanes<0> {
@@ -32,6 +43,23 @@ template <> struct hmmrt_fb_lanes<0> {
         for (int k = 0; k < (int)(blockDim.x >> 5); k++)
             total += red[k];
         return total;
+    }
+    /* red: 64 floats, a warp's best value then its q */
+    __device__ static void argmax(float &v, int &q, unsigned mask, float *red)
+    {
+        hmmrt_fb_lanes<32>::argmax(v, q, 0xffffffffu, red);
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0) {
+            red[threadIdx.x >> 5] = v;
+            red[32 + (threadIdx.x >> 5)] = __int_as_float(q);
+        }
+        __syncthreads();
+        for (int k = 0; k < (int)(blockDim.x >> 5); k++) {
+            const float ov = red[k];
+            const int oq = __float_as_int(red[32 + k]);
+            if (ov > v || (ov == v && oq < q))
+                v = ov, q = oq;
+        }
     }
 };
 
@@ -50,6 +78,8 @@ template <int G> struct hmmrt_fb_group {
     __device__ void sync() const { hmmrt_fb_lanes<G>::sync(mask); }
     /* The sum of v over the group, in every lane. */
     __device__ float sum(float v, float *red) const { return hmmrt_fb_lanes<G>::sum(v, mask, red); }
+    /* The largest v over the group and its q (the smaller q on a tie). */
+    __device__ void argmax(float &v, int &q, float *red) const { hmmrt_fb_lanes<G>::argmax(v, q, mask, red); }
 };
 
 /* Silent moves within a column, forward: level by level, a lane a
@@ -122,9 +152,57 @@ __device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t,
     }
 }
 
+/* Posterior calls: the posteriors of position i (1 <= i <= L), the
+ * probability that the i-th emitting move ends in q: the forward mass its
+ * emitting moves bring into q from column i - 1 (fp) times q's backward value
+ * at i (next, which the column's scale still divides). Written to the
+ * table's row i when it is printed, and the state of highest posterior (the
+ * first declared on a tie) to best[i]. */
+template <int G>
+__device__ static void hmmrt_fb_posteriors(const hmmrt_fb_gpu_job &job, const hmmrt_fb_group<G> &grp,
+                                           const float *fp, const float *next, int sym,
+                                           float factor, const float *wm, float *red,
+                                           int64_t col)
+{
+    const hmmrt_fb_gpu_tables &t = job.t;
+    const int n = t.n;
+    float top = -1.0f;
+    int arg = n;
+    for (int q = grp.lane; q < n; q += grp.lanes) {
+        float into = 0;
+        if (t.dense) {
+            const int em = t.state_emission[q];
+            if (em >= 0) {
+                for (int k = 0; k < n; k++)
+                    into += fp[k] * wm[k * n + q];
+                into *= t.e[em * t.K + sym];
+            }
+        } else {
+            for (int j = t.emit_in_start[q]; j < t.emit_in_start[q + 1]; j++) {
+                const int m = t.emit_in[j];
+                into += fp[t.move_from[m]] * t.w[m] * t.e[t.move_emission[m] * t.K + sym];
+            }
+        }
+        const float post = into * next[q] * factor;
+        if (job.post)
+            job.post[col * n + q] = post;
+        if (post > top) /* lanes take q in increasing order: the first wins a tie */
+            top = post, arg = q;
+    }
+    if (!job.best)
+        return;
+    grp.argmax(top, arg, red);
+    if (grp.lane == 0)
+        job.best[col] = arg;
+}
+
 /* One sequence: forward into f (each column divided by 2^scale[i]), then
- * backward adding the expected counts: a move used at position i has
- * probability f[i'][from] w e b[i][to] / P. Returns ln P (-inf: no path). */
+ * backward. Training adds the expected counts: a move used at position i
+ * has probability f[i'][from] w e b[i][to] / P; a posterior call writes each
+ * position's posteriors (hmmrt_fb_posteriors) instead, and nothing backward
+ * when it prints only the score. Returns ln P (-inf: no path; NaN: the end's
+ * share of the last column is below 2^-100, too near float's range for a
+ * posterior call, which then leaves the sequence to the CPU). */
 template <int G>
 __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hmmrt_fb_group<G> &grp,
                                            int64_t s, float *col_a, float *col_b, float *red,
@@ -133,10 +211,12 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
 {
     const hmmrt_fb_gpu_tables &t = job.t;
     const int n = t.n;
+    const bool counting = !job.posterior;
     const uint8_t *x = job.codes + job.offsets[s];
     const int64_t L = job.lengths[s];
-    float *f = job.f + job.f_offsets[s];
-    int *scale = job.scale + job.scale_offsets[s];
+    const int64_t col0 = job.cols_at[s]; /* the sequence's first column */
+    float *f = job.f + col0 * n;
+    int *scale = job.scale + col0;
     float *prev = col_a, *cur = col_b;
     for (int q = grp.lane; q < n; q += grp.lanes)
         cur[q] = q == t.start ? 1.0f : 0.0f;
@@ -192,6 +272,10 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     if (!(p_end > 0))
         return -INFINITY;
     const double lnp = log((double)p_end) + (double)exponents * 0.69314718055994530942;
+    if (!counting && p_end < 0x1p-100f)
+        return NAN;
+    if (!counting && !job.best && !job.post)
+        return lnp;
 
     const float inv_p = 1.0f / p_end;
     float *next = prev;
@@ -202,7 +286,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     hmmrt_fb_silent_backward(t, grp, cur);
     for (int64_t i = L;; i--) {
         const float *fi = f + i * n;
-        for (int j = grp.lane; j < t.n_silent; j += grp.lanes) {
+        for (int j = grp.lane; counting && j < t.n_silent; j += grp.lanes) {
             const int m = t.silent[j];
             const float use = fi[t.move_from[m]] * t.w[m] * cur[t.move_to[m]] * inv_p;
             if (use != 0) {
@@ -221,6 +305,10 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
         const float *fp = f + (i - 1) * n;
         const int sym = x[i - 1];
         const float inv_scale = ldexpf(1.0f, -scale[i]);
+        if (!counting) {
+            hmmrt_fb_posteriors(job, grp, fp, next, sym, inv_scale * inv_p, wm, red, col0 + i);
+            grp.sync();
+        }
         if (t.dense) {
             /* cur holds, for the moment, what a move into q carries on: its
              * table's value, q's backward value and the column's scale */
@@ -230,7 +318,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
             }
             grp.sync();
             /* the symbol's uses: each q's share of the forward column times what it carries */
-            for (int q = grp.lane; q < n; q += grp.lanes) {
+            for (int q = grp.lane; counting && q < n; q += grp.lanes) {
                 const int em = t.state_emission[q];
                 if (em < 0 || cur[q] == 0)
                     continue;
@@ -250,7 +338,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
                 for (int q = 0; q < n; q++) {
                     const float step = wt[q * n + p] * cur[q];
                     h += step;
-                    if (from != 0 && step != 0)
+                    if (counting && from != 0 && step != 0)
                         mct[q * n + p] += from * step;
                 }
             }
@@ -270,7 +358,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
                 const float step = t.w[m] * t.e[v] * next[t.move_to[m]] * inv_scale;
                 h += step;
                 const float use = from * step * inv_p;
-                if (use != 0) {
+                if (counting && use != 0) {
                     if (atomic_moves)
                         atomicAdd(&mc[m], (double)use);
                     else
@@ -306,17 +394,16 @@ template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
     __syncthreads();
     char *mine = (char *)hmmrt_fb_shared + job.block_bytes + (size_t)group * job.group_bytes;
     const bool in_shared = job.counts_in_shared != 0;
+    const int counted = in_shared ? t.n_moves + n_values + nn : 0;
     double *mc = in_shared ? (double *)mine : job.move_counts;
     double *ec = in_shared ? mc + t.n_moves : job.emission_counts;
     double *mct = in_shared ? ec + n_values : NULL; /* dense: n x n, [to * n + from] */
-    float *col_a = (float *)(mine + (in_shared ? (size_t)(t.n_moves + n_values + nn) * 8 : 0));
+    float *col_a = (float *)(mine + (size_t)counted * 8);
     float *col_b = col_a + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
     float *red = col_b + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
-    if (in_shared) {
-        for (int k = grp.lane; k < t.n_moves + n_values + nn; k += grp.lanes)
-            mc[k] = 0;
-        grp.sync();
-    }
+    for (int k = grp.lane; k < counted; k += grp.lanes)
+        mc[k] = 0;
+    grp.sync();
     const int64_t groups = (int64_t)gridDim.x * per_block;
     for (int64_t s = (int64_t)blockIdx.x * per_block + group; s < job.n_seqs; s += groups) {
         const double lnp = hmmrt_fb_sequence<G>(job, grp, s, col_a, col_b, red, mc, ec, !in_shared,
