@@ -133,6 +133,65 @@ static int *dense_tables(const hmmrt_fb *fb)
     return table;
 }
 
+/* The HMM form (hmmrt_fb_hmm) when fb takes it: every live move is start ->
+ * q, p -> q or q -> end (or start -> end) between emitting states p and q, the
+ * emitting moves into q all of q's table (tables_of), at most
+ * HMMRT_FB_HMM_MAX_STATES emitting states, N x KB <= 64. Fills the structure
+ * and move indexes into h (h->N stays 0 otherwise); the numbers come with
+ * set_numbers. */
+static void find_hmm_form(const hmmrt_fb *fb, const int *tables_of, hmmrt_fb_hmm *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!tables_of)
+        return;
+    int *slot = malloc((size_t)fb->n * sizeof *slot);
+    if (!slot)
+        return;
+    int emitting = 0, ok = 1;
+    for (int q = 0; q < fb->n; q++) {
+        slot[q] = -1;
+        if (q != fb->start && q != fb->end && tables_of[q] >= 0 && emitting < HMMRT_FB_HMM_MAX_STATES)
+            slot[q] = emitting++;
+        else if (q != fb->start && q != fb->end && tables_of[q] >= 0)
+            ok = 0;
+    }
+    int N = emitting <= 2 ? 2 : emitting <= 4 ? 4 : 8;
+    int KB = fb->K <= 4 ? 4 : fb->K <= 8 ? 8 : fb->K <= 16 ? 16 : 32;
+    ok = ok && emitting > 0 && fb->K <= 32 && N * KB <= 64;
+    for (int v = 0; v < HMMRT_FB_HMM_MAX_STATES * HMMRT_FB_HMM_MAX_STATES; v++)
+        h->move_a[v] = -1;
+    for (int q = 0; q < HMMRT_FB_HMM_MAX_STATES; q++)
+        h->move_initial[q] = h->move_final[q] = h->state_of[q] = h->table_of[q] = -1;
+    h->move_empty = -1;
+    for (int i = 0; i < fb->n_moves && ok; i++) {
+        const hmmrt_model_move *mv = &fb->moves[i];
+        if (!fb->live[i])
+            continue;
+        int from = mv->from == fb->start ? -2 : slot[mv->from];
+        int to = mv->to == fb->end ? -2 : slot[mv->to];
+        if (from == -1 || to == -1 || (mv->emission >= 0) != (to >= 0))
+            ok = 0; /* a silent state between, or an emitting move into the end */
+        else if (from == -2 && to == -2)
+            h->move_empty = i;
+        else if (from == -2)
+            h->move_initial[to] = i;
+        else if (to == -2)
+            h->move_final[from] = i;
+        else
+            h->move_a[from * N + to] = i;
+    }
+    if (ok) {
+        for (int q = 0; q < fb->n; q++)
+            if (slot[q] >= 0) {
+                h->state_of[slot[q]] = q;
+                h->table_of[slot[q]] = tables_of[q];
+            }
+        h->N = N;
+        h->KB = KB;
+    }
+    free(slot);
+}
+
 /* Lanes a sequence, threads a block, and where the counts gather: a small
  * model's sequences go to groups of 4 to 32 lanes of a warp, a larger one's
  * to a block; the groups stay resident and walk the sequences. */
@@ -165,6 +224,15 @@ static void choose_shape(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     d->per_block = per_block;
     d->resident_blocks = (int64_t)sms * (j->group ? 16 : 2048 / j->block);
+    if (j->t.hmm.N) { /* a thread a sequence; nothing in dynamic shared memory */
+        j->block = 128;
+        j->group = 1;
+        j->block_bytes = j->group_bytes = 0;
+        j->counts_in_shared = 0;
+        d->per_block = j->block;
+        d->resident_blocks = (int64_t)sms * 16;
+    }
+    d->column = j->t.hmm.N > n ? j->t.hmm.N : n;
 }
 
 int hmmrt_fb_device_grid(const hmmrt_fb_device *d, int64_t n_seqs)
@@ -256,6 +324,7 @@ int hmmrt_fb_device_open(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
         t->w = d->w, t->e = d->e, t->closure = d->closure;
     }
     int *tables_of = ok ? dense_tables(fb) : NULL;
+    find_hmm_form(fb, tables_of, &d->job.t.hmm);
     if (tables_of) {
         size_t nn = (size_t)fb->n * (size_t)fb->n;
         d->matrix = hmmrt_fb_device_alloc(d, 2 * nn * sizeof(float), err, errlen);
@@ -293,6 +362,14 @@ int hmmrt_fb_device_set_numbers(hmmrt_fb_device *d, const hmmrt_fb *fb, char *er
                                 cudaMemcpyHostToDevice);
     if (ce != cudaSuccess)
         return hmmrt_fb_device_fail(err, errlen, ce, "cudaMemcpy of the model's numbers");
+    hmmrt_fb_hmm *h = &d->job.t.hmm;
+    for (int v = 0; h->N && v < h->N * h->N; v++)
+        h->a[v] = h->move_a[v] >= 0 ? (float)fb->w[h->move_a[v]] : 0.0f;
+    for (int q = 0; h->N && q < h->N; q++) {
+        h->initial[q] = h->move_initial[q] >= 0 ? (float)fb->w[h->move_initial[q]] : 0.0f;
+        h->final[q] = h->move_final[q] >= 0 ? (float)fb->w[h->move_final[q]] : 0.0f;
+    }
+    h->empty = h->move_empty >= 0 ? (float)fb->w[h->move_empty] : 0.0f;
     if (d->job.t.dense) {
         size_t n = (size_t)fb->n, nn = n * n;
         float *m = calloc(2 * nn, sizeof *m);

@@ -16,6 +16,7 @@ typedef struct hmmrt_fb_device {
      * per-launch fields are the user's to set */
     hmmrt_fb_gpu_job job;
     int per_block;             /* sequences a block works on at once */
+    int column;                /* floats a column of the forward tables (job.f) takes */
     int64_t resident_blocks;   /* blocks the device keeps resident */
     size_t values;             /* n_emissions x K */
     size_t closure_cells;

@@ -33,11 +33,11 @@ void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g)
 /* Splits the sequences into chunks whose forward tables and scales fit in
  * budget bytes; cols_at[s] is sequence s's first column within its chunk.
  * Returns the most columns a chunk has. */
-static int64_t plan_chunks(hmmrt_gpu_trainer *g, const int64_t *lengths, int n, size_t budget,
-                           int64_t *cols_at)
+static int64_t plan_chunks(hmmrt_gpu_trainer *g, const int64_t *lengths, int column,
+                           size_t budget, int64_t *cols_at)
 {
     int64_t used = 0, most = 0;
-    size_t per_column = (size_t)n * sizeof(float) + sizeof(int);
+    size_t per_column = (size_t)column * sizeof(float) + sizeof(int);
     g->n_chunks = 0;
     g->chunk_start[0] = 0;
     for (int64_t s = 0; s < g->n_seqs; s++) {
@@ -105,7 +105,7 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     if (ok) {
         for (int64_t s = 0; s < n_seqs; s++)
             lengths[s] = start[s + 1] - start[s];
-        most = plan_chunks(g, lengths, fb->n, budget, cols_at);
+        most = plan_chunks(g, lengths, d->column, budget, cols_at);
     }
     hmmrt_fb_gpu_job *j = &d->job;
     void *d_codes = NULL, *tables = NULL, *scales = NULL;
@@ -113,7 +113,7 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     ok = ok && (j->offsets = hmmrt_fb_device_upload(d, start, (size_t)n_seqs * 8, err, errlen));
     ok = ok && (j->lengths = hmmrt_fb_device_upload(d, lengths, (size_t)n_seqs * 8, err, errlen));
     ok = ok && (j->cols_at = hmmrt_fb_device_upload(d, cols_at, (size_t)n_seqs * 8, err, errlen));
-    ok = ok && (tables = hmmrt_fb_device_alloc(d, (size_t)most * (size_t)fb->n * sizeof(float),
+    ok = ok && (tables = hmmrt_fb_device_alloc(d, (size_t)most * (size_t)d->column * sizeof(float),
                                                err, errlen)) != NULL;
     ok = ok && (scales = hmmrt_fb_device_alloc(d, (size_t)most * sizeof(int), err, errlen));
     free(lengths), free(cols_at);

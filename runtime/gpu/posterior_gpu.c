@@ -85,7 +85,7 @@ void gpu_posterior_shapes(hmmrt_gpu *g)
         /* a back pointer a column: the state of highest posterior */
         g->n_states[c] = 1;
         g->bp_bytes[c] = p->on_device && p->decodes ? (int)sizeof(int) : 0;
-        g->fb_states[c] = p->on_device ? p->fb->n : 0;
+        g->fb_states[c] = p->on_device ? p->dev.column : 0;
         g->fb_table[c] = p->on_device && p->table;
     }
 }
@@ -107,7 +107,7 @@ int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c)
     job.lengths = gpu_device_at(s, lay->lengths);
     job.cols_at = gpu_device_at(s, lay->bp_offsets[c]);
     job.f = gpu_device_at(s, lay->work[c]);
-    job.scale = (int *)(job.f + cells * (size_t)p->fb->n);
+    job.scale = (int *)(job.f + cells * (size_t)p->dev.column);
     job.lnp = gpu_device_at(s, lay->scores[c]);
     job.best = gpu_device_at(s, lay->bp[c]);
     job.post = gpu_device_at(s, lay->post[c]);
@@ -210,6 +210,11 @@ void gpu_describe_posterior(const hmmrt_gpu *g, int c, char *buf, size_t len)
         snprintf(buf, len, "the CPU engine (libhmmrt's posterior), every sequence: %s",
                  g->use_double ? "the forward-backward kernel is float's"
                                : hmmrt_fb_device_unsuitable(p->fb));
+    else if (j->t.hmm.N)
+        snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, the HMM form: a "
+                 "thread a sequence, the columns in registers (%d emitting states, alphabet up "
+                 "to %d); a sequence it cannot hold in float to the CPU engine", p->fb->n,
+                 j->t.hmm.N, j->t.hmm.KB);
     else if (j->group)
         snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, a sequence to %d "
                  "lanes of a warp, blocks of %d%s; a sequence it cannot hold in float to the "
