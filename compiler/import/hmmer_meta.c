@@ -249,7 +249,7 @@ void hmmer_meta_write(FILE *out, const char *prefix, const H2 *h)
     if (m->has[META_ACC])
         fprintf(out, "%s ACC %s\n", prefix, m->acc);
     if (m->has[META_DESC])
-        fprintf(out, "%s DESC %s\n", prefix, m->desc);
+        fprintf(out, "%s DESC%s%s\n", prefix, *m->desc ? " " : "", m->desc); /* may be bare */
     fprintf(out, "%s LENG %d\n", prefix, h->M);
     if (m->has[META_MAXL])
         fprintf(out, "%s MAXL %ld\n", prefix, m->maxl);
