@@ -60,16 +60,16 @@ static int cutoffs(const Reader *r, H2 *h, int which)
 {
     const char *key = r->tok[0];
     int one_ok = h->K > 0 && h->nucleic, n = r->ntok - 1;
-    if (n < (one_ok ? 1 : 2))
-        return error_after(r, "%s needs %s: write `%s SEQUENCE_BITS DOMAIN_BITS`", key,
-                           n == 0 ? "two thresholds in bits" : "a second threshold, the domain's",
-                           key);
     if (n > 2)
         return error_tok(r, r->tok[3], "%s takes two thresholds in bits (per sequence, per "
                          "domain); this is a third", key);
     for (int i = 0; i < n; i++)
         if (meta_number(r, r->tok[1 + i], i == n - 1, &h->meta.cut[which][i], key) < 0)
             return -1;
+    if (n < (one_ok ? 1 : 2))
+        return error_after(r, "%s needs %s: write `%s SEQUENCE_BITS DOMAIN_BITS`", key,
+                           n == 0 ? "two thresholds in bits" : "a second threshold, the domain's",
+                           key);
     if (n == 1)
         h->meta.cut[which][1] = h->meta.cut[which][0];
     h->meta.has[META_GA + which] = 1;
@@ -239,18 +239,17 @@ int hmmer_meta_check(const Reader *r, const H2 *h)
     return 0;
 }
 
-void hmmer_meta_write(FILE *out, const char *prefix, const H2 *h)
+void hmmer_meta_write(FILE *out, const char *prefix, const HmmerMeta *m)
 {
-    const HmmerMeta *m = &h->meta;
     static const char *const cut_names[3] = {"GA", "TC", "NC"};
-    fprintf(out, "%s FORMAT %s\n", prefix, h->format);
-    if (h->name)
-        fprintf(out, "%s NAME %s\n", prefix, h->name);
+    fprintf(out, "%s FORMAT %s\n", prefix, m->format);
+    if (m->name)
+        fprintf(out, "%s NAME %s\n", prefix, m->name);
     if (m->has[META_ACC])
         fprintf(out, "%s ACC %s\n", prefix, m->acc);
     if (m->has[META_DESC])
         fprintf(out, "%s DESC%s%s\n", prefix, *m->desc ? " " : "", m->desc); /* may be bare */
-    fprintf(out, "%s LENG %d\n", prefix, h->M);
+    fprintf(out, "%s LENG %ld\n", prefix, m->leng);
     if (m->has[META_MAXL])
         fprintf(out, "%s MAXL %ld\n", prefix, m->maxl);
     fprintf(out, "%s ALPH %s\n", prefix, m->alph);
@@ -273,6 +272,7 @@ void hmmer_meta_write(FILE *out, const char *prefix, const H2 *h)
 
 void hmmer_meta_free(HmmerMeta *m)
 {
+    free(m->name);
     free(m->acc);
     free(m->desc);
 }

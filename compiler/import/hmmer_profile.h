@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "import/hmmer_header.h"
+
 enum { NONE = INT_MIN }; /* the score of probability 0 (HMMER writes '*') */
 enum { KMAX = 20, NSYM_MAX = 40, TOK_MAX = 64 };
 /* NSYM_MAX bounds the residues and degenerate symbols of an alphabet, and
@@ -18,26 +20,6 @@ enum { KMAX = 20, NSYM_MAX = 40, TOK_MAX = 64 };
 enum { TMM, TMI, TMD, TIM, TII, TDM, TDD, NTRANS };
 /* The XT line's order: N->B N->N E->C E->J C->T C->C J->B J->J. */
 enum { XNB, XNN, XEC, XEJ, XCT, XCC, XJB, XJJ, NXT };
-
-/* The header lines kept for the passes after the import (scores, E-values,
- * hit tables), as the file gives them; hmmer_meta.c reads each line and
- * writes them as the program's `// hmmer:` block. has[KEY] says the file
- * had the line (LENG, NAME and ALPH always: they are h->M, h->name and
- * alph). */
-enum { META_ACC, META_DESC, META_GA, META_TC, META_NC, META_STATS_MSV, META_STATS_VITERBI,
-       META_STATS_FORWARD, META_NSEQ, META_EFFN, META_CKSUM, META_MAXL, META_EVD, NMETA };
-typedef struct HmmerMeta {
-    char has[NMETA];
-    char *acc, *desc;   /* desc: the rest of the DESC line, white space kept */
-    char alph[16];      /* ALPH's word as written: amino, DNA, RNA, Nucleic... */
-    double cut[3][2];   /* GA, TC, NC: per-sequence and per-domain bits */
-    double stats[3][2]; /* STATS LOCAL MSV mu lambda, VITERBI mu lambda, FORWARD tau lambda */
-    double evd[2];      /* HMMER2's EVD: mu lambda */
-    double effn;
-    long nseq, maxl;
-    int seen_3a; /* HMMER3/a's STATS lines met: 1 VLAMBDA, 2 VMU, 4 FTAU */
-    unsigned long cksum;
-} HmmerMeta;
 
 /* A profile as a HMMER2 save file holds it: scores are round(1000 * log2 of
  * a probability or of an odds ratio), NONE for zero. Node k's values are at
@@ -103,11 +85,6 @@ static inline int count_degenerates(const Degenerate *d)
  * failure). Returns 0, or -1 after printing "hmmc: error: ..." on stderr. */
 int hmmer_read(const char *path, H2 *h);
 void h2_free(H2 *h);
-
-/* hmmer_meta.c: writes h's header lines, one "PREFIX KEY VALUE" line each
- * (prefix "// hmmer:" in the program, "hmmc: import:" for -v); frees them. */
-void hmmer_meta_write(FILE *out, const char *prefix, const H2 *h);
-void hmmer_meta_free(HmmerMeta *m);
 
 /* hmmer_scores.c: the scores hmm2search computes from h, into s (zeroed by
  * the caller; search_free frees it). Returns 0 or -1. */

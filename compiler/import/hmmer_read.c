@@ -523,6 +523,11 @@ int hmmer_read(const char *path, H2 *h)
         return -1;
     }
     status = read_model(&r, h);
+    if (status == 0) { /* what the header block names besides the kept lines */
+        snprintf(h->meta.format, sizeof h->meta.format, "%s", h->format);
+        h->meta.name = h->name ? xstrdup(h->name) : NULL;
+        h->meta.leng = h->M;
+    }
     if (r.f != stdin)
         fclose(r.f);
     free(r.buf);

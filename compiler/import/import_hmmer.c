@@ -39,7 +39,7 @@ int import_hmmer(const char *path, FILE *out, FILE *verbose)
                     "is imported (hmm2fetch or hmmfetch takes one out)\n",
                     path, h.more, h.more > 1 ? "s" : "", h.name ? h.name : "");
         if (verbose)
-            hmmer_meta_write(verbose, "hmmc: import:", &h);
+            hmmer_meta_write(verbose, "hmmc: import:", &h.meta);
         status = write_program(out, path, &h, &s) == 0 ? 0 : 1;
     }
     search_free(&s);

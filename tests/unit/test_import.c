@@ -1,7 +1,8 @@
 /* test_import.c: unit tests of `hmmc --import-hmmer`'s input side
  * (compiler/import/): the HMMER3/a to 3/f formats, small models written
  * here, import to one program; the header lines kept (the `// hmmer:`
- * block and -v); errors at FILE:LINE:COLUMN; hmmer_file_format. The files
+ * block and -v) and read back from a program (hmmer_meta_read); errors at
+ * FILE:LINE:COLUMN; hmmer_file_format. The files
  * made by hmmbuild are tested by tests/hmmer/run. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "import/hmmer_header.h"
 #include "import/import_hmmer.h"
 
 /* ---- writing small HMMER3 files ---------------------------------------- */
@@ -346,6 +348,62 @@ static void test_errors_at_columns(void **state)
     free(text);
 }
 
+/* A later pass reads the block back from the program's text: the same
+ * values, written again the same. */
+static void test_block_read_back(void **state)
+{
+    char *text = h3_model('f', 0,
+                          "ACC   PF00042.22\nDESC  Globin family\nMAXL  300\nNSEQ  45\n"
+                          "EFFN  3.250000\nCKSUM 12345\nGA    25.00 24.50;\nNC    -3.10 -4.00;\n"
+                          "STATS LOCAL MSV      -9.1000  0.71000\n"
+                          "STATS LOCAL VITERBI  -9.8000  0.72000\n"
+                          "STATS LOCAL FORWARD  -3.9000  0.73000\n");
+    Import r = import_text(text, NULL);
+    assert_int_equal(r.status, 0);
+    HmmerMeta m = {0};
+    assert_int_equal(hmmer_meta_read(r.program, strlen(r.program), &m), 15);
+    assert_string_equal(m.format, "HMMER3/f");
+    assert_string_equal(m.name, "two");
+    assert_int_equal(m.leng, 2);
+    assert_string_equal(m.desc, "Globin family");
+    assert_true(m.has[META_GA] && !m.has[META_TC] && m.has[META_NC]);
+    assert_true(m.cut[CUT_GA][0] == 25.0 && m.cut[CUT_GA][1] == 24.5);
+    assert_true(m.stats[STATS_FORWARD][0] == -3.9 && m.stats[STATS_FORWARD][1] == 0.73);
+    assert_true(m.has[META_CKSUM] && m.cksum == 12345 && m.maxl == 300 && m.effn == 3.25);
+    Text again;
+    text_open(&again);
+    hmmer_meta_write(again.f, "// hmmer:", &m);
+    char *written = text_close(&again), *block = block_of(r.program, "// hmmer:");
+    assert_string_equal(written, block);
+    free(written);
+    free(block);
+    hmmer_meta_free(&m);
+    import_free(&r);
+    free(text);
+
+    /* HMMER2's EVD, a bare DESC, CR LF line ends; other comments and blank
+     * lines pass; the block ends at the first line of code */
+    const char *h2 = "// a program\r\n\r\n// hmmer: FORMAT HMMER2.0\r\n// hmmer: DESC\r\n"
+                     "// hmmer: EVD -40.5 0.25\r\nhmm x {\n// hmmer: NSEQ 3\n";
+    HmmerMeta m2 = {0};
+    assert_int_equal(hmmer_meta_read(h2, strlen(h2), &m2), 3);
+    assert_string_equal(m2.format, "HMMER2.0");
+    assert_true(m2.has[META_DESC] && m2.desc[0] == 0);
+    assert_true(m2.has[META_EVD] && m2.evd[0] == -40.5 && m2.evd[1] == 0.25);
+    assert_false(m2.has[META_NSEQ]);
+    hmmer_meta_free(&m2);
+
+    /* a value that cannot be read: minus its line */
+    const char *bad = "// hmmer: FORMAT HMMER3/f\n// hmmer: GA 25\n";
+    HmmerMeta m3 = {0};
+    assert_int_equal(hmmer_meta_read(bad, strlen(bad), &m3), -2);
+    hmmer_meta_free(&m3);
+    /* no block: not an import */
+    HmmerMeta m4 = {0};
+    assert_int_equal(hmmer_meta_read("hmm x { }\n", 10, &m4), 0);
+    hmmer_meta_free(&m4);
+}
+
 static void test_hmmer_file_format(void **state)
 {
     static const char *const yes[][2] = {
@@ -374,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_3a_stats),
         cmocka_unit_test(test_nucleic_cutoffs),
         cmocka_unit_test(test_errors_at_columns),
+        cmocka_unit_test(test_block_read_back),
         cmocka_unit_test(test_hmmer_file_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
