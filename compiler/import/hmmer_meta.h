@@ -1,5 +1,5 @@
 /* hmmer_meta.h: reading the header lines the import keeps (HmmerMeta, in
- * hmmer_profile.h) as hmmer_read.c meets them (hmmer_meta.c). */
+ * hmmer_header.h) as hmmer_read.c meets them (hmmer_meta.c). */
 #ifndef HMMC_IMPORT_HMMER_META_H
 #define HMMC_IMPORT_HMMER_META_H
 
