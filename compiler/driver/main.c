@@ -14,6 +14,7 @@
 #include "support/arena.h"
 #include "codegen/backend.h"
 #include "support/diag.h"
+#include "import/hmmer_header.h"
 #include "import/import_hmmer.h"
 #include "driver/build.h"
 #include "driver/pipeline.h"
@@ -400,6 +401,16 @@ static int compile(const Options *o)
                    "model: import it first with `hmmc --import-hmmer %s > MODEL.hmm`", hmmer,
                    o->input);
         goto done;
+    }
+    if (o->verbose) { /* an import's HMMER header lines (docs/hmmer.md) */
+        HmmerMeta meta = {0};
+        int lines = hmmer_meta_read(src, len, &meta);
+        if (lines > 0)
+            hmmer_meta_write(stderr, "hmmc: hmmer:", &meta);
+        else if (lines < 0)
+            fprintf(stderr, "hmmc: note: %s:%d: this `// hmmer:` line's value cannot be read "
+                    "(as --import-hmmer writes it: docs/hmmer.md)\n", o->input, -lines);
+        hmmer_meta_free(&meta);
     }
 
     PipelineOptions po = {.dump_after = o->dump_after, .dump = stdout,
