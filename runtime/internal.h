@@ -159,10 +159,13 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog);
 void hmmrt_print_version(FILE *f, const hmmrt_program *prog);
 
 /* ---- posterior.c ----------------------------------------------------------- */
-/* The runs of equal states in state[0 .. L-1] as the contract writes
- * segments: "NAME:FIRST-LAST" (1-based; "NAME:I" for one), space-separated. */
-void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
-                          int64_t L);
+/* The runs of equal states in state[0 .. L-1] (each state_bytes: 1, 2 or
+ * 4, unsigned for 1 and 2) as the contract writes segments:
+ * "NAME:FIRST-LAST" (1-based; "NAME:I" for one), space-separated. */
+void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const void *state,
+                          int state_bytes, int64_t L);
+/* state[i] of such an array. */
+int hmmrt_state_at(const void *state, int state_bytes, int64_t i);
 /* One segment: "NAME:FIRST-LAST", or "NAME:FIRST" when last == first
  * (viterbi's segments, traceback.c, write theirs with it too). */
 void hmmrt_buf_segment(hmmrt_buf *out, const char *name, int64_t first, int64_t last);

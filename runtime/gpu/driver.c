@@ -290,9 +290,15 @@ static int64_t sort_batch(hmmrt_gpu *g)
 static size_t chunk_target(const hmmrt_gpu *g, int64_t m)
 {
     hmmrt_chunk_size all = hmmrt_measure(g->sorted_lengths, m);
-    size_t target = hmmrt_chunk_bytes(&g->shape, &all) / (size_t)g->target_chunks;
+    size_t bytes = hmmrt_chunk_bytes(&g->shape, &all);
+    size_t target = bytes / (size_t)g->target_chunks;
     if (target < g->min_chunk_bytes)
         target = g->min_chunk_bytes;
+    /* a kernel that gives each sequence one thread fills the device only
+     * with as many sequences as it keeps threads resident */
+    int64_t fill = g->min_chunk_sequences < m ? g->min_chunk_sequences : m;
+    if (m > 0 && (size_t)((double)bytes / (double)m * (double)fill) > target)
+        target = (size_t)((double)bytes / (double)m * (double)fill);
     return target < g->slot_limit ? target : g->slot_limit;
 }
 

@@ -61,6 +61,8 @@ typedef struct hmmrt_gpu {
     size_t slot_limit;        /* the most a slot may take: device and pinned memory */
     int target_chunks;        /* a batch is split into about this many chunks ... */
     size_t min_chunk_bytes;   /* ... of at least this size */
+    int64_t min_chunk_sequences; /* ... and this many sequences (a posterior call in the
+                                    kernel's HMM form: a thread a sequence), or 0 */
     int *copy_of_alphabet;    /* per alphabet: its copy in a chunk's buffer, or -1 */
     int *n_states, *bp_bytes; /* per call, behind shape */
     int *fb_states, *fb_table; /* per call, behind shape (posterior calls) */

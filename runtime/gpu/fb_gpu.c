@@ -108,9 +108,19 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
         most = plan_chunks(g, lengths, d->column, budget, cols_at);
     }
     hmmrt_fb_gpu_job *j = &d->job;
+    /* each sequence at a multiple of 16 bytes, zero-padded (the kernel reads
+     * sixteen symbols at a time) */
+    int64_t *padded_at = ok ? malloc(((size_t)n_seqs + 1) * sizeof *padded_at) : NULL;
+    int64_t padded = padded_at ? hmmrt_code_offsets(lengths, n_seqs, padded_at) : 0;
+    uint8_t *padded_codes = padded_at ? calloc((size_t)padded + 16, 1) : NULL;
+    ok = ok && padded_codes;
+    for (int64_t s = 0; ok && s < n_seqs; s++)
+        memcpy(padded_codes + padded_at[s], codes + start[s], (size_t)lengths[s]);
     void *d_codes = NULL, *tables = NULL, *scales = NULL;
-    ok = ok && (d_codes = hmmrt_fb_device_upload(d, codes, (size_t)total, err, errlen)) != NULL;
-    ok = ok && (j->offsets = hmmrt_fb_device_upload(d, start, (size_t)n_seqs * 8, err, errlen));
+    ok = ok && (d_codes = hmmrt_fb_device_upload(d, padded_codes, (size_t)padded + 16, err,
+                                                 errlen)) != NULL;
+    ok = ok && (j->offsets = hmmrt_fb_device_upload(d, padded_at, (size_t)n_seqs * 8, err, errlen));
+    free(padded_at), free(padded_codes);
     ok = ok && (j->lengths = hmmrt_fb_device_upload(d, lengths, (size_t)n_seqs * 8, err, errlen));
     ok = ok && (j->cols_at = hmmrt_fb_device_upload(d, cols_at, (size_t)n_seqs * 8, err, errlen));
     ok = ok && (tables = hmmrt_fb_device_alloc(d, (size_t)most * (size_t)d->column * sizeof(float),

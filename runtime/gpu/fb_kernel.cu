@@ -8,6 +8,17 @@
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
 
+/* A posterior call's state of highest posterior at column col. */
+__device__ static void hmmrt_fb_put_best(const hmmrt_fb_gpu_job &job, int64_t col, int state)
+{
+    if (job.best_bytes == 1)
+        ((uint8_t *)job.best)[col] = (uint8_t)state;
+    else if (job.best_bytes == 2)
+        ((uint16_t *)job.best)[col] = (uint16_t)state;
+    else
+        ((int *)job.best)[col] = state;
+}
+
 /* Synchronising and summing over a group of G lanes of one warp (G = 4 ..
  * 32), or with G = 0 over the whole block (red: 32 floats of shared). */
 template <int G> struct hmmrt_fb_lanes {
@@ -193,7 +204,7 @@ __device__ static void hmmrt_fb_posteriors(const hmmrt_fb_gpu_job &job, const hm
         return;
     grp.argmax(top, arg, red);
     if (grp.lane == 0)
-        job.best[col] = arg;
+        hmmrt_fb_put_best(job, col, arg);
 }
 
 /* One sequence: forward into f (each column divided by 2^scale[i]), then
@@ -458,20 +469,53 @@ __device__ static void hmmrt_fb_hmm_flush(const hmmrt_fb_gpu_job &job, float (&x
     }
 }
 
+/* A sequence's symbols sixteen at a time: its codes start at a multiple of
+ * 16 bytes (the driver pads them so, and so does fb_gpu.c), and one 16-byte
+ * load serves sixteen positions, forward and backward. */
+struct hmmrt_fb_symbols {
+    const uint4 *words;
+    int64_t held; /* the word in w, -1: none */
+    uint4 w;
+    __device__ explicit hmmrt_fb_symbols(const uint8_t *x) : words((const uint4 *)x), held(-1) {}
+    __device__ int at(int64_t i) /* x[i] */
+    {
+        if (i >> 4 != held) {
+            held = i >> 4;
+            w = words[held];
+        }
+        const int k = (int)(i & 15);
+        const unsigned word = k < 4 ? w.x : k < 8 ? w.y : k < 12 ? w.z : w.w;
+        return (int)((word >> (8 * (k & 3))) & 0xff);
+    }
+};
+
+/* A record's R floats from its R / 4 float4s. */
+template <int R>
+__device__ static void hmmrt_fb_unpack(const float4 (&in)[R / 4], float (&out)[R])
+{
+#pragma unroll
+    for (int v = 0; v < R / 4; v++) {
+        out[4 * v] = in[v].x, out[4 * v + 1] = in[v].y;
+        out[4 * v + 2] = in[v].z, out[4 * v + 3] = in[v].w;
+    }
+}
+
 /* Forward then backward of one sequence in registers, in the HMM form: the
- * forward columns (each divided by 2^scale) go to f; backward gives each
- * position's posteriors (POSTERIOR) or adds the expected counts. Returns
- * ln P as hmmrt_fb_sequence does. et: the emission values, et[k * N + q]. */
+ * forward column of position i goes to the record at f + (cols_at + i) * R:
+ * its N values (divided by 2^exponent) then the exponent, R = N + 1 rounded
+ * up to 4 floats (16-byte stores and loads); backward gives each position's
+ * posteriors (POSTERIOR) or adds the expected counts. Returns ln P as
+ * hmmrt_fb_sequence does. et: the emission values, et[k * N + q]. */
 template <int N, int KB, bool POSTERIOR>
 __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int64_t s,
                                                const float *et)
 {
+    constexpr int R = (N + 1 + 3) / 4 * 4;
     const hmmrt_fb_hmm &h = job.t.hmm;
-    const uint8_t *x = job.codes + job.offsets[s];
+    hmmrt_fb_symbols x(job.codes + job.offsets[s]);
     const int64_t L = job.lengths[s];
     const int64_t col0 = job.cols_at[s];
-    float *f = job.f + col0 * N;
-    int *scale = job.scale + col0;
+    float4 *f = (float4 *)(job.f + col0 * R);
     if (L == 0) {
         if (!(h.empty > 0))
             return -INFINITY;
@@ -481,11 +525,8 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
     }
     float a[N];
     int64_t exponents = 0;
-    int sym = x[0]; /* each symbol is loaded a position ahead of its use */
     for (int64_t i = 1; i <= L; i++) {
-        const int ahead = i < L ? x[i] : 0;
-        const float *e = et + sym * N;
-        sym = ahead;
+        const float *e = et + x.at(i - 1) * N;
         float next[N], sum = 0;
 #pragma unroll
         for (int q = 0; q < N; q++) {
@@ -504,12 +545,16 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
         int ex;
         frexpf(sum, &ex);
         const float factor = ldexpf(1.0f, -ex);
+        float record[R];
 #pragma unroll
-        for (int q = 0; q < N; q++) {
-            a[q] = next[q] * factor;
-            f[i * N + q] = a[q];
-        }
-        scale[i] = ex;
+        for (int q = 0; q < N; q++)
+            record[q] = a[q] = next[q] * factor;
+#pragma unroll
+        for (int v = N; v < R; v++)
+            record[v] = __int_as_float(ex);
+#pragma unroll
+        for (int v = 0; v < R; v += 4)
+            f[i * (R / 4) + v / 4] = make_float4(record[v], record[v + 1], record[v + 2], record[v + 3]);
         exponents += ex;
     }
     float p_end = 0;
@@ -540,16 +585,20 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
 #pragma unroll
     for (int q = 0; q < N; q++)
         b[q] = h.final[q];
-    /* a holds the forward column of position i; the symbol and the forward
-     * column of the position before are loaded an iteration ahead */
-    sym = x[L - 1];
-    int ex = scale[L];
-    float before[N];
+    /* a holds the forward column of position i and ex its exponent; the
+     * record of position i - 1 is loaded an iteration ahead */
+    float4 before[R / 4];
+    float record[R];
 #pragma unroll
-    for (int p = 0; p < N; p++)
-        before[p] = L > 1 ? f[(L - 1) * N + p] : 0.0f;
+    for (int v = 0; v < R / 4; v++)
+        before[v] = f[L * (R / 4) + v];
+    hmmrt_fb_unpack<R>(before, record);
+    int ex = __float_as_int(record[N]);
+#pragma unroll
+    for (int v = 0; v < R / 4; v++)
+        before[v] = f[(L - 1) * (R / 4) + v];
     for (int64_t i = L; i >= 1; i--) {
-        const int sym_ahead = i > 1 ? x[i - 2] : 0, ex_ahead = i > 1 ? scale[i - 1] : 0;
+        const int sym = x.at(i - 1);
         float post[N];
 #pragma unroll
         for (int q = 0; q < N; q++)
@@ -561,7 +610,7 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
                 if (post[q] > post[arg])
                     arg = q;
             if (job.best)
-                job.best[col0 + i] = h.state_of[arg];
+                hmmrt_fb_put_best(job, col0 + i, h.state_of[arg]);
             if (job.post) {
                 float *row = job.post + (col0 + i) * job.t.n;
                 for (int v = 0; v < job.t.n; v++)
@@ -592,13 +641,15 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
 #pragma unroll
         for (int q = 0; q < N; q++)
             carry[q] = e[q] * b[q] * inv_scale;
+        hmmrt_fb_unpack<R>(before, record);
 #pragma unroll
-        for (int p = 0; p < N; p++) {
-            a[p] = before[p];
-            before[p] = i > 2 ? f[(i - 2) * N + p] : 0.0f;
-        }
-        sym = sym_ahead;
-        ex = ex_ahead;
+        for (int v = 0; v < R / 4; v++)
+            if (i > 2)
+                before[v] = f[(i - 2) * (R / 4) + v];
+#pragma unroll
+        for (int p = 0; p < N; p++)
+            a[p] = record[p];
+        ex = __float_as_int(record[N]);
 #pragma unroll
         for (int p = 0; p < N; p++) {
             float h_p = 0;
