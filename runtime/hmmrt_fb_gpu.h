@@ -81,7 +81,10 @@ typedef struct hmmrt_fb_gpu_job {
     const uint8_t *codes;      /* sequence s: codes[offsets[s] .. + lengths[s]], each starting
                                   at a multiple of 16 bytes and zero-padded to one */
     const int64_t *offsets, *lengths;
-    const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] .. cols_at[s] + L */
+    const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] + i * col_stride,
+                                  0 <= i <= L */
+    int col_stride;            /* 1; the HMM form's E-step: 32, the columns of a warp's
+                                  32 sequences side by side (16-byte records, coalesced) */
     float *f;                  /* forward tables: column c's n values at f + c * n (the HMM
                                   form: a record of hmm.N values and the exponent, rounded
                                   up to whole float4s, at f + c * that) */

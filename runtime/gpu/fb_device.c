@@ -347,6 +347,7 @@ int hmmrt_fb_device_open(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
         return -1;
     }
     d->job.posterior = posterior;
+    d->job.col_stride = 1;
     choose_shape(d, fb, posterior, device);
     return 0;
 }

@@ -514,8 +514,8 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
     const hmmrt_fb_hmm &h = job.t.hmm;
     hmmrt_fb_symbols x(job.codes + job.offsets[s]);
     const int64_t L = job.lengths[s];
-    const int64_t col0 = job.cols_at[s];
-    float4 *f = (float4 *)(job.f + col0 * R);
+    const int64_t col0 = job.cols_at[s], stride = job.col_stride;
+    float4 *f = (float4 *)(job.f + col0 * R); /* position i's record at f + i * stride * (R / 4) */
     if (L == 0) {
         if (!(h.empty > 0))
             return -INFINITY;
@@ -554,7 +554,7 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
             record[v] = __int_as_float(ex);
 #pragma unroll
         for (int v = 0; v < R; v += 4)
-            f[i * (R / 4) + v / 4] = make_float4(record[v], record[v + 1], record[v + 2], record[v + 3]);
+            f[i * stride * (R / 4) + v / 4] = make_float4(record[v], record[v + 1], record[v + 2], record[v + 3]);
         exponents += ex;
     }
     float p_end = 0;
@@ -591,12 +591,12 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
     float record[R];
 #pragma unroll
     for (int v = 0; v < R / 4; v++)
-        before[v] = f[L * (R / 4) + v];
+        before[v] = f[L * stride * (R / 4) + v];
     hmmrt_fb_unpack<R>(before, record);
     int ex = __float_as_int(record[N]);
 #pragma unroll
     for (int v = 0; v < R / 4; v++)
-        before[v] = f[(L - 1) * (R / 4) + v];
+        before[v] = f[(L - 1) * stride * (R / 4) + v];
     for (int64_t i = L; i >= 1; i--) {
         const int sym = x.at(i - 1);
         float post[N];
@@ -645,7 +645,7 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
 #pragma unroll
         for (int v = 0; v < R / 4; v++)
             if (i > 2)
-                before[v] = f[(i - 2) * (R / 4) + v];
+                before[v] = f[(i - 2) * stride * (R / 4) + v];
 #pragma unroll
         for (int p = 0; p < N; p++)
             a[p] = record[p];
