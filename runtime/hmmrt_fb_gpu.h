@@ -83,8 +83,11 @@ typedef struct hmmrt_fb_gpu_job {
     const int64_t *offsets, *lengths;
     const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] + i * col_stride,
                                   0 <= i <= L */
-    int col_stride;            /* 1; the HMM form's E-step: 32, the columns of a warp's
-                                  32 sequences side by side (16-byte records, coalesced) */
+    int col_stride;            /* 1; the HMM form: 32, the columns of a warp's 32
+                                  sequences side by side (16-byte records, coalesced) */
+    const int64_t *rec_at;     /* NULL, or the HMM form's records at rec_at[s] + i *
+                                  col_stride while decode and probability& keep cols_at
+                                  (a posterior call's) */
     float *f;                  /* forward tables: column c's n values at f + c * n (the HMM
                                   form: a record of hmm.N values and the exponent, rounded
                                   up to whole float4s, at f + c * that) */

@@ -515,7 +515,8 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
     hmmrt_fb_symbols x(job.codes + job.offsets[s]);
     const int64_t L = job.lengths[s];
     const int64_t col0 = job.cols_at[s], stride = job.col_stride;
-    float4 *f = (float4 *)(job.f + col0 * R); /* position i's record at f + i * stride * (R / 4) */
+    const int64_t rec0 = job.rec_at ? job.rec_at[s] : col0;
+    float4 *f = (float4 *)(job.f + rec0 * R); /* position i's record at f + i * stride * (R / 4) */
     if (L == 0) {
         if (!(h.empty > 0))
             return -INFINITY;

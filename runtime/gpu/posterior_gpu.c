@@ -89,7 +89,9 @@ void gpu_posterior_shapes(hmmrt_gpu *g)
                          : p->fb->n <= 65536 ? 2 : 4;
         g->fb_states[c] = p->on_device ? p->dev.column : 0;
         g->fb_table[c] = p->on_device && p->table;
-        if (p->on_device && p->dev.job.t.hmm.N)
+        /* the HMM form: a thread a sequence, each warp's records side by side */
+        g->fb_grouped[c] = p->on_device && p->dev.job.t.hmm.N;
+        if (g->fb_grouped[c])
             g->min_chunk_sequences = (int64_t)g->multiprocessors * 2048;
     }
 }
@@ -111,7 +113,9 @@ int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c)
     job.lengths = gpu_device_at(s, lay->lengths);
     job.cols_at = gpu_device_at(s, lay->bp_offsets[c]);
     job.f = gpu_device_at(s, lay->work[c]);
-    job.scale = (int *)(job.f + cells * (size_t)p->dev.column);
+    job.scale = (int *)(job.f + cells * (size_t)p->dev.column); /* not the HMM form's */
+    job.rec_at = gpu_device_at(s, lay->rec_offsets[c]);
+    job.col_stride = job.rec_at ? HMMRT_GROUP : 1;
     job.lnp = gpu_device_at(s, lay->scores[c]);
     job.best = gpu_device_at(s, lay->bp[c]);
     job.best_bytes = g->bp_bytes[c];
