@@ -36,44 +36,44 @@ void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g)
 }
 
 /* Splits the sequences (in the device's order, lengths[k]) into chunks
- * whose forward tables and scales fit in budget bytes; cols_at[k] is the
- * first column of sequence k within its chunk. With stride 32 (the HMM
- * form) the columns of each 32 sequences of a chunk interleave: sequence k's
- * position i at cols_at[k] + 32 i, a group's columns as many as its longest
- * needs. Returns the most columns a chunk has. */
-static int64_t plan_chunks(hmmrt_gpu_trainer *g, const int64_t *lengths, int column, int stride,
+ * whose forward tables and scales fit in budget bytes, and gives each its
+ * first column within its chunk, cols_at[k]. With grouped (the HMM form)
+ * the columns of each HMMRT_GROUP sequences of a chunk interleave
+ * (hmmrt_group_offsets: position i at cols_at[k] + HMMRT_GROUP i), a group
+ * as many columns as its longest needs. Returns the most columns a chunk has. */
+static int64_t plan_chunks(hmmrt_gpu_trainer *g, const int64_t *lengths, int column, int grouped,
                            size_t budget, int64_t *cols_at)
 {
-    int64_t used = 0, most = 0, group_end = 0;
+    const int64_t n = g->n_seqs, step = grouped ? HMMRT_GROUP : 1;
     size_t per_column = (size_t)column * sizeof(float) + sizeof(int);
+    int64_t used = 0, most = 0;
     g->n_chunks = 0;
     g->chunk_start[0] = 0;
-    for (int64_t k = 0; k < g->n_seqs; k++) {
-        int64_t lane = (k - g->chunk_start[g->n_chunks]) % stride;
-        if (lane == 0) {
-            /* a group starts: its longest sequence's columns, for every lane */
-            int64_t longest = 0;
-            for (int64_t m = k; m < k + stride && m < g->n_seqs; m++)
-                longest = lengths[m] > longest ? lengths[m] : longest;
-            int64_t need = (longest + 1) * stride;
-            if (k > g->chunk_start[g->n_chunks] && (size_t)(used + need) * per_column > budget) {
-                g->chunk_start[++g->n_chunks] = k;
-                used = 0;
-            }
-            group_end = used + need;
+    for (int64_t k = 0; k < n; k += step) {
+        int64_t longest = 0;
+        for (int64_t m = k; m < k + step && m < n; m++)
+            longest = lengths[m] > longest ? lengths[m] : longest;
+        int64_t need = (longest + 1) * step;
+        if (k > g->chunk_start[g->n_chunks] && (size_t)(used + need) * per_column > budget) {
+            g->chunk_start[++g->n_chunks] = k;
+            used = 0;
         }
-        cols_at[k] = used + lane;
-        if (lane == stride - 1 || k + 1 == g->n_seqs) {
-            used = group_end;
-            most = used > most ? used : most;
-        }
+        used += need;
+        most = used > most ? used : most;
     }
-    g->chunk_start[++g->n_chunks] = g->n_seqs;
+    g->chunk_start[++g->n_chunks] = n;
+    for (int64_t c = 0; c < g->n_chunks; c++) {
+        int64_t first = g->chunk_start[c], count = g->chunk_start[c + 1] - first;
+        if (grouped)
+            hmmrt_group_offsets(lengths + first, count, cols_at + first);
+        else
+            hmmrt_bp_offsets(lengths + first, count, 1, cols_at + first);
+    }
     return most;
 }
 
-/* The device's order: longest first when stride > 1 (a warp's sequences
- * then take about as long, and its columns waste little), else as given. */
+/* The device's order: longest first when grouped (a warp's sequences then
+ * take about as long, and its columns waste little), else as given. */
 static int by_length(const void *a, const void *b, void *lengths)
 {
     int64_t la = ((const int64_t *)lengths)[*(const int64_t *)a];
@@ -131,7 +131,7 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     /* a chunk's tables may take half of what is free once the sequences are there */
     size_t budget = free_bytes > (size_t)total * 2 ? (free_bytes - (size_t)total * 2) / 2 : 0;
     int64_t most = 0;
-    int stride = d->job.t.hmm.N ? 32 : 1;
+    int grouped = d->job.t.hmm.N != 0;
     g->order = ok ? malloc(((size_t)n_seqs + 1) * sizeof *g->order) : NULL;
     g->lnp_host = ok ? malloc(((size_t)n_seqs + 1) * sizeof *g->lnp_host) : NULL;
     int64_t *sorted = ok ? malloc(((size_t)n_seqs + 1) * sizeof *sorted) : NULL;
@@ -141,14 +141,14 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
             lengths[s] = start[s + 1] - start[s];
             g->order[s] = s;
         }
-        if (stride > 1)
+        if (grouped)
             qsort_r(g->order, (size_t)n_seqs, sizeof *g->order, by_length, lengths);
         for (int64_t k = 0; k < n_seqs; k++)
             sorted[k] = lengths[g->order[k]];
-        most = plan_chunks(g, sorted, d->column, stride, budget, cols_at);
+        most = plan_chunks(g, sorted, d->column, grouped, budget, cols_at);
     }
     hmmrt_fb_gpu_job *j = &d->job;
-    j->col_stride = stride;
+    j->col_stride = grouped ? HMMRT_GROUP : 1;
     /* each sequence at a multiple of 16 bytes, zero-padded (the kernel reads
      * sixteen symbols at a time), in the device's order */
     int64_t *padded_at = ok ? malloc(((size_t)n_seqs + 1) * sizeof *padded_at) : NULL;
