@@ -18,6 +18,12 @@ extern "C" {
 #define HMMRT_FB_GPU_MAX_CYCLE 16
 /* Columns live in shared memory: two of n floats. */
 #define HMMRT_FB_GPU_MAX_STATES 8192
+/* A posterior call leaves sequences longer than this to the CPU engine: the
+ * kernel gives a sequence one thread (or a few lanes), and a lone long
+ * sequence runs several times faster on one core (issue 24's scan will
+ * spread it over the GPU). */
+#define HMMRT_FB_GPU_LONGEST 65536
+
 /* The dense form up to this many states (two n x n float matrices a block and
  * an n x n double matrix of counts a group, in shared memory). */
 #define HMMRT_FB_GPU_DENSE_MAX 128
@@ -95,6 +101,7 @@ typedef struct hmmrt_fb_gpu_job {
     double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added;
                                   NaN: a posterior call leaves the sequence to the CPU) */
     int posterior;             /* 0: --train's E-step, adding counts; 1: a posterior call */
+    int64_t longest;           /* 0, or a sequence longer than this is not scored: ln P NaN */
     double *move_counts;       /* E-step: n_moves, added to */
     double *emission_counts;   /* E-step: n_emissions x K, added to */
     void *best;                /* posterior, or NULL: position i's state of highest

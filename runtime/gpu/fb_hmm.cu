@@ -83,6 +83,8 @@ __device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int6
     const hmmrt_fb_hmm &h = job.t.hmm;
     hmmrt_fb_symbols x(job.codes + job.offsets[s]);
     const int64_t L = job.lengths[s];
+    if (job.longest && L > job.longest)
+        return NAN;
     const int64_t col0 = job.cols_at[s], stride = job.col_stride;
     const int64_t rec0 = job.rec_at ? job.rec_at[s] : col0;
     float4 *f = (float4 *)(job.f + rec0 * R); /* position i's record at f + i * stride * (R / 4) */

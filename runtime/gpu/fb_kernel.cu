@@ -215,6 +215,8 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     const bool counting = !job.posterior;
     const uint8_t *x = job.codes + job.offsets[s];
     const int64_t L = job.lengths[s];
+    if (job.longest && L > job.longest)
+        return NAN;
     const int64_t col0 = job.cols_at[s]; /* the sequence's first column */
     float *f = job.f + col0 * n;
     int *scale = job.scale + col0;
