@@ -63,6 +63,7 @@ typedef struct IdentListBuilder { IdentList *head, *tail; int n; } IdentListBuil
 
 %code {
 #include "lexer.h"
+#include <string.h>
 
 static void yyerror(Loc *loc, yyscan_t scanner, ParseContext *pc, const char *message);
 
@@ -216,6 +217,20 @@ static Prob prob_fraction(Number num, Number den, Loc loc)
     return (Prob){.num = num, .den = den, .has_den = 1, .loc = loc};
 }
 
+static Prob prob_length(LExpr *e, Loc loc)
+{
+    return (Prob){.length = e, .loc = loc};
+}
+
+/* The one name a length-dependent weight may use: L. */
+static LExpr *lexpr_length(ParseContext *pc, Ident id)
+{
+    if (strcmp(id.name, "L") != 0)
+        diag_error(pc->diag, id.loc, "unknown name '%s' in a length-dependent weight: only L "
+                   "(the length of the sequence being scored) may appear there", id.name);
+    return lexpr_new(pc->arena, LX_LENGTH, NULL, NULL, id.loc);
+}
+
 /* `hmm NAME scores { ... }`: the model's numbers are scores (odds). */
 static Model *model_of_scores(Model *m)
 {
@@ -257,6 +272,7 @@ static Expr *whole_table(Expr *attr)
     Expr *expr;
     IdentListBuilder idents;
     Matrix *matrix;
+    LExpr *lexpr;
     int flag;
 }
 
@@ -286,6 +302,13 @@ static Expr *whole_table(Expr *attr)
 %type <expr> expr
 %type <idents> state_list
 %type <flag> fixed
+%type <lexpr> lexpr
+
+/* length-dependent weights `(EXPR)` (length_expr.h) */
+%left '+' '-'
+%left '*' '/'
+%precedence NEG
+%right '^'
 
 %initial-action { @$ = (Loc){1, 1, 1, 1}; }
 
@@ -383,6 +406,20 @@ dict_entry
 prob
     : number                    { $$ = prob_single($1, @$); }
     | number '/' number         { $$ = prob_fraction($1, $3, @$); }
+    | '(' lexpr ')'             { $$ = prob_length($2, @$); }
+    ;
+
+/* a weight as a function of the sequence length L */
+lexpr
+    : NUMBER                    { $$ = lexpr_number(pc->arena, $1.text, $1.value, @$); }
+    | IDENT                     { $$ = lexpr_length(pc, $1); }
+    | '(' lexpr ')'             { $$ = $2; }
+    | lexpr '+' lexpr           { $$ = lexpr_new(pc->arena, LX_ADD, $1, $3, @$); }
+    | lexpr '-' lexpr           { $$ = lexpr_new(pc->arena, LX_SUB, $1, $3, @$); }
+    | lexpr '*' lexpr           { $$ = lexpr_new(pc->arena, LX_MUL, $1, $3, @$); }
+    | lexpr '/' lexpr           { $$ = lexpr_new(pc->arena, LX_DIV, $1, $3, @$); }
+    | lexpr '^' lexpr           { $$ = lexpr_new(pc->arena, LX_POW, $1, $3, @$); }
+    | '-' lexpr %prec NEG       { $$ = lexpr_new(pc->arena, LX_NEG, $2, NULL, @$); }
     ;
 
 number

@@ -60,5 +60,11 @@ const char *dp_bp_type(int bytes);
 const char *dp_probability(char buf[64], double lw, int wide);
 /* "cur[0] + cur[1] + ...": the sum of the live states' values. */
 void dp_column_sum(DpWriter *w, const char *target);
+/* The variable that holds length weight k (IrMove.length_weight) in the
+ * code of one sequence: lenw<k-1>. */
+const char *dp_length_weight_name(Arena *a, int length_weight);
+/* Declares every length weight of the model, computed from L (in scope), as
+ * a value or (logs) its natural log: at the top of a DP function. */
+void dp_length_weights(DpWriter *w, int logs);
 
 #endif

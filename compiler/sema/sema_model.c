@@ -316,7 +316,14 @@ static void check_transition(ModelScope *sc, const Decl *d)
     int to = lookup_state(sc, &d->to);
     int em = d->emits.name ? lookup_emission(sc, &d->emits) : -1;
     double w = 0;
-    int weight_ok = number_prob(sc->diag, &d->weight, &w, "transition weight");
+    int length_weight = 0, weight_ok;
+    if (d->weight.length) {
+        length_weight = sema_length_weight(sc->arena, sc->diag, sc->m, &d->weight, &w);
+        weight_ok = length_weight >= 0;
+        w = length_weight > 0 ? 1.0 : w; /* the constant factor */
+    } else {
+        weight_ok = number_prob(sc->diag, &d->weight, &w, "transition weight");
+    }
     if (from < 0 || to < 0)
         return;
     const IrState *src = &m->states[from], *dst = &m->states[to];
@@ -339,7 +346,9 @@ static void check_transition(ModelScope *sc, const Decl *d)
     }
     if (!weight_ok || w == 0 || (d->emits.name && em < 0))
         return; /* a weight of 0: the transition does not exist */
-    add_move(m, from, to, em >= 0 ? em : dst->emission, number_prob_log(&d->weight, w));
+    add_move(m, from, to, em >= 0 ? em : dst->emission,
+             d->weight.length ? log(w) : number_prob_log(&d->weight, w));
+    m->moves[m->n_moves - 1].length_weight = length_weight > 0 ? length_weight : 0;
     record_move(m, d->fixed, prob_begin(&d->weight), prob_end(&d->weight));
 }
 

@@ -94,6 +94,14 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
             plan->cpu = 1;
             continue;
         }
+        if (m->n_length_weights) { /* computed per sequence: the C path's code */
+            plan->cpu = 2;
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: none: %d weight%s depend on the sequence "
+                        "length, so the program scores on its CPU path\n", call->label,
+                        m->n_length_weights, m->n_length_weights == 1 ? "" : "s");
+            continue;
+        }
         plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->shape = call->plan.n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                  : GPU_BLOCK_PER_SEQUENCE;
@@ -130,7 +138,8 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
     if (plan->cpu) {
-        fprintf(out, "  gpu-plan cpu (posterior runs on the CPU for now)\n");
+        fprintf(out, "  gpu-plan cpu (%s)\n", plan->cpu == 2 ? "length-dependent weights"
+                                                  : "posterior runs on the CPU for now");
         return;
     }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "
@@ -271,7 +280,8 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
+            plans[c].cpu)
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);

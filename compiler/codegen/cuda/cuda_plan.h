@@ -39,7 +39,8 @@ typedef struct GpuPlan {
                                (IrPlan.float_underflow, less what the profile's lanes hold
                                scaled), or 0: the call is scored in double */
     double float_overflow;  /* IrPlan.float_overflow: above float's range, scored in double */
-    int cpu;                /* a posterior call: on the CPU for now (no kernel) */
+    int cpu;                /* no kernel, on the CPU: 1 a posterior call (for now), 2 a call
+                               whose weights depend on the sequence length */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With

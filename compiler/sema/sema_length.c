@@ -1,0 +1,39 @@
+/* sema_length.c: a transition weight written `(EXPR)` of the sequence
+ * length L (docs/language.md, "Length-dependent weights"): checked at many
+ * lengths, then kept in the model as a length weight, or as a plain number
+ * when L does not appear in it. */
+#include "sema/sema.h"
+
+#include <math.h>
+
+/* The lengths a weight is checked at: every short length, then powers of
+ * ten up to a length no FASTA file reaches. */
+static double checked_length(int i)
+{
+    return i <= 64 ? (double)i : pow(10.0, (double)(i - 64 + 1)); /* 100 ... 1e13 */
+}
+enum { N_CHECKED = 64 + 1 + 12 };
+
+int sema_length_weight(Arena *a, Diag *d, IrModel *m, const Prob *p, double *constant)
+{
+    const LExpr *e = p->length;
+    for (int i = 0; i < N_CHECKED; i++) {
+        double L = checked_length(i), v = lexpr_eval(e, L);
+        if (isfinite(v) && v >= 0)
+            continue;
+        diag_error(d, p->loc, "this weight is %s at L = %.0f: a length-dependent weight must be "
+                   "finite and >= 0 for every sequence length L >= 0",
+                   isnan(v) ? "not a number" : !isfinite(v) ? "infinite" : "negative", L);
+        return -1;
+    }
+    if (!lexpr_uses_length(e)) {
+        *constant = lexpr_eval(e, 0);
+        return 0;
+    }
+    int n = m->n_length_weights;
+    m->length_weights = arena_grow(a, m->length_weights, sizeof(IrLengthWeight) * (size_t)n,
+                                   sizeof(IrLengthWeight) * (size_t)(n + 1));
+    m->length_weights[n] = (IrLengthWeight){.expr = e, .c_text = lexpr_c(a, e), .loc = p->loc};
+    m->n_length_weights = n + 1;
+    return n + 1;
+}

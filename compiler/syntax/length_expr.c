@@ -1,0 +1,85 @@
+/* length_expr.c: length-dependent weights (length_expr.h): building the
+ * tree, evaluating it at one length, writing it as C. */
+#include "syntax/length_expr.h"
+
+#include <math.h>
+#include <stdio.h>
+
+LExpr *lexpr_new(Arena *a, LExprKind kind, const LExpr *x, const LExpr *y, Loc loc)
+{
+    LExpr *e = ARENA_NEW(a, LExpr);
+    e->kind = kind;
+    e->a = x;
+    e->b = y;
+    e->loc = loc;
+    return e;
+}
+
+LExpr *lexpr_number(Arena *a, const char *text, double value, Loc loc)
+{
+    LExpr *e = lexpr_new(a, LX_NUMBER, NULL, NULL, loc);
+    e->text = text;
+    e->value = value;
+    return e;
+}
+
+double lexpr_eval(const LExpr *e, double L)
+{
+    switch (e->kind) {
+    case LX_NUMBER: return e->value;
+    case LX_LENGTH: return L;
+    case LX_ADD: return lexpr_eval(e->a, L) + lexpr_eval(e->b, L);
+    case LX_SUB: return lexpr_eval(e->a, L) - lexpr_eval(e->b, L);
+    case LX_MUL: return lexpr_eval(e->a, L) * lexpr_eval(e->b, L);
+    case LX_DIV: return lexpr_eval(e->a, L) / lexpr_eval(e->b, L);
+    case LX_POW: return pow(lexpr_eval(e->a, L), lexpr_eval(e->b, L));
+    case LX_NEG: return -lexpr_eval(e->a, L);
+    }
+    return NAN;
+}
+
+int lexpr_uses_length(const LExpr *e)
+{
+    if (!e)
+        return 0;
+    return e->kind == LX_LENGTH || lexpr_uses_length(e->a) || lexpr_uses_length(e->b);
+}
+
+const char *lexpr_c(Arena *a, const LExpr *e)
+{
+    static const char op[] = {[LX_ADD] = '+', [LX_SUB] = '-', [LX_MUL] = '*', [LX_DIV] = '/'};
+    switch (e->kind) {
+    case LX_NUMBER: {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.17g", e->value);
+        /* a double literal, never an int one (1/3 must not be 0) */
+        int plain = 1;
+        for (const char *c = buf; *c; c++)
+            plain &= (*c >= '0' && *c <= '9') || *c == '-';
+        return arena_printf(a, "%s%s", buf, plain ? ".0" : "");
+    }
+    case LX_LENGTH: return "(double)L"; /* the code's L may be an integer */
+    case LX_POW: return arena_printf(a, "pow(%s, %s)", lexpr_c(a, e->a), lexpr_c(a, e->b));
+    case LX_NEG: return arena_printf(a, "(-%s)", lexpr_c(a, e->a));
+    default:
+        return arena_printf(a, "(%s %c %s)", lexpr_c(a, e->a), op[e->kind], lexpr_c(a, e->b));
+    }
+}
+
+const char *lexpr_source(Arena *a, const LExpr *e)
+{
+    static const char op[] = {[LX_ADD] = '+', [LX_SUB] = '-', [LX_MUL] = '*', [LX_DIV] = '/',
+                              [LX_POW] = '^'};
+    switch (e->kind) {
+    case LX_NUMBER: return e->text;
+    case LX_LENGTH: return "L";
+    case LX_NEG: return arena_printf(a, "-%s", lexpr_source(a, e->a));
+    default: break;
+    }
+    const char *x = lexpr_source(a, e->a), *y = lexpr_source(a, e->b);
+    /* parentheses around an operand that is itself an operation */
+    int pa = e->a->kind >= LX_ADD && e->a->kind <= LX_POW;
+    int pb = e->b->kind >= LX_ADD && e->b->kind <= LX_POW;
+    return arena_printf(a, "%s%s%s %c %s%s%s", pa ? "(" : "", x, pa ? ")" : "", op[e->kind],
+                        pb ? "(" : "", y, pb ? ")" : "");
+}
