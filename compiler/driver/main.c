@@ -23,6 +23,7 @@ enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 typedef struct Options {
     const char *input, *output, *target, *emit_dir, *dump_after;
     const char *import_hmmer; /* --import-hmmer FILE: main() imports it, nothing else */
+    HmmerMode hmmer_mode;     /* --hmmer-mode */
     int check, verbose, no_fold;
     CShape c_shape;
 } Options;
@@ -52,8 +53,13 @@ static void usage(FILE *out)
             "  --c-shape=SHAPE     the C code of every call: straight (a statement per move),\n"
             "                      table (moves in tables, for large models) or auto (the\n"
             "                      default: by size; -v says which and why)\n"
-            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE (HMMER2.0\n"
-            "                      or HMMER3/f) that scores as hmm2search --null2, and stop\n"
+            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE, and stop:\n"
+            "                      a HMMER3/f file scores as hmmsearch does (local, multihit,\n"
+            "                      its length model and null model; hmmsearch --max\n"
+            "                      --nonull2's scores), a HMMER2.0 file as hm2search --null2\n"
+            "  --hmmer-mode=MODE   with --import-hmmer: local (HMMER3 files' default) or\n"
+            "                      glocal (a HMMER3 file converted as hmmconvert -2 does and\n"
+            "                      scored as hmm2search --null2: HMMER2 files' only mode)\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
             "  --help, --version\n"
             "\n"
@@ -88,6 +94,18 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
+/* --hmmer-mode=V; 0 for an unknown mode. */
+static int hmmer_mode(const char *v, Options *o)
+{
+    if (strcmp(v, "local") == 0)
+        o->hmmer_mode = HMMER_MODE_LOCAL;
+    else if (strcmp(v, "glocal") == 0)
+        o->hmmer_mode = HMMER_MODE_GLOCAL;
+    else
+        return 0;
+    return 1;
+}
+
 static int parse_options(int argc, char **argv, Options *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -106,8 +124,16 @@ static int parse_options(int argc, char **argv, Options *o)
             o->target = v;
         } else if ((v = option_value(argc, argv, &i, "--emit-dir"))) {
             o->emit_dir = v;
+        } else if ((v = option_value(argc, argv, &i, "--hmmer-mode"))) {
+            if (!hmmer_mode(v, o))
+                return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or glocal", v);
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
-            o->import_hmmer = v; /* the options after it are not read, nor the checks below */
+            o->import_hmmer = v; /* the options after it are not read (but --hmmer-mode), nor
+                                    the checks below */
+            for (int j = i + 1; j < argc; j++)
+                if ((v = option_value(argc, argv, &j, "--hmmer-mode")) && !hmmer_mode(v, o))
+                    return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or "
+                                       "glocal", v);
             return EXIT_OK;
         } else if (strcmp(a, "--import-hmmer") == 0) {
             return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);
@@ -432,7 +458,7 @@ int main(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
     if (o.import_hmmer)
-        return import_hmmer(o.import_hmmer, stdout);
+        return import_hmmer(o.import_hmmer, stdout, o.hmmer_mode);
     if (!o.check && !o.dump_after) {
         char *root = find_root();
         status = o.emit_dir ? check_emit_dir(o.emit_dir) : EXIT_OK;

@@ -1,15 +1,23 @@
 /* import_hmmer.h: `hmmc --import-hmmer FILE`: reads a profile HMM saved by
- * HMMER2.0 or HMMER3/f and writes a .hmm program whose viterbi score, divided
- * by ln 2, is hmm2search's per-sequence bit score (with --null2). README.md,
- * "Profile HMMs from HMMER", says how. */
+ * HMMER2.0 or HMMER3/f and writes a .hmm program: for a HMMER3 file, by
+ * default, one whose forward score is hmmsearch's (HMMER3's local multihit
+ * configuration and null model, without null2); for a HMMER2 file, or with
+ * the glocal mode, one whose viterbi score, divided by ln 2, is hmm2search's
+ * per-sequence bit score (with --null2). docs/hmmer.md says how. */
 #ifndef HMMC_IMPORT_HMMER_H
 #define HMMC_IMPORT_HMMER_H
 
 #include <stdio.h>
 
+typedef enum HmmerMode {
+    HMMER_MODE_DEFAULT, /* local for HMMER3 files, glocal for HMMER2 files */
+    HMMER_MODE_LOCAL,   /* HMMER3's search configuration (HMMER3 files only) */
+    HMMER_MODE_GLOCAL   /* hmm2search's (a HMMER3 file converted as hmmconvert -2 does) */
+} HmmerMode;
+
 /* Writes the program for the first model in the file at path to out.
  * Returns 0, or 1 after printing "hmmc: error: FILE:LINE: ..." messages on
  * standard error when the file cannot be read or is not a HMMER model. */
-int import_hmmer(const char *path, FILE *out);
+int import_hmmer(const char *path, FILE *out, HmmerMode mode);
 
 #endif
