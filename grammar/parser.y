@@ -63,7 +63,6 @@ typedef struct IdentListBuilder { IdentList *head, *tail; int n; } IdentListBuil
 
 %code {
 #include "lexer.h"
-#include <string.h>
 
 static void yyerror(Loc *loc, yyscan_t scanner, ParseContext *pc, const char *message);
 
@@ -222,13 +221,12 @@ static Prob prob_length(LExpr *e, Loc loc)
     return (Prob){.length = e, .loc = loc};
 }
 
-/* The one name a length-dependent weight may use: L. */
+/* A name in a length-dependent weight: sema allows only L. */
 static LExpr *lexpr_length(ParseContext *pc, Ident id)
 {
-    if (strcmp(id.name, "L") != 0)
-        diag_error(pc->diag, id.loc, "unknown name '%s' in a length-dependent weight: only L "
-                   "(the length of the sequence being scored) may appear there", id.name);
-    return lexpr_new(pc->arena, LX_LENGTH, NULL, NULL, id.loc);
+    LExpr *e = lexpr_new(pc->arena, LX_LENGTH, NULL, NULL, id.loc);
+    e->text = id.name;
+    return e;
 }
 
 /* `hmm NAME scores { ... }`: the model's numbers are scores (odds). */
@@ -295,20 +293,14 @@ static Expr *whole_table(Expr *attr)
 %type <entries> list_entries dict_entries entry_list dict_entry_list
 %type <entry> dict_entry
 %type <number> number
-%type <prob> prob
+%type <prob> prob weight
 %type <main_block> main_block
 %type <stmts> stmts
 %type <stmt> stmt
 %type <expr> expr
 %type <idents> state_list
 %type <flag> fixed
-%type <lexpr> lexpr
-
-/* length-dependent weights `(EXPR)` (length_expr.h) */
-%left '+' '-'
-%left '*' '/'
-%precedence NEG
-%right '^'
+%type <lexpr> lexpr lterm lunary lpower latom
 
 %initial-action { @$ = (Loc){1, 1, 1, 1}; }
 
@@ -344,8 +336,8 @@ decl
     | EMISSION IDENT '=' '[' list_entries ']' fixed ';'   { $$ = decl_emission(pc->arena, $2, 0, $5.head, $7, @$); }
     | EMISSION IDENT '=' '{' dict_entries '}' fixed ';'   { $$ = decl_emission(pc->arena, $2, 1, $5.head, $7, @$); }
     | EMISSION IDENT '=' '{' error '}' ';'          { $$ = NULL; yyerrok; }
-    | IDENT ARROW IDENT prob fixed ';'              { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, $5, @$); }
-    | IDENT ARROW IDENT prob fixed EMITS IDENT fixed ';'
+    | IDENT ARROW IDENT weight fixed ';'              { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, $5, @$); }
+    | IDENT ARROW IDENT weight fixed EMITS IDENT fixed ';'
                                                     { $$ = decl_transition(pc->arena, $1, $3, $4, $7, $5 || $8, @$); }
     | '[' state_list ']' ARROW '[' state_list ']' MATRIX fixed ';'
                                                     { $$ = decl_matrix(pc->arena, $2, $6, $8, $9, @$); }
@@ -406,20 +398,42 @@ dict_entry
 prob
     : number                    { $$ = prob_single($1, @$); }
     | number '/' number         { $$ = prob_fraction($1, $3, @$); }
+    ;
+
+/* a transition's weight: a number, a fraction, or `(EXPR)` of L */
+weight
+    : prob
     | '(' lexpr ')'             { $$ = prob_length($2, @$); }
     ;
 
-/* a weight as a function of the sequence length L */
+/* a weight as a function of the sequence length L: sums of products of
+ * powers (^ binds tightest and to the right; -L^2 is -(L^2)) */
 lexpr
+    : lterm
+    | lexpr '+' lterm           { $$ = lexpr_new(pc->arena, LX_ADD, $1, $3, @$); }
+    | lexpr '-' lterm           { $$ = lexpr_new(pc->arena, LX_SUB, $1, $3, @$); }
+    ;
+
+lterm
+    : lunary
+    | lterm '*' lunary          { $$ = lexpr_new(pc->arena, LX_MUL, $1, $3, @$); }
+    | lterm '/' lunary          { $$ = lexpr_new(pc->arena, LX_DIV, $1, $3, @$); }
+    ;
+
+lunary
+    : lpower
+    | '-' lunary                { $$ = lexpr_new(pc->arena, LX_NEG, $2, NULL, @$); }
+    ;
+
+lpower
+    : latom
+    | latom '^' lunary          { $$ = lexpr_new(pc->arena, LX_POW, $1, $3, @$); }
+    ;
+
+latom
     : NUMBER                    { $$ = lexpr_number(pc->arena, $1.text, $1.value, @$); }
     | IDENT                     { $$ = lexpr_length(pc, $1); }
     | '(' lexpr ')'             { $$ = $2; }
-    | lexpr '+' lexpr           { $$ = lexpr_new(pc->arena, LX_ADD, $1, $3, @$); }
-    | lexpr '-' lexpr           { $$ = lexpr_new(pc->arena, LX_SUB, $1, $3, @$); }
-    | lexpr '*' lexpr           { $$ = lexpr_new(pc->arena, LX_MUL, $1, $3, @$); }
-    | lexpr '/' lexpr           { $$ = lexpr_new(pc->arena, LX_DIV, $1, $3, @$); }
-    | lexpr '^' lexpr           { $$ = lexpr_new(pc->arena, LX_POW, $1, $3, @$); }
-    | '-' lexpr %prec NEG       { $$ = lexpr_new(pc->arena, LX_NEG, $2, NULL, @$); }
     ;
 
 number

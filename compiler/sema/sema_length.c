@@ -16,7 +16,12 @@ enum { N_CHECKED = 64 + 1 + 12 };
 
 int sema_length_weight(Arena *a, Diag *d, IrModel *m, const Prob *p, double *constant)
 {
-    const LExpr *e = p->length;
+    const LExpr *e = p->length, *name = lexpr_unknown_name(e);
+    if (name) {
+        diag_error(d, name->loc, "unknown name '%s' in a length-dependent weight: only L (the "
+                   "length of the sequence being scored) may appear there", name->text);
+        return -1;
+    }
     for (int i = 0; i < N_CHECKED; i++) {
         double L = checked_length(i), v = lexpr_eval(e, L);
         if (isfinite(v) && v >= 0)

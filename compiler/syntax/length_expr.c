@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 LExpr *lexpr_new(Arena *a, LExprKind kind, const LExpr *x, const LExpr *y, Loc loc)
 {
@@ -36,6 +37,16 @@ double lexpr_eval(const LExpr *e, double L)
     case LX_NEG: return -lexpr_eval(e->a, L);
     }
     return NAN;
+}
+
+const LExpr *lexpr_unknown_name(const LExpr *e)
+{
+    if (!e)
+        return NULL;
+    if (e->kind == LX_LENGTH && e->text && strcmp(e->text, "L") != 0)
+        return e;
+    const LExpr *a = lexpr_unknown_name(e->a);
+    return a ? a : lexpr_unknown_name(e->b);
 }
 
 int lexpr_uses_length(const LExpr *e)

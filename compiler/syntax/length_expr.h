@@ -10,7 +10,7 @@
 
 typedef enum LExprKind {
     LX_NUMBER, /* value */
-    LX_LENGTH, /* L */
+    LX_LENGTH, /* L (text: the name written, which sema checks is L) */
     LX_ADD, LX_SUB, LX_MUL, LX_DIV, LX_POW, /* a op b */
     LX_NEG     /* -a */
 } LExprKind;
@@ -18,7 +18,7 @@ typedef enum LExprKind {
 typedef struct LExpr {
     LExprKind kind;
     double value;      /* LX_NUMBER */
-    const char *text;  /* LX_NUMBER: as written */
+    const char *text;  /* LX_NUMBER, LX_LENGTH: as written */
     const struct LExpr *a, *b;
     Loc loc;
 } LExpr;
@@ -36,6 +36,9 @@ const char *lexpr_c(Arena *a, const LExpr *e);
 /* The expression as the language writes it, for messages and comments
  * (every operation inside another in parentheses). */
 const char *lexpr_source(Arena *a, const LExpr *e);
+
+/* The first name in it that is not L, or NULL. */
+const LExpr *lexpr_unknown_name(const LExpr *e);
 
 /* 1 when L appears in it. */
 int lexpr_uses_length(const LExpr *e);

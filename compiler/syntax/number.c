@@ -91,12 +91,6 @@ int number_fraction(Diag *d, const Number *num, double num_value, const Number *
 
 int number_prob(Diag *d, const Prob *p, double *out, const char *what)
 {
-    if (p->length) {
-        diag_error(d, p->loc, "a %s cannot depend on the sequence length: only a transition's "
-                   "weight may be written (EXPR) of L", what);
-        *out = 0;
-        return 0;
-    }
     double num, den;
     if (!number_value(d, &p->num, &num, what))
         return 0;
