@@ -27,6 +27,13 @@ typedef struct DpWriter {
                                    double's normal range are long double (1e-400L) */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
     const char *tables;         /* the C table shape: prefix of the call's move tables */
+    const char *weights;        /* the table shape: prefix of the weight tables (_w) its loops
+                                   read: `tables`, or "" for the DP function's own copies,
+                                   which hold the length-dependent weights of the sequence */
+    int n_length_entries[2];    /* the table shape: the entries of the emitting [0] and silent
+                                   [1] weight tables that have a length-dependent weight */
+    int *length_entry[2], *length_entry_weight[2]; /* their indexes, and IrMove.length_weight */
+    int phase_entries[2];       /* the size of those two tables */
 } DpWriter;
 
 void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m);

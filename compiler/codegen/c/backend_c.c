@@ -206,6 +206,8 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
     w->dp.value_type = p->type;
     write_columns(w, p->type);
     dp_length_weights(&w->dp, 0);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 0);
     emit_line(w->e, "*scale = -%d;", SUM_EXP);
     emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 "
                        "when rescaled (memory of an earlier sequence could underflow and send the "
@@ -267,6 +269,8 @@ static void write_viterbi(CallWriter *w)
                     "double *table, %s *bp_table)", name_of(w, "viterbi"), type);
     write_columns(w, "double");
     dp_length_weights(&w->dp, 1);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 1);
     if (bytes) {
         emit_line(w->e, "%s *bp = bp_table;", type);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);

@@ -15,10 +15,6 @@ enum { LOCAL_ARRAY_MAX_STATES = 64 };
 /* The C shape of a call, and why (for -v). */
 static CShape choose_shape(const Program *p, const IrModel *m, CShape forced, const char **why)
 {
-    if (m->n_length_weights > 0) { /* the tables are static: no per-sequence weights */
-        *why = "length-dependent weights, computed per sequence, are written into the code";
-        return C_SHAPE_STRAIGHT;
-    }
     if (forced != C_SHAPE_AUTO) {
         *why = "as --c-shape says";
         return forced;
