@@ -657,8 +657,6 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
 
 /* ---- the program: models for the sampler, columns, main -------------------- */
 
-/* The length at which the sampler takes a length-dependent weight. */
-enum { SAMPLE_LENGTH = 400 };
 
 static void write_source_model(Emitter *e, const Program *p, int model_index, int index,
                                const char *data_prefix)
@@ -693,11 +691,8 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         fprintf(o, "static const hmmrt_model_move m%d_moves[] = {\n", index);
         for (int i = 0; i < m->n_moves; i++) {
             const IrMove *mv = &m->moves[i];
-            double w = exp(mv->lw_sum);
-            if (mv->length_weight)
-                w *= lexpr_eval(m->length_weights[mv->length_weight - 1].expr, SAMPLE_LENGTH);
             fprintf(o, "    {%d, %d, %d, %s},\n", mv->from, mv->to, mv->emission,
-                    emit_double(num, w));
+                    emit_double(num, sample_move_weight(m, mv)));
         }
         if (!m->n_moves)
             fprintf(o, "    {0, 0, -1, 0.0},\n");
