@@ -5,6 +5,7 @@
 #include "sema/sema.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The lengths a weight is checked at: every short length, then powers of
  * ten up to a length no FASTA file reaches. */
@@ -35,10 +36,14 @@ int sema_length_weight(Arena *a, Diag *d, IrModel *m, const Prob *p, double *con
         *constant = lexpr_eval(e, 0);
         return 0;
     }
+    const char *c_text = lexpr_c(a, e);
+    for (int k = 0; k < m->n_length_weights; k++) /* written twice: computed once */
+        if (strcmp(m->length_weights[k].c_text, c_text) == 0)
+            return k + 1;
     int n = m->n_length_weights;
     m->length_weights = arena_grow(a, m->length_weights, sizeof(IrLengthWeight) * (size_t)n,
                                    sizeof(IrLengthWeight) * (size_t)(n + 1));
-    m->length_weights[n] = (IrLengthWeight){.expr = e, .c_text = lexpr_c(a, e), .loc = p->loc};
+    m->length_weights[n] = (IrLengthWeight){.expr = e, .c_text = c_text, .loc = p->loc};
     m->n_length_weights = n + 1;
     return n + 1;
 }

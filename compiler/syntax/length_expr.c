@@ -77,20 +77,39 @@ const char *lexpr_c(Arena *a, const LExpr *e)
     }
 }
 
+/* Binding strength: sums, products, negation, powers. */
+static int precedence(const LExpr *e)
+{
+    switch (e->kind) {
+    case LX_ADD: case LX_SUB: return 1;
+    case LX_MUL: case LX_DIV: return 2;
+    case LX_NEG: return 3;
+    case LX_POW: return 4;
+    default: return 5;
+    }
+}
+
+static const char *operand(Arena *a, const LExpr *e, int parens)
+{
+    const char *text = lexpr_source(a, e);
+    return parens ? arena_printf(a, "(%s)", text) : text;
+}
+
 const char *lexpr_source(Arena *a, const LExpr *e)
 {
     static const char op[] = {[LX_ADD] = '+', [LX_SUB] = '-', [LX_MUL] = '*', [LX_DIV] = '/',
                               [LX_POW] = '^'};
+    int p = precedence(e);
     switch (e->kind) {
     case LX_NUMBER: return e->text;
     case LX_LENGTH: return "L";
-    case LX_NEG: return arena_printf(a, "-%s", lexpr_source(a, e->a));
+    case LX_NEG: return arena_printf(a, "-%s", operand(a, e->a, precedence(e->a) < p));
     default: break;
     }
-    const char *x = lexpr_source(a, e->a), *y = lexpr_source(a, e->b);
-    /* parentheses around an operand that is itself an operation */
-    int pa = e->a->kind >= LX_ADD && e->a->kind <= LX_POW;
-    int pb = e->b->kind >= LX_ADD && e->b->kind <= LX_POW;
-    return arena_printf(a, "%s%s%s %c %s%s%s", pa ? "(" : "", x, pa ? ")" : "", op[e->kind],
-                        pb ? "(" : "", y, pb ? ")" : "");
+    /* + - * / group to the left, ^ to the right: the other side needs
+       parentheses at the same strength */
+    int right_assoc = e->kind == LX_POW;
+    const char *x = operand(a, e->a, precedence(e->a) < p + right_assoc);
+    const char *y = operand(a, e->b, precedence(e->b) < p + !right_assoc);
+    return arena_printf(a, "%s %c %s", x, op[e->kind], y);
 }

@@ -33,8 +33,8 @@ double lexpr_eval(const LExpr *e, double L);
  * double: read as (double)L), parenthesised, numbers to every digit. */
 const char *lexpr_c(Arena *a, const LExpr *e);
 
-/* The expression as the language writes it, for messages and comments
- * (every operation inside another in parentheses). */
+/* The expression as the language writes it, for messages and comments,
+ * with the parentheses its grouping needs (none around the whole). */
 const char *lexpr_source(Arena *a, const LExpr *e);
 
 /* The first name in it that is not L, or NULL. */
