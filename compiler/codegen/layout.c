@@ -8,10 +8,6 @@
 static const char *cpu_only_reason(const Program *p)
 {
     for (int c = 0; c < p->n_calls; c++)
-        if (p->calls[c].alg == ALG_POSTERIOR)
-            return arena_printf(p->arena, "%s: posterior runs on the CPU for now",
-                                p->calls[c].label);
-    for (int c = 0; c < p->n_calls; c++)
         if (p->calls[c].model->n_length_weights)
             return arena_printf(p->arena, "%s has length-dependent weights, computed per "
                                 "sequence on the CPU path (the GPU kernels take fixed weights)",

@@ -14,6 +14,7 @@
 #include "support/arena.h"
 #include "codegen/backend.h"
 #include "support/diag.h"
+#include "import/hmmer_header.h"
 #include "import/import_hmmer.h"
 #include "driver/build.h"
 #include "driver/pipeline.h"
@@ -53,10 +54,11 @@ static void usage(FILE *out)
             "  --c-shape=SHAPE     the C code of every call: straight (a statement per move),\n"
             "                      table (moves in tables, for large models) or auto (the\n"
             "                      default: by size; -v says which and why)\n"
-            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE, and stop:\n"
-            "                      a HMMER3/f file scores as hmmsearch does (local, multihit,\n"
-            "                      its length model and null model; hmmsearch --max\n"
-            "                      --nonull2's scores), a HMMER2.0 file as hm2search --null2\n"
+            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE, and stop\n"
+            "                      (with -v: the header lines it keeps): a HMMER3/a to 3/f\n"
+            "                      file scores as hmmsearch does (local, multihit, its length\n"
+            "                      model and null model; hmmsearch --max --nonull2's scores),\n"
+            "                      a HMMER2.0 file as hmm2search --null2\n"
             "  --hmmer-mode=MODE   with --import-hmmer: local (HMMER3 files' default) or\n"
             "                      glocal (a HMMER3 file converted as hmmconvert -2 does and\n"
             "                      scored as hmm2search --null2: HMMER2 files' only mode)\n"
@@ -128,10 +130,12 @@ static int parse_options(int argc, char **argv, Options *o)
             if (!hmmer_mode(v, o))
                 return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or glocal", v);
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
-            o->import_hmmer = v; /* the options after it are not read (but --hmmer-mode), nor
-                                    the checks below */
+            o->import_hmmer = v; /* of the options after it only -v and --hmmer-mode are
+                                    read; no check below */
             for (int j = i + 1; j < argc; j++)
-                if ((v = option_value(argc, argv, &j, "--hmmer-mode")) && !hmmer_mode(v, o))
+                if (strcmp(argv[j], "-v") == 0 || strcmp(argv[j], "--verbose") == 0)
+                    o->verbose = 1;
+                else if ((v = option_value(argc, argv, &j, "--hmmer-mode")) && !hmmer_mode(v, o))
                     return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or "
                                        "glocal", v);
             return EXIT_OK;
@@ -415,6 +419,24 @@ static int compile(const Options *o)
     Diag diag;
     diag_init(&diag, o->input, src, len, stderr);
     int status = EXIT_PROGRAM_ERRORS;
+    const char *hmmer = hmmer_file_format(src, len); /* a HMMER file: one error, not 15 */
+    if (hmmer) {
+        size_t n = strlen(hmmer);
+        diag_error(&diag, (Loc){1, 1, 1, (int)n}, "this is a %s profile HMM file, not a .hmm "
+                   "model: import it first with `hmmc --import-hmmer %s > MODEL.hmm`", hmmer,
+                   o->input);
+        goto done;
+    }
+    if (o->verbose) { /* an import's HMMER header lines (docs/hmmer.md) */
+        HmmerMeta meta = {0};
+        int lines = hmmer_meta_read(src, len, &meta);
+        if (lines > 0)
+            hmmer_meta_write(stderr, "hmmc: hmmer:", &meta);
+        else if (lines < 0)
+            fprintf(stderr, "hmmc: note: %s:%d: this `// hmmer:` line's value cannot be read "
+                    "(as --import-hmmer writes it: docs/hmmer.md)\n", o->input, -lines);
+        hmmer_meta_free(&meta);
+    }
 
     PipelineOptions po = {.dump_after = o->dump_after, .dump = stdout,
                           .verbose = o->verbose ? stderr : NULL, .no_fold = o->no_fold,
@@ -458,7 +480,7 @@ int main(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
     if (o.import_hmmer)
-        return import_hmmer(o.import_hmmer, stdout, o.hmmer_mode);
+        return import_hmmer(o.import_hmmer, stdout, o.hmmer_mode, o.verbose ? stderr : NULL);
     if (!o.check && !o.dump_after) {
         char *root = find_root();
         status = o.emit_dir ? check_emit_dir(o.emit_dir) : EXIT_OK;

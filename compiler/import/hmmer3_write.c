@@ -137,6 +137,9 @@ int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
 {
     char *id = hmmer_identifier(h->name);
     put_header(out, path, h, id);
+    fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
+          "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
+    hmmer_meta_write(out, "// hmmer:", &h->meta);
     fprintf(out, "hmm %s scores {\n", id); /* odds: rows may sum above 1 */
     put_alphabet(out, &l->symbols);
     put_states(out, l->M);

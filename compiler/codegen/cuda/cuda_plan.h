@@ -39,8 +39,13 @@ typedef struct GpuPlan {
                                (IrPlan.float_underflow, less what the profile's lanes hold
                                scaled), or 0: the call is scored in double */
     double float_overflow;  /* IrPlan.float_overflow: above float's range, scored in double */
-    int cpu;                /* no kernel, on the CPU: 1 a posterior call (for now), 2 a call
-                               whose weights depend on the sequence length */
+    /* A posterior call: no kernel of its own; libhmmrt_gpu's forward-backward
+     * kernel runs it (fb_kernel), or, for a model that kernel cannot hold,
+     * libhmmrt's CPU engine (fb_kernel 0, fb_why says why). */
+    int posterior, fb_kernel;
+    const char *fb_why;
+    int length_cpu;         /* a call whose weights depend on the sequence length: no kernel,
+                               the program scores on its CPU path (layout's cpu_only) */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With
