@@ -1,7 +1,8 @@
 /* hmmer_read.c: the first of the three parts of `hmmc --import-hmmer`
  * (import_hmmer.c runs them): reads a HMMER2.0 save file, or a HMMER3/a to
  * 3/f file converted to HMMER2's integer scores the way `hmmconvert -2`
- * converts it, into an H2 profile (hmmer_profile.h) with the header lines
+ * converts it (and its own probabilities, for hmmer3_local.c), into an H2
+ * profile (hmmer_profile.h) with the header lines
  * kept (hmmer_meta.c), and an error naming the line and column of what
  * cannot be read. */
 #include "import/hmmer_lines.h"
