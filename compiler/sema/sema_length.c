@@ -5,7 +5,6 @@
 #include "sema/sema.h"
 
 #include <math.h>
-#include <string.h>
 
 /* The lengths a weight is checked at: every short length, then powers of
  * ten up to a length no FASTA file reaches. */
@@ -15,7 +14,8 @@ static double checked_length(int i)
 }
 enum { N_CHECKED = 64 + 1 + 12 };
 
-int sema_length_weight(Arena *a, Diag *d, IrModel *m, const Prob *p, double *constant)
+int sema_length_weight(Arena *a, Diag *d, IrModel *m, Symtab *texts, const Prob *p,
+                       double *constant)
 {
     const LExpr *e = p->length, *name = lexpr_unknown_name(e);
     if (name) {
@@ -37,12 +37,12 @@ int sema_length_weight(Arena *a, Diag *d, IrModel *m, const Prob *p, double *con
         return 0;
     }
     const char *c_text = lexpr_c(a, e);
-    for (int k = 0; k < m->n_length_weights; k++) /* written twice: computed once */
-        if (strcmp(m->length_weights[k].c_text, c_text) == 0)
-            return k + 1;
-    int n = m->n_length_weights;
-    m->length_weights = arena_grow(a, m->length_weights, sizeof(IrLengthWeight) * (size_t)n,
-                                   sizeof(IrLengthWeight) * (size_t)(n + 1));
+    int n = m->n_length_weights, seen = symtab_put(texts, c_text, n);
+    if (seen >= 0) /* written twice: computed once */
+        return seen + 1;
+    if ((n & (n - 1)) == 0) /* 0, 1, 2, 4...: full, double it */
+        m->length_weights = arena_grow(a, m->length_weights, sizeof(IrLengthWeight) * (size_t)n,
+                                       sizeof(IrLengthWeight) * (size_t)(n ? 2 * n : 1));
     m->length_weights[n] = (IrLengthWeight){.expr = e, .c_text = c_text, .loc = p->loc};
     m->n_length_weights = n + 1;
     return n + 1;

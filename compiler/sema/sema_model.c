@@ -27,6 +27,7 @@ typedef struct ModelScope {
     const Decl *alphabet, *start, *end;
     int alphabet_broken;  /* an alphabet error (or none, or empty): emissions are not measured against it */
     Symtab written;       /* every symbol the alphabet lists, even those in error */
+    Symtab length_texts;  /* C text of each length weight -> its index (sema_length.c) */
     IrModel *m;
     const Decl **state_decl;    /* per state, its declaration */
     const Decl **emission_decl; /* per emission, its declaration */
@@ -318,7 +319,8 @@ static void check_transition(ModelScope *sc, const Decl *d)
     double w = 0;
     int length_weight = 0, weight_ok;
     if (d->weight.length) {
-        length_weight = sema_length_weight(sc->arena, sc->diag, sc->m, &d->weight, &w);
+        length_weight = sema_length_weight(sc->arena, sc->diag, sc->m, &sc->length_texts,
+                                           &d->weight, &w);
         weight_ok = length_weight >= 0;
         w = length_weight > 0 ? 1.0 : w; /* the constant factor */
     } else {
@@ -519,6 +521,7 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
     symtab_init(&sc.emissions, a);
     symtab_init(&sc.symbols, a);
     symtab_init(&sc.written, a);
+    symtab_init(&sc.length_texts, a);
     memset(out, 0, sizeof *out);
     out->name = ast->name.name;
     out->loc = ast->name.loc;
