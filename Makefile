@@ -80,9 +80,10 @@ $(BUILD)/runtime/gpu/%.o: runtime/gpu/%.c $(wildcard runtime/*.h runtime/gpu/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -I$(CUDA_HOME)/include -c $< -o $@
 
-# The kernels that are the same for every model (--train's E-step), compiled
-# once, with the flags hmmc gives the kernels it writes (compiler/driver/build.c).
-$(BUILD)/runtime/gpu/%.o: runtime/gpu/%.cu $(wildcard runtime/*.h runtime/gpu/*.h)
+# The kernels that are the same for every model (the forward-backward kernel of
+# --train's E-step and posterior calls), compiled once, with the flags hmmc
+# gives the kernels it writes (compiler/driver/build.c).
+$(BUILD)/runtime/gpu/%.o: runtime/gpu/%.cu $(wildcard runtime/*.h runtime/gpu/*.h runtime/gpu/*.cuh)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) -O3 -std=c++14 -gencode arch=compute_90,code=sm_90 \
 		-gencode arch=compute_90,code=compute_90 -Iruntime -c $< -o $@

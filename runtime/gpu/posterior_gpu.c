@@ -82,11 +82,17 @@ void gpu_posterior_shapes(hmmrt_gpu *g)
         const gpu_posterior *p = g->posteriors ? &g->posteriors[c] : NULL;
         if (!p || !p->fb)
             continue;
-        /* a back pointer a column: the state of highest posterior */
+        /* a back pointer a column: the state of highest posterior, in the
+         * fewest bytes that hold every state */
         g->n_states[c] = 1;
-        g->bp_bytes[c] = p->on_device && p->decodes ? (int)sizeof(int) : 0;
+        g->bp_bytes[c] = !p->on_device || !p->decodes ? 0 : p->fb->n <= 256 ? 1
+                         : p->fb->n <= 65536 ? 2 : 4;
         g->fb_states[c] = p->on_device ? p->dev.column : 0;
         g->fb_table[c] = p->on_device && p->table;
+        /* the HMM form: a thread a sequence, each warp's records side by side */
+        g->fb_grouped[c] = p->on_device && p->dev.job.t.hmm.N;
+        if (g->fb_grouped[c])
+            g->min_chunk_sequences = (int64_t)g->multiprocessors * 2048;
     }
 }
 
@@ -107,9 +113,12 @@ int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c)
     job.lengths = gpu_device_at(s, lay->lengths);
     job.cols_at = gpu_device_at(s, lay->bp_offsets[c]);
     job.f = gpu_device_at(s, lay->work[c]);
-    job.scale = (int *)(job.f + cells * (size_t)p->dev.column);
+    job.scale = (int *)(job.f + cells * (size_t)p->dev.column); /* not the HMM form's */
+    job.rec_at = gpu_device_at(s, lay->rec_offsets[c]);
+    job.col_stride = job.rec_at ? HMMRT_GROUP : 1;
     job.lnp = gpu_device_at(s, lay->scores[c]);
     job.best = gpu_device_at(s, lay->bp[c]);
+    job.best_bytes = g->bp_bytes[c];
     job.post = gpu_device_at(s, lay->post[c]);
     job.stream = s->stream;
     char what[256];
@@ -160,9 +169,10 @@ int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, 
         return on_cpu(g, call, i, row);
     const int64_t L = ((const int64_t *)((const char *)s->host + lay->lengths))[j];
     const int64_t col0 = ((const int64_t *)((const char *)s->host + lay->bp_offsets[c]))[j];
-    const int *best = lay->bp[c] == HMMRT_NO_SECTION
-                          ? NULL
-                          : (const int *)((const char *)s->host + lay->bp[c]) + col0 + 1;
+    const int bytes = g->bp_bytes[c];
+    const void *best = lay->bp[c] == HMMRT_NO_SECTION
+                           ? NULL
+                           : (const char *)s->host + lay->bp[c] + (size_t)(col0 + 1) * (size_t)bytes;
     const float *post = lay->post[c] == HMMRT_NO_SECTION
                             ? NULL
                             : (const float *)((const char *)s->host + lay->post[c]) +
@@ -179,12 +189,12 @@ int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, 
         if (L == 0) {
             hmmrt_buf_puts(&v->text, "-");
         } else if (kind == HMMRT_OUT_SEGMENTS) {
-            hmmrt_write_segments(&v->text, names, best, L);
+            hmmrt_write_segments(&v->text, names, best, bytes, L);
         } else if (kind == HMMRT_OUT_DECODE) {
             for (int64_t x = 0; x < L; x++) {
                 if (x)
                     hmmrt_buf_putc(&v->text, ' ');
-                hmmrt_buf_puts(&v->text, names[best[x]]);
+                hmmrt_buf_puts(&v->text, names[hmmrt_state_at(best, bytes, x)]);
             }
         } else {
             const int n = p->fb->n;

@@ -111,8 +111,11 @@ static void plan_posterior(const Program *p, const IrCall *call, GpuPlan *plan, 
         return;
     if (plan->fb_kernel)
         fprintf(verbose, "hmmc: plan %s: GPU: libhmmrt_gpu's forward-backward kernel on the "
-                "model as written (%d states), in float; --double and sequences float cannot "
-                "hold: the CPU engine\n", call->label, m->n_states);
+                "model as written (%d states), in float: a thread a sequence when only the start "
+                "and the end are silent and at most %d states emit, else lanes of a warp or a "
+                "block a sequence (PROG --timing says which); --double and sequences float "
+                "cannot hold: the CPU engine\n", call->label, m->n_states,
+                HMMRT_FB_HMM_MAX_STATES);
     else
         fprintf(verbose, "hmmc: plan %s: GPU: none, the CPU engine (%s)\n", call->label,
                 plan->fb_why);
