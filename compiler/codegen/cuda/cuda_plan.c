@@ -132,6 +132,14 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
             plan_posterior(p, call, plan, verbose);
             continue;
         }
+        if (m->n_length_weights) { /* computed per sequence: the C path's code */
+            plan->length_cpu = 1;
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: none: %d weight%s depend on the sequence "
+                        "length, so the program scores on its CPU path\n", call->label,
+                        m->n_length_weights, m->n_length_weights == 1 ? "" : "s");
+            continue;
+        }
         plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->shape = call->plan.n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                  : GPU_BLOCK_PER_SEQUENCE;
@@ -169,6 +177,10 @@ void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
     if (plan->posterior) {
         fprintf(out, "  gpu-plan %s\n", plan->fb_kernel ? "fb-kernel" : "cpu-engine");
+        return;
+    }
+    if (plan->length_cpu) {
+        fprintf(out, "  gpu-plan cpu (length-dependent weights)\n");
         return;
     }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "
@@ -309,7 +321,8 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
+            plans[c].length_cpu)
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);

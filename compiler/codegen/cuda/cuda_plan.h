@@ -44,6 +44,8 @@ typedef struct GpuPlan {
      * libhmmrt's CPU engine (fb_kernel 0, fb_why says why). */
     int posterior, fb_kernel;
     const char *fb_why;
+    int length_cpu;         /* a call whose weights depend on the sequence length: no kernel,
+                               the program scores on its CPU path (layout's cpu_only) */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With
