@@ -392,7 +392,8 @@ static long fill_block(hmmrt_reader *r)
         long n = hmmrt_gunzip_read(r->gz, r->block, cap, why, sizeof why);
         if (n < 0) {
             char what[1024];
-            snprintf(what, sizeof what, "after line %ld of its text: %s", r->line, why);
+            long line = r->line - (r->carry.state == FASTA_AT_LINE_START && r->line > 1);
+            snprintf(what, sizeof what, "after line %ld of its text: %s", line, why);
             set_error(r, 0, 0, what);
         }
         return n;
@@ -470,6 +471,7 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
     }
     atomic_init(&pool->records, (long)p->n_records);
     pool->data = store;
+    pool->mapped = 0;
     hmmrt_record *into = r->pending + r->n_pending;
     for (size_t i = 0; i < p->n_records; i++) {
         const fasta_parsed *f = &p->records[i];
