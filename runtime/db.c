@@ -96,7 +96,8 @@ static int check_header(hmmrt_db *db, char *why, size_t whylen)
     if (file_bytes != db->size) {
         snprintf(why, whylen, "the packed database has %llu bytes where its header says %llu: "
                  "it was cut short or changed since it was made; " REBUILD,
-                 (unsigned long long)db->size, (unsigned long long)file_bytes, hmmrt_progname(), db->path);
+                 (unsigned long long)db->size, (unsigned long long)file_bytes, hmmrt_progname(),
+                 db->path);
         return -1;
     }
     if (records_at != HMMRT_DB_HEADER_BYTES || db->files_at < records_at ||
@@ -182,7 +183,8 @@ static int damaged(const hmmrt_db *db, char *why, size_t whylen, const char *wha
 {
     snprintf(why, whylen, "the packed database is damaged at byte %llu (%s, after %llu of its "
              "%llu sequences): " REBUILD, (unsigned long long)db->at, what,
-             (unsigned long long)db->seen, (unsigned long long)db->n_records, hmmrt_progname(), db->path);
+             (unsigned long long)db->seen, (unsigned long long)db->n_records, hmmrt_progname(),
+             db->path);
     return -1;
 }
 

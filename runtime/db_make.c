@@ -116,11 +116,13 @@ static void describe_invalid(const hmmrt_program *prog, const hmmrt_record *rec,
 {
     char symbol[8], part[1024];
     hmmrt_describe_byte(symbol, (unsigned char)rec->residues[position]);
-    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path, hmmrt_record_line_of(rec, position));
+    snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path,
+             hmmrt_record_line_of(rec, position));
     hmmrt_buf_puts(msg, part);
     hmmrt_describe_text(msg, rec->name);
-    snprintf(part, sizeof part, ": symbol '%s' at position %lld (1-based) is not in the alphabet of ",
-             symbol, (long long)position + 1);
+    snprintf(part, sizeof part,
+             ": symbol '%s' at position %lld (1-based) is not in the alphabet of ", symbol,
+             (long long)position + 1);
     hmmrt_buf_puts(msg, part);
     const char *model = NULL;
     for (int m = 0; m < prog->n_models && !model; m++)
