@@ -1,7 +1,9 @@
 /* db.c: reads a packed database (written by --make-db, db_make.c; the format
- * is in docs/database.md): maps the file, checks its header against this
- * program's alphabets, and hands out its records in order, each name and
- * residues pointing into the mapping (nothing is parsed or copied). */
+ * is in docs/database.md): checks its header against this program's
+ * alphabets, and hands out its records in order, each name and residues
+ * pointing into a mapped window of the file (nothing is parsed or copied);
+ * a window is unmapped with the last record that lies in it, so memory
+ * stays bounded whatever the file's size. */
 #include "input.h"
 
 #include <endian.h>
@@ -12,11 +14,19 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* Bytes mapped at once (more for a larger record), faulted in by mmap. */
+#define WINDOW_BYTES ((uint64_t)64 << 20)
+/* The table of file names is read whole: a larger one is damage. */
+#define FILES_TABLE_MAX ((uint64_t)64 << 20)
 
 struct hmmrt_db {
-    const unsigned char *map;
-    size_t size;
-    struct hmmrt_pool *pool; /* NULL once the reader is done with it */
+    int fd;
+    uint64_t size;
+    const unsigned char *window; /* [window_start, window_end) of the file */
+    uint64_t window_start, window_end;
+    struct hmmrt_pool *pool;     /* the window's; NULL when none is mapped */
     uint64_t n_records, n_residues, files_at, n_files;
     char **paths;  /* the FASTA files' names, copied: records name them */
     uint64_t at;   /* the next record's offset */
@@ -70,10 +80,9 @@ static uint32_t u32_at(const unsigned char *p)
 
 #define REBUILD "rebuild it with %s --make-db %s FASTA..."
 
-/* Checks the header of a mapping of size bytes: 0, or -1 with why set. */
-static int check_header(hmmrt_db *db, char *why, size_t whylen)
+/* Checks the header h: 0, or -1 with why set. */
+static int check_header(hmmrt_db *db, const unsigned char *h, char *why, size_t whylen)
 {
-    const unsigned char *h = db->map;
     uint32_t version = u32_at(h + 8), header_bytes = u32_at(h + 12);
     if (version != HMMRT_DB_VERSION || header_bytes != HMMRT_DB_HEADER_BYTES) {
         snprintf(why, whylen, "a packed database of format %u, which this program does not "
@@ -101,7 +110,8 @@ static int check_header(hmmrt_db *db, char *why, size_t whylen)
         return -1;
     }
     if (records_at != HMMRT_DB_HEADER_BYTES || db->files_at < records_at ||
-        db->files_at > db->size || db->n_files > db->size - db->files_at) {
+        db->files_at > db->size || db->n_files > db->size - db->files_at ||
+        db->size - db->files_at > FILES_TABLE_MAX) {
         snprintf(why, whylen, "the packed database's header is damaged (its offsets lie "
                  "outside the file): " REBUILD, hmmrt_progname(), db->path);
         return -1;
@@ -110,30 +120,58 @@ static int check_header(hmmrt_db *db, char *why, size_t whylen)
     return 0;
 }
 
+/* Reads n bytes at offset: 0, or -1 with why set. */
+static int read_at(hmmrt_db *db, void *into, size_t n, uint64_t offset, char *why, size_t whylen)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t got = pread(db->fd, (char *)into + done, n - done, (off_t)(offset + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            snprintf(why, whylen, "cannot read: %s", got < 0 ? strerror(errno) : "it shrank");
+            return -1;
+        }
+        done += (size_t)got;
+    }
+    return 0;
+}
+
 /* Copies the table of FASTA file names: 0, or -1 with why set. */
 static int read_paths(hmmrt_db *db, char *why, size_t whylen)
 {
+    size_t bytes = (size_t)(db->size - db->files_at);
+    unsigned char *table = malloc(bytes + 1);
     db->paths = calloc(db->n_files ? db->n_files : 1, sizeof *db->paths);
-    if (!db->paths) {
+    if (!table || !db->paths) {
+        free(table);
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    const unsigned char *p = db->map + db->files_at, *end = db->map + db->size;
+    if (read_at(db, table, bytes, db->files_at, why, whylen) != 0) {
+        free(table);
+        return -1;
+    }
+    int status = 0;
+    const unsigned char *p = table, *end = table + bytes;
     for (uint64_t f = 0; f < db->n_files; f++) {
         const unsigned char *nul = memchr(p, 0, (size_t)(end - p));
         if (!nul) {
             snprintf(why, whylen, "the packed database's table of files is damaged: " REBUILD,
                      hmmrt_progname(), db->path);
-            return -1;
+            status = -1;
+            break;
         }
         db->paths[f] = strdup((const char *)p);
         if (!db->paths[f]) {
             snprintf(why, whylen, "out of memory");
-            return -1;
+            status = -1;
+            break;
         }
         p = nul + 1;
     }
-    return 0;
+    free(table);
+    return status;
 }
 
 hmmrt_db *hmmrt_db_open(int fd, const char *path, char *why, size_t whylen)
@@ -148,35 +186,52 @@ hmmrt_db *hmmrt_db_open(int fd, const char *path, char *why, size_t whylen)
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
-    db->size = (size_t)st.st_size;
+    db->fd = fd;
+    db->size = (uint64_t)st.st_size;
     db->path = path;
+    unsigned char header[HMMRT_DB_HEADER_BYTES];
     if (db->size < HMMRT_DB_HEADER_BYTES) {
         snprintf(why, whylen, "a packed database cut short inside its header: " REBUILD,
                  hmmrt_progname(), db->path);
-        free(db);
-        return NULL;
+    } else if (read_at(db, header, sizeof header, 0, why, whylen) == 0 &&
+               check_header(db, header, why, whylen) == 0 &&
+               read_paths(db, why, whylen) == 0) {
+        return db;
     }
-    void *map = mmap(NULL, db->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    hmmrt_db_free(db);
+    return NULL;
+}
+
+/* Maps the window that holds [at, at + bytes) (within the records), unless
+ * the current one does; the last window's records keep it: 0, or -1 with
+ * why set. */
+static int map_window(hmmrt_db *db, uint64_t bytes, char *why, size_t whylen)
+{
+    if (db->pool && db->at + bytes <= db->window_end)
+        return 0;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t start = db->at / page * page;
+    uint64_t end = db->at + bytes - start > WINDOW_BYTES ? db->at + bytes : start + WINDOW_BYTES;
+    if (end > db->files_at)
+        end = db->files_at;
+    void *map = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_PRIVATE | MAP_POPULATE, db->fd,
+                     (off_t)start);
     if (map == MAP_FAILED) {
         snprintf(why, whylen, "cannot map the packed database: %s", strerror(errno));
-        free(db);
-        return NULL;
+        return -1;
     }
-    madvise(map, db->size, MADV_SEQUENTIAL); /* pages behind the reader may go */
-    db->map = map;
-    db->pool = hmmrt_pool_of_mapping(map, db->size);
-    if (!db->pool) {
-        munmap(map, db->size);
-        free(db);
+    struct hmmrt_pool *pool = hmmrt_pool_of_mapping(map, (size_t)(end - start));
+    if (!pool) {
+        munmap(map, (size_t)(end - start));
         snprintf(why, whylen, "out of memory");
-        return NULL;
+        return -1;
     }
-    if (check_header(db, why, whylen) != 0 || read_paths(db, why, whylen) != 0) {
-        hmmrt_db_finish(db);
-        hmmrt_db_free(db);
-        return NULL;
-    }
-    return db;
+    hmmrt_pool_drop(db->pool);
+    db->pool = pool;
+    db->window = map;
+    db->window_start = start;
+    db->window_end = end;
+    return 0;
 }
 
 static int damaged(const hmmrt_db *db, char *why, size_t whylen, const char *what)
@@ -198,21 +253,26 @@ int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, char *why, size_t whylen)
     }
     if (end - db->at < HMMRT_DB_RECORD_BYTES)
         return damaged(db, why, whylen, "a record cut short");
-    const unsigned char *r = db->map + db->at;
+    if (map_window(db, HMMRT_DB_RECORD_BYTES, why, whylen) != 0)
+        return -1;
+    const unsigned char *r = db->window + (db->at - db->window_start);
     uint64_t length = u64_at(r), line = u64_at(r + 8);
     uint32_t file = u32_at(r + 16), name_bytes = u32_at(r + 20);
     uint64_t room = end - db->at - HMMRT_DB_RECORD_BYTES;
     if (file >= db->n_files || name_bytes == 0 || name_bytes > room ||
         length >= room - name_bytes || length > INT64_MAX || line > (uint64_t)LONG_MAX)
         return damaged(db, why, whylen, "a record's sizes lie outside the file");
-    const char *name = (const char *)r + HMMRT_DB_RECORD_BYTES;
-    const char *residues = name + name_bytes;
-    if (name[name_bytes - 1] != '\0' || residues[length] != '\0')
-        return damaged(db, why, whylen, "a record's name or residues are not ended");
     uint64_t bytes = HMMRT_DB_RECORD_BYTES + name_bytes + length + 1;
     bytes = (bytes + 7) & ~(uint64_t)7;
     if (bytes > end - db->at)
         return damaged(db, why, whylen, "a record cut short");
+    if (map_window(db, bytes, why, whylen) != 0) /* the record may reach past the window */
+        return -1;
+    r = db->window + (db->at - db->window_start);
+    const char *name = (const char *)r + HMMRT_DB_RECORD_BYTES;
+    const char *residues = name + name_bytes;
+    if (name[name_bytes - 1] != '\0' || residues[length] != '\0')
+        return damaged(db, why, whylen, "a record's name or residues are not ended");
     hmmrt_pool_hold(db->pool);
     *rec = (hmmrt_record){.name = name,
                           .residues = residues,
