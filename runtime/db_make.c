@@ -216,7 +216,8 @@ static int open_temp(db_writer *w, const char *path)
     snprintf(w->temp, n, "%s.partXXXXXX", path);
     int fd = mkstemp(w->temp);
     if (fd < 0) {
-        hmmrt_error("%s: cannot write the database beside it (%s): %s", path, w->temp,
+        hmmrt_error("%s: cannot write the database: creating a file beside it failed: %s; "
+                    "name a folder that exists and that you may write to", path,
                     strerror(errno));
         free(w->temp);
         w->temp = NULL;
