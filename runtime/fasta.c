@@ -327,8 +327,7 @@ static int open_kind(hmmrt_reader *r, int file)
             set_error(r, 0, 0, why);
             return -1;
         }
-        hmmrt_db_free(r->dbs[file]); /* a file named twice is mapped again */
-        r->dbs[file] = r->db;
+        r->dbs[file] = r->db; /* freed with the reader: its records name its paths */
         return 1;
     }
     if (!r->seekable) {

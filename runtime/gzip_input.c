@@ -73,30 +73,26 @@ static int refill(hmmrt_gunzip *g)
 }
 
 /* Inflates into [into, into + n) until it is full or the input ends:
- * how many bytes, or -1 with g->error set (nothing was inflated). */
+ * how many bytes, or -1 with g->error set (nothing was inflated). Output
+ * that zlib holds back is drained after the last input byte too. */
 static long inflate_some(hmmrt_gunzip *g, char *into, size_t n)
 {
     size_t done = 0;
     while (done < n) {
         if (refill(g) != 0)
             return done ? (long)done : -1;
-        if (g->z.avail_in == 0 && g->input_ended) {
-            if (g->member_ended)
+        if (g->member_ended) {
+            if (g->z.avail_in == 0)
                 break; /* the end of the file, after a whole member */
-            snprintf(g->error, sizeof g->error,
-                     "the compressed data ends too soon (zlib: unexpected end of file): the "
-                     "file is truncated; copy or download it again");
-            return done ? (long)done : -1;
-        }
-        if (g->member_ended) { /* another member follows */
-            inflateReset(&g->z);
+            inflateReset(&g->z); /* another member follows */
             g->member_ended = 0;
         }
         size_t want = n - done > UINT32_MAX ? UINT32_MAX : n - done;
         g->z.next_out = (unsigned char *)into + done;
         g->z.avail_out = (uInt)want;
         int rc = inflate(&g->z, Z_NO_FLUSH);
-        done += want - g->z.avail_out;
+        size_t made = want - g->z.avail_out;
+        done += made;
         if (rc == Z_STREAM_END) {
             g->member_ended = 1;
         } else if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_STREAM_ERROR ||
@@ -106,8 +102,13 @@ static long inflate_some(hmmrt_gunzip *g, char *into, size_t n)
                      "again, or check it with gzip -t",
                      g->z.msg ? g->z.msg : rc == Z_MEM_ERROR ? "out of memory" : zError(rc));
             return done ? (long)done : -1;
+        } else if (made == 0 && g->z.avail_in == 0 && g->input_ended) {
+            snprintf(g->error, sizeof g->error,
+                     "the compressed data ends too soon (zlib: unexpected end of file): the "
+                     "file is truncated; copy or download it again");
+            return done ? (long)done : -1;
         }
-        /* Z_OK, or Z_BUF_ERROR: it needs more input (read above) */
+        /* else Z_OK, or Z_BUF_ERROR: more input is read above */
     }
     return (long)done;
 }
