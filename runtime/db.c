@@ -1,9 +1,8 @@
-/* db.c: reads a packed database (written by --make-db, db_make.c; the format
- * is in docs/database.md): checks its header against this program's
- * alphabets, and hands out its records in order, each name and residues
- * pointing into a mapped window of the file (nothing is parsed or copied);
- * a window is unmapped with the last record that lies in it, so memory
- * stays bounded whatever the file's size. */
+/* db.c: reads a packed database (made by --make-db; format in
+ * docs/database.md): checks its header against this program's alphabets and
+ * hands out its records in order, names and residues pointing into a mapped
+ * window of the file (nothing parsed or copied), each window unmapped with
+ * its last record, so memory is bounded whatever the file's size. */
 #include "input.h"
 
 #include <endian.h>
