@@ -107,7 +107,7 @@ $(HMMC_BIN): $(BUILD)/compiler/driver/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmr
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lcmocka -lm
+	$(CC) $(CFLAGS) $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lcmocka -lz -lm
 
 $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 	@mkdir -p $(@D)
@@ -201,7 +201,7 @@ fuzz-short: fuzz-build
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lm
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lz -lm
 
 # Every kernel the CUDA backend writes, compiled by nvcc (CI has no GPU: the
 # programs run on their CPU path there). The GPU check itself is tests/gpu/check.

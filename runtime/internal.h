@@ -148,6 +148,7 @@ typedef struct hmmrt_options {
     double tolerance;      /* --tolerance (default 1e-9) */
     double pseudocount;    /* --pseudocount (default 0) */
     int viterbi_training;  /* --viterbi-training */
+    const char *make_db;   /* --make-db DB: pack the files into the database DB instead */
     const char **files;    /* malloc'd array of pointers into argv */
     int n_files;
 } hmmrt_options;

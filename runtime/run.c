@@ -2,6 +2,8 @@
  * --help, --version, --sample or the scoring run. */
 #include "internal.h"
 
+#include "input.h"
+
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -37,6 +39,8 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         return sample(prog, o);
     if (o->train)
         return hmmrt_train(prog, o);
+    if (o->make_db)
+        return hmmrt_make_db(prog, o);
     return hmmrt_score_files(prog, o);
 }
 
@@ -58,6 +62,7 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
     hmmrt_set_progname(argc > 0 ? argv[0] : NULL, prog->name);
+    hmmrt_db_expect(prog); /* the reader takes databases made for these alphabets */
     hmmrt_options o;
     int status = hmmrt_parse_options(argc, argv, prog, &o);
     if (status == 0)
