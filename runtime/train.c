@@ -10,7 +10,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,12 +32,10 @@ typedef struct trainer {
     corpus seqs;
     int n_threads;
     size_t n_values;     /* emission values: n_emissions x K */
-    /* the E-step's sums, and the work it shares out */
-    _Atomic int64_t next;
+    /* the E-step's sums */
     double *move_counts, *emission_counts;
     long double log_likelihood;
-    int64_t no_path, failed;
-    pthread_mutex_t lock;
+    int64_t no_path;
     int *out_start, *out; /* every move out of each state (index_out) */
     unsigned char *changed; /* n_moves + n_values: a number an update has set (written anew) */
     hmmrt_gpu_trainer *gpu; /* the E-step on the GPU, or NULL */
@@ -160,31 +157,36 @@ static int read_corpus(trainer *t, int64_t *skipped)
 
 /* ---- the expectation step, on every thread ------------------------------- */
 
-static void *expect_worker(void *arg)
+/* One thread's share: sequences [from, to), its own sums. The shares are
+ * fixed (equal numbers of symbols) and summed in their order after every
+ * thread is done, so that the same input and --threads give the same
+ * numbers to the last bit, whichever thread finishes first. */
+typedef struct share {
+    trainer *t;
+    int64_t from, to;
+    double *counts;      /* n_moves move counts, then n_values emission counts */
+    long double ll;
+    int64_t no_path;
+    int failed;
+} share;
+
+static void *expect_share(void *arg)
 {
-    trainer *t = arg;
+    share *sh = arg;
+    trainer *t = sh->t;
     const hmmrt_fb *fb = t->fb;
     size_t n_moves = (size_t)fb->n_moves;
-    double *mc = calloc(n_moves + t->n_values + 1, sizeof *mc);
+    sh->counts = calloc(n_moves + t->n_values + 1, sizeof *sh->counts);
     size_t bytes = t->o->viterbi_training ? hmmrt_fb_viterbi_scratch(fb, t->seqs.longest)
                                           : hmmrt_fb_scratch(fb, t->seqs.longest) * sizeof(double);
     double *scratch = malloc(bytes);
-    long double ll = 0;
-    int64_t no_path = 0;
-    if (!mc || !scratch) {
-        free(mc), free(scratch);
-        pthread_mutex_lock(&t->lock);
-        t->failed++;
-        pthread_mutex_unlock(&t->lock);
+    if (!sh->counts || !scratch) {
+        free(scratch);
+        sh->failed = 1;
         return NULL;
     }
-    double *ec = mc + n_moves;
-    for (;;) {
-        if (interrupted)
-            break;
-        int64_t i = atomic_fetch_add(&t->next, 1);
-        if (i >= t->seqs.n)
-            break;
+    double *mc = sh->counts, *ec = mc + n_moves;
+    for (int64_t i = sh->from; i < sh->to && !interrupted; i++) {
         if (t->seqs.left_out[i])
             continue;
         const uint8_t *x = t->seqs.codes + t->seqs.start[i];
@@ -194,20 +196,12 @@ static void *expect_worker(void *arg)
                          : hmmrt_fb_run(fb, x, L, scratch, mc, ec, NULL);
         if (lnp == -INFINITY || !isfinite(lnp)) {
             t->seqs.left_out[i] = 1;
-            no_path++;
+            sh->no_path++;
             continue;
         }
-        ll += lnp;
+        sh->ll += lnp;
     }
-    pthread_mutex_lock(&t->lock);
-    for (size_t j = 0; j < n_moves; j++)
-        t->move_counts[j] += mc[j];
-    for (size_t j = 0; j < t->n_values; j++)
-        t->emission_counts[j] += ec[j];
-    t->log_likelihood += ll;
-    t->no_path += no_path;
-    pthread_mutex_unlock(&t->lock);
-    free(mc), free(scratch);
+    free(scratch);
     return NULL;
 }
 
@@ -242,30 +236,52 @@ static int expect(trainer *t)
 {
     if (t->gpu)
         return expect_on_gpu(t);
+    int n = t->n_threads < 1 ? 1 : t->n_threads;
+    if ((int64_t)n > t->seqs.n)
+        n = (int)t->seqs.n;
+    share *shares = calloc((size_t)n, sizeof *shares);
+    pthread_t *threads = calloc((size_t)n, sizeof *threads);
+    char *running = calloc((size_t)n, 1);
+    int status = shares && threads && running ? 0 : HMMRT_EXIT_INTERNAL;
+    /* share k: from the first sequence whose symbols before it reach k / n of them */
+    int64_t total = t->seqs.start[t->seqs.n], i = 0;
+    for (int k = 0; !status && k < n; k++) {
+        shares[k] = (share){.t = t, .from = i};
+        while (i < t->seqs.n && (k + 1 == n || t->seqs.start[i] < total / n * (k + 1)))
+            i++;
+        shares[k].to = k + 1 == n ? t->seqs.n : i;
+    }
+    for (int k = 0; !status && k < n; k++)
+        running[k] = pthread_create(&threads[k], NULL, expect_share, &shares[k]) == 0;
+    for (int k = 0; !status && k < n; k++) {
+        if (running[k])
+            pthread_join(threads[k], NULL);
+        else /* no thread for it: this one does it */
+            expect_share(&shares[k]);
+    }
     memset(t->move_counts, 0, (size_t)t->fb->n_moves * sizeof *t->move_counts);
     memset(t->emission_counts, 0, t->n_values * sizeof *t->emission_counts);
     t->log_likelihood = 0;
     t->no_path = 0;
-    t->failed = 0;
-    atomic_store(&t->next, 0);
-    int n = t->n_threads < 1 ? 1 : t->n_threads;
-    if ((int64_t)n > t->seqs.n)
-        n = (int)t->seqs.n;
-    pthread_t *threads = calloc((size_t)n, sizeof *threads);
-    int started = 0;
-    for (; threads && started < n; started++)
-        if (pthread_create(&threads[started], NULL, expect_worker, t) != 0)
+    size_t n_moves = (size_t)t->fb->n_moves;
+    for (int k = 0; !status && k < n; k++) {
+        if (shares[k].failed) {
+            status = HMMRT_EXIT_INTERNAL;
             break;
-    if (started == 0) /* no thread could start: work on this one */
-        expect_worker(t);
-    for (int i = 0; i < started; i++)
-        pthread_join(threads[i], NULL);
-    free(threads);
-    if (t->failed) {
-        hmmrt_error("out of memory during training");
-        return HMMRT_EXIT_INTERNAL;
+        }
+        for (size_t j = 0; j < n_moves; j++)
+            t->move_counts[j] += shares[k].counts[j];
+        for (size_t j = 0; j < t->n_values; j++)
+            t->emission_counts[j] += shares[k].counts[n_moves + j];
+        t->log_likelihood += shares[k].ll;
+        t->no_path += shares[k].no_path;
     }
-    return 0;
+    for (int k = 0; shares && k < n; k++)
+        free(shares[k].counts);
+    free(shares), free(threads), free(running);
+    if (status)
+        hmmrt_error("out of memory during training");
+    return status;
 }
 
 /* ---- the maximisation step ------------------------------------------------ */
@@ -499,7 +515,6 @@ static void free_trainer(trainer *t)
         t->prog->gpu->fb_close(t->gpu);
     free(t->gpu_lnp);
     hmmrt_fb_free(t->fb);
-    pthread_mutex_destroy(&t->lock);
 }
 
 int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
@@ -510,7 +525,6 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
     if (status)
         return status;
     trainer t = {.prog = prog, .o = o, .model = m, .n_threads = o->threads};
-    pthread_mutex_init(&t.lock, NULL);
     char err[512];
     int K = (int)strlen(prog->alphabets[m->alphabet]);
     t.fb = hmmrt_fb_new(m, K, err, sizeof err);
