@@ -33,10 +33,17 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_print_version(stdout, prog);
         return finish_stdout();
     }
+    if (prog->real_dim > 0 && (o->sample || o->train)) {
+        hmmrt_error("%s over real observations (alphabet real[%d]) is not implemented yet",
+                    o->sample ? "--sample" : "--train", prog->real_dim);
+        return HMMRT_EXIT_USAGE;
+    }
     if (o->sample)
         return sample(prog, o);
     if (o->train)
         return hmmrt_train(prog, o);
+    if (prog->real_dim > 0)
+        return hmmrt_score_real_files(prog, o);
     return hmmrt_score_files(prog, o);
 }
 

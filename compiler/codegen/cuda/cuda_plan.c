@@ -94,6 +94,14 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
             plan->cpu = 1;
             continue;
         }
+        if (m->real_dim) { /* densities: the C path only, for now (layout.c says why) */
+            plan->cpu = plan->real = 1;
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: none, the program scores on the CPU: its "
+                        "observations are real vectors (alphabet real[%d])\n", call->label,
+                        m->real_dim);
+            continue;
+        }
         plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->shape = call->plan.n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                  : GPU_BLOCK_PER_SEQUENCE;
@@ -130,7 +138,8 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
     if (plan->cpu) {
-        fprintf(out, "  gpu-plan cpu (posterior runs on the CPU for now)\n");
+        fprintf(out, "  gpu-plan cpu (%s)\n", plan->real ? "real observations run on the CPU for now"
+                                                         : "posterior runs on the CPU for now");
         return;
     }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "

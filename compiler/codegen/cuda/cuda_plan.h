@@ -40,6 +40,7 @@ typedef struct GpuPlan {
                                scaled), or 0: the call is scored in double */
     double float_overflow;  /* IrPlan.float_overflow: above float's range, scored in double */
     int cpu;                /* a posterior call: on the CPU for now (no kernel) */
+    int real;               /* with cpu: a call over real observations (alphabet real[D]) */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With

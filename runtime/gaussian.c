@@ -1,0 +1,94 @@
+/* gaussian.c: the emission values of real alphabets: gaussian log-densities
+ * through the Cholesky factor hmmc computed, mixtures summed in logs, and
+ * the rows of a position as logs (viterbi) or scaled probabilities
+ * (forward, backward). */
+#include "hmmrt.h"
+
+#include <math.h>
+
+/* ln 2 in long double, so that k ln 2 rounds once. */
+static const long double LN2L = 0.693147180559945309417232121458176568L;
+
+double hmmrt_gaussian_log(const hmmrt_gaussian *g, int D, const double *x)
+{
+    double q = 0;
+    if (g->diagonal) {
+        for (int i = 0; i < D; i++) {
+            double z = (x[i] - g->mean[i]) / g->factor[i];
+            q += z * z;
+        }
+        return g->log_norm - 0.5 * q;
+    }
+    /* z = L^-1 (x - mean) by forward substitution */
+    double z[D];
+    for (int i = 0; i < D; i++) {
+        const double *row = g->factor + (size_t)i * D;
+        double t = x[i] - g->mean[i];
+        for (int k = 0; k < i; k++)
+            t -= row[k] * z[k];
+        z[i] = t / row[i];
+        q += z[i] * z[i];
+    }
+    return g->log_norm - 0.5 * q;
+}
+
+/* ln sum_k w_k N_k(x). Terms more than 40 nats below the largest change no
+ * digit of a double sum (e^-40 < 2^-57) and are left out, so that a sum
+ * raises no underflow flag of its own. */
+static double density_log(const hmmrt_density *d, int D, const double *x)
+{
+    if (!d->log_weights)
+        return hmmrt_gaussian_log(d->parts[0], D, x);
+    double terms[d->n_parts > 0 ? d->n_parts : 1];
+    double top = -INFINITY;
+    for (int k = 0; k < d->n_parts; k++) {
+        terms[k] = d->log_weights[k] == -INFINITY
+                       ? -INFINITY
+                       : d->log_weights[k] + hmmrt_gaussian_log(d->parts[k], D, x);
+        top = terms[k] > top ? terms[k] : top;
+    }
+    if (top == -INFINITY)
+        return top;
+    double sum = 0;
+    for (int k = 0; k < d->n_parts; k++)
+        if (terms[k] - top > -40)
+            sum += exp(terms[k] - top);
+    return top + log(sum);
+}
+
+void hmmrt_density_logs(const hmmrt_densities *s, const double *x, double *row)
+{
+    for (int t = 0; t < s->n; t++)
+        row[t] = density_log(&s->d[t], s->D, x);
+}
+
+/* Fills row with the logs and returns k, the nearest whole number of ln 2
+ * to the largest (0 when every density is 0). */
+static int64_t logs_and_exponent(const hmmrt_densities *s, const double *x, double *row)
+{
+    double top = -INFINITY;
+    for (int t = 0; t < s->n; t++) {
+        row[t] = density_log(&s->d[t], s->D, x);
+        top = row[t] > top ? row[t] : top;
+    }
+    return top == -INFINITY ? 0 : (int64_t)llround(top / (double)LN2L);
+}
+
+int64_t hmmrt_density_probs(const hmmrt_densities *s, const double *x, double *row)
+{
+    int64_t k = logs_and_exponent(s, x, row);
+    const double shift = (double)(k * LN2L);
+    for (int t = 0; t < s->n; t++)
+        row[t] = exp(row[t] - shift);
+    return k;
+}
+
+int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long double *row)
+{
+    double logs[s->n > 0 ? s->n : 1];
+    int64_t k = logs_and_exponent(s, x, logs);
+    const long double shift = k * LN2L;
+    for (int t = 0; t < s->n; t++)
+        row[t] = expl(logs[t] - shift);
+    return k;
+}
