@@ -121,7 +121,8 @@ golden: $(HMMC_BIN)
 # The differential test: every model as pass_plan shapes it; every model with
 # the C table shape forced, which must print the straight-line shape's
 # numbers digit for digit; random models of thousands of states; arrows and
-# matrices; and extreme weights (1e-300 to 1e300, subnormals) in both shapes.
+# matrices; extreme weights (1e-300 to 1e300, subnormals) in both shapes; and
+# real observations (gaussians, mixtures) against hmmlearn and numpy.
 differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table \
@@ -131,6 +132,7 @@ differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/spans
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/posterior
+	@HMMC=$(HMMC_BIN) tests/differential/real-check
 
 # The IR verifier (compiler/ir/ir_verify.c) checks the IR after sema and
 # after every pass wherever the tests run hmmc.
