@@ -43,14 +43,14 @@ static int vector_values(Diag *diag, const DensityArg *arg, int D, double *out,
                          const char *what, const char *name)
 {
     if (arg->kind != DARG_VECTOR) {
-        diag_error(diag, arg->loc, "the %s of gaussian '%s' is a vector of %d number%s: "
+        diag_error(diag, arg->loc, "the %ss of gaussian '%s' are a vector of %d number%s: "
                    "write [x1, ..., x%d]", what, name, D, D == 1 ? "" : "s", D);
         return 0;
     }
     const Vector *v = arg->rows;
     if (v->n != D) {
-        diag_error(diag, v->loc, "the %s of gaussian '%s' has %d value%s but the alphabet is "
-                   "real[%d]: give %d", what, name, v->n, v->n == 1 ? "" : "s", D, D);
+        diag_error(diag, v->loc, "gaussian '%s' has %d %s%s but the alphabet is real[%d]: give "
+                   "%d", name, v->n, what, v->n == 1 ? "" : "s", D, D);
         return 0;
     }
     int ok = 1, i = 0;
@@ -102,7 +102,7 @@ static int variance(Arena *a, Diag *diag, const DensityArg *arg, int D, IrEmissi
 {
     if (arg->kind == DARG_VECTOR) {
         double *var = ARENA_ARRAY(a, double, D);
-        if (!vector_values(diag, arg, D, var, "variances", e->name))
+        if (!vector_values(diag, arg, D, var, "variance", e->name))
             return 0;
         int ok = 1, i = 0;
         for (const NumberList *n = arg->rows->values; n; n = n->next, i++)
@@ -177,13 +177,14 @@ static void check_gaussian(Arena *a, Diag *diag, IrModel *m, IrEmission *e, cons
         n++;
     if (n != 2) {
         diag_error(diag, d->loc, "gaussian '%s' has %d argument%s; it takes two, a mean and "
-                   "variances or a covariance: gaussian([m1, ..., m%d], [v1, ..., v%d])",
-                   e->name, n, n == 1 ? "" : "s", D, D);
+                   "variances or a covariance: gaussian(MEAN, VAR), MEAN %d number%s, VAR %d "
+                   "variance%s or a %d x %d covariance", e->name, n, n == 1 ? "" : "s", D,
+                   D == 1 ? "" : "s", D, D == 1 ? "" : "s", D, D);
         return;
     }
     e->kind = EMISSION_GAUSSIAN;
     e->mean = ARENA_ARRAY(a, double, D);
-    int ok = vector_values(diag, d->args, D, e->mean, "mean", e->name);
+    int ok = vector_values(diag, d->args, D, e->mean, "mean value", e->name);
     ok &= variance(a, diag, d->args->next, D, e);
     if (!ok)
         return;
