@@ -175,13 +175,35 @@ static int add_observation(reader *r, char *p, int D)
     return 0;
 }
 
+/* A .npy file's sequence is named after the file: its base name less ".npy". */
+static const char *npy_name(const char *path, char *name, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(name, size, "%s", base);
+    size_t n = strlen(name);
+    if (n > 4 && strcmp(name + n - 4, ".npy") == 0)
+        name[n - 4] = '\0';
+    return name;
+}
+
 int hmmrt_real_read(const char *path, int D, hmmrt_real_file *f, char *err, size_t errlen)
 {
     *f = (hmmrt_real_file){0};
+    char name[512];
     char *text;
     size_t len;
     if (slurp(path, &text, &len, err, errlen) != 0)
         return -1;
+    const unsigned char *bytes = (const unsigned char *)text;
+    if (hmmrt_is_npy(bytes, len) || hmmrt_is_npz(bytes, len)) {
+        int status = hmmrt_is_npy(bytes, len)
+                         ? hmmrt_npy_read(path, npy_name(path, name, sizeof name), bytes, len, D,
+                                          f, err, errlen)
+                         : hmmrt_npz_read(path, bytes, len, D, f, err, errlen);
+        free(text);
+        return status;
+    }
     reader r = {.f = f, .path = path, .err = err, .errlen = errlen};
     int status = 0, dropped = 0;
     char *p = text, *end = text + len;

@@ -21,10 +21,21 @@ typedef struct hmmrt_real_file {
 } hmmrt_real_file;
 
 /* Reads a whole file ("-": standard input) of sequences of observations of
- * D reals into f: 0, or -1 with the error (FILE:LINE: sequence NAME,
+ * D reals (text, or NumPy .npy / .npz by their first bytes) into f: 0, or -1 with the error (FILE:LINE: sequence NAME,
  * observation I: what is wrong) in err and the sequences before the one in
  * error (whole) kept in f. */
 int hmmrt_real_read(const char *path, int D, hmmrt_real_file *f, char *err, size_t errlen);
 void hmmrt_real_free(hmmrt_real_file *f);
+
+/* NumPy input (real_npy.c), which hmmrt_real_read recognises by content. */
+int hmmrt_is_npy(const unsigned char *data, size_t len);
+int hmmrt_is_npz(const unsigned char *data, size_t len);
+/* Appends the sequence of one .npy array (named `name`) to f: 0, or -1
+ * with the error (naming path, the sequence and the observation) in err. */
+int hmmrt_npy_read(const char *path, const char *name, const unsigned char *data, size_t len,
+                   int D, hmmrt_real_file *f, char *err, size_t errlen);
+/* Appends every array of a .npz archive (stored, not compressed), in order. */
+int hmmrt_npz_read(const char *path, const unsigned char *data, size_t len, int D,
+                   hmmrt_real_file *f, char *err, size_t errlen);
 
 #endif

@@ -280,7 +280,8 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
 {
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
-        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME)
+        if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
+            plans[c].real) /* no kernel (backend_cuda.c) */
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);
