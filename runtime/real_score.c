@@ -14,6 +14,40 @@
 
 enum { OUTPUT_BUFFER = 1 << 20 };
 
+/* Per column, the sequences whose forward or backward score came out -inf
+ * though the model gives them a path (possible_from): the sum lies beyond
+ * what the columns' scaling holds (a density e^-11355 and more below the
+ * position's largest, on every path), not 0. */
+static long long *below_range;
+
+static void count_below_range(const hmmrt_program *prog, const hmmrt_real_file *f,
+                              const hmmrt_value *values)
+{
+    for (int64_t i = 0; i < f->n; i++)
+        for (int c = 0; c < prog->n_columns; c++) {
+            long from = prog->columns[c].possible_from;
+            if (from > 0 && f->seqs[i].length >= from &&
+                values[i * prog->n_columns + c].score == -INFINITY)
+                below_range[c]++;
+        }
+}
+
+static void warn_below_range(const hmmrt_program *prog)
+{
+    for (int c = 0; c < prog->n_columns; c++) {
+        long long n = below_range[c];
+        if (n > 0)
+            hmmrt_warning("%lld sequence%s scored -inf in %s, but its model gives every sequence "
+                          "of %ld or more observations a path: %s probabilit%s not 0 but beyond "
+                          "what a long double holds in one scale per position (a density about "
+                          "e^-11355 or more below the likeliest at some position, on every "
+                          "path); read such a -inf as far below any threshold",
+                          n, n == 1 ? "" : "s", prog->columns[c].label,
+                          prog->columns[c].possible_from, n == 1 ? "its" : "their",
+                          n == 1 ? "y is" : "ies are");
+    }
+}
+
 /* Scores the n sequences of f into values (n rows of n_columns); failed[i]
  * is score_cpu's result for sequence i. */
 static void score_file(const hmmrt_program *prog, const hmmrt_real_file *f, int64_t first_index,
@@ -85,6 +119,7 @@ static int run_file(const hmmrt_program *prog, const hmmrt_options *o, const cha
         for (size_t c = 0; c < cells; c++)
             values[c].score = NAN;
         score_file(prog, &f, *index, values, failed, o->threads);
+        count_below_range(prog, &f, values);
         status = print_file(prog, &f, path, values, failed, out);
         for (size_t c = 0; c < cells; c++)
             hmmrt_buf_free(&values[c].text);
@@ -121,8 +156,16 @@ int hmmrt_score_real_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_out_header(&out, prog);
     int status = 0;
     int64_t index = 0;
+    below_range = calloc((size_t)(prog->n_columns > 0 ? prog->n_columns : 1), sizeof *below_range);
+    if (!below_range) {
+        hmmrt_out_close(&out);
+        hmmrt_error("out of memory");
+        return HMMRT_EXIT_INTERNAL;
+    }
     for (int i = 0; i < o->n_files && status == 0; i++)
         status = run_file(prog, o, o->files[i], &index, &out);
+    warn_below_range(prog);
+    free(below_range);
     if (hmmrt_out_flush(&out) != 0 && status == 0)
         status = HMMRT_EXIT_OUTPUT;
     hmmrt_out_release_signals();
