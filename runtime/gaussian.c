@@ -29,7 +29,8 @@ double hmmrt_gaussian_log(const hmmrt_gaussian *g, int D, const double *x)
         z[i] = t / row[i];
         q += z[i] * z[i];
     }
-    return g->log_norm - 0.5 * q;
+    /* an observation near double's limits can make inf - inf: density 0 */
+    return q == q ? g->log_norm - 0.5 * q : -INFINITY;
 }
 
 /* ln sum_k w_k N_k(x). Terms more than 40 nats below the largest change no
@@ -62,8 +63,12 @@ void hmmrt_density_logs(const hmmrt_densities *s, const double *x, double *row)
         row[t] = density_log(&s->d[t], s->D, x);
 }
 
+/* The largest |k|: a position's densities e^-1.5e9 and beyond are 0 to
+ * every path, and L positions of it still fit the column's int64_t exponent. */
+#define MOST_K ((double)(1LL << 31))
+
 /* Fills row with the logs and returns k, the nearest whole number of ln 2
- * to the largest (0 when every density is 0). */
+ * to the largest (0 when every density is 0), within MOST_K. */
 static int64_t logs_and_exponent(const hmmrt_densities *s, const double *x, double *row)
 {
     double top = -INFINITY;
@@ -71,7 +76,9 @@ static int64_t logs_and_exponent(const hmmrt_densities *s, const double *x, doub
         row[t] = density_log(&s->d[t], s->D, x);
         top = row[t] > top ? row[t] : top;
     }
-    return top == -INFINITY ? 0 : (int64_t)llround(top / (double)LN2L);
+    double k = nearbyint(top / (double)LN2L);
+    return top == -INFINITY ? 0 : k < -MOST_K ? -(int64_t)MOST_K : k > MOST_K ? (int64_t)MOST_K
+                                                                              : (int64_t)k;
 }
 
 int64_t hmmrt_density_probs(const hmmrt_densities *s, const double *x, double *row)
