@@ -290,6 +290,70 @@ static void test_text_reader(void **state)
     }
 }
 
+/* A .npy file of version 1.0: 10 bytes, the header padded with spaces to
+ * 118 bytes ending in a newline (the data at 128, aligned), then the data. */
+static size_t npy_bytes(unsigned char *out, const char *descr, const char *shape, int fortran,
+                        const void *data, size_t data_len)
+{
+    enum { HEADER = 118 };
+    char header[HEADER + 1];
+    int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }",
+                     descr, fortran ? "True" : "False", shape);
+    assert_true(n > 0 && n < HEADER);
+    memset(header + n, ' ', (size_t)(HEADER - n));
+    header[HEADER - 1] = '\n';
+    memcpy(out, "\x93NUMPY\1\0", 8);
+    out[8] = HEADER;
+    out[9] = 0;
+    memcpy(out + 10, header, HEADER);
+    memcpy(out + 10 + HEADER, data, data_len);
+    return 10 + HEADER + data_len;
+}
+
+static void test_npy_reader(void **state)
+{
+    (void)state;
+    unsigned char file[512];
+    const double values[] = {1, 2, 3, 4, 5, 6};
+    const float floats[] = {1.5f, -2, 0.25f, 8};
+    hmmrt_real_file f = {0};
+    char err[256];
+    size_t n = npy_bytes(file, "<f8", "(3, 2)", 0, values, sizeof values);
+    assert_int_equal(hmmrt_npy_read("a.npy", "a", file, n, 2, &f, err, sizeof err), 0);
+    assert_int_equal(f.n, 1);
+    assert_int_equal(f.seqs[0].length, 3);
+    assert_true(f.seqs[0].obs[2] == 3 && f.seqs[0].obs[5] == 6);
+    n = npy_bytes(file, "<f8", "(3, 2)", 1, values, sizeof values); /* columns first */
+    assert_int_equal(hmmrt_npy_read("b.npy", "b", file, n, 2, &f, err, sizeof err), 0);
+    assert_true(f.seqs[1].obs[1] == 4 && f.seqs[1].obs[2] == 2);
+    n = npy_bytes(file, "<f4", "(2, 2)", 0, floats, sizeof floats);
+    assert_int_equal(hmmrt_npy_read("c.npy", "c", file, n, 2, &f, err, sizeof err), 0);
+    assert_true(f.seqs[2].obs[0] == 1.5 && f.seqs[2].obs[3] == 8);
+    struct {
+        const char *descr, *shape;
+        size_t data_len;
+        const char *message;
+    } bad[] = {
+        {"<i8", "(3, 2)", sizeof values, "x.npy: sequence x: dtype '<i8' is neither"},
+        {"<f8", "(2, 3)", sizeof values, "x.npy: sequence x: observations of 3 values"},
+        {"<f8", "(6,)", sizeof values, "x.npy: sequence x: the array has 1 dimension"},
+        {"<f8", "(3, 2)", 40, "x.npy: sequence x: the array's shape needs 48 bytes"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        n = npy_bytes(file, bad[i].descr, bad[i].shape, 0, values, bad[i].data_len);
+        assert_int_equal(hmmrt_npy_read("x.npy", "x", file, n, 2, &f, err, sizeof err), -1);
+        if (strncmp(err, bad[i].message, strlen(bad[i].message)) != 0)
+            fail_msg("case %zu: '%s'", i, err);
+    }
+    const double with_nan[] = {1, 2, 3, NAN};
+    n = npy_bytes(file, "<f8", "(2, 2)", 0, with_nan, sizeof with_nan);
+    assert_int_equal(hmmrt_npy_read("x.npy", "x", file, n, 2, &f, err, sizeof err), -1);
+    assert_string_equal(err, "x.npy: sequence x, observation 2: value 2 is not a finite number "
+                             "(nan)");
+    assert_int_equal(f.n, 3); /* the sequences in error are not added */
+    hmmrt_real_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_density_errors),
         cmocka_unit_test(test_gaussian_log_densities),
         cmocka_unit_test(test_text_reader),
+        cmocka_unit_test(test_npy_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
