@@ -99,3 +99,47 @@ int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long
         row[t] = expl(logs[t] - shift);
     return k;
 }
+
+/* A standard normal number (Box-Muller; u1 in (0, 1]). */
+static double standard_normal(double (*uniform)(void *), void *state)
+{
+    double u1 = 1.0 - uniform(state), u2 = uniform(state);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+int hmmrt_density_draw(const hmmrt_density *d, int D, double (*uniform)(void *), void *state,
+                       double *x)
+{
+    int part = 0;
+    if (d->log_weights) {
+        double total = 0;
+        part = -1;
+        for (int k = 0; k < d->n_parts; k++)
+            if (d->log_weights[k] > -INFINITY) {
+                total += exp(d->log_weights[k]);
+                part = k;
+            }
+        if (part < 0)
+            return -1;
+        double u = uniform(state) * total;
+        for (int k = 0; k < d->n_parts; k++)
+            if (d->log_weights[k] > -INFINITY && (u -= exp(d->log_weights[k])) < 0) {
+                part = k;
+                break;
+            }
+    }
+    const hmmrt_gaussian *g = d->parts[part];
+    double z[D];
+    for (int i = 0; i < D; i++)
+        z[i] = standard_normal(uniform, state);
+    for (int i = 0; i < D; i++) {
+        double v = g->mean[i];
+        if (g->diagonal)
+            v += g->factor[i] * z[i];
+        else
+            for (int k = 0; k <= i; k++)
+                v += g->factor[(size_t)i * D + k] * z[k];
+        x[i] = v;
+    }
+    return 0;
+}

@@ -131,6 +131,9 @@ typedef struct hmmrt_model {
     const struct hmmrt_span *move_span;  /* n_moves: the weight's text */
     const struct hmmrt_span *emission_span; /* n_emissions x K: each value's text */
     const char *not_trainable;           /* why the tables above are missing, or NULL */
+    /* A real alphabet's emissions (hmmrt_program.real_dim > 0), one density
+     * per emission in the model's order, for the sampler; NULL otherwise. */
+    const struct hmmrt_densities *densities;
 } hmmrt_model;
 
 /* Bytes [begin, end) of hmmrt_program.source_text; begin -1: not written
@@ -270,6 +273,11 @@ void hmmrt_density_logs(const hmmrt_densities *s, const double *x, double *row);
  * sums again in long double, where hmmrt_density_probs_wide holds it. */
 int64_t hmmrt_density_probs(const hmmrt_densities *s, const double *x, double *row);
 int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long double *row);
+/* Draws an observation x (D values) from density d: a part in proportion
+ * to its weight, then mean + L z with z standard normal; uniform(state)
+ * gives numbers in [0, 1). Returns 0, or -1 when every weight is 0. */
+int hmmrt_density_draw(const hmmrt_density *d, int D, double (*uniform)(void *), void *state,
+                       double *x);
 
 /* ---- a generated program ------------------------------------------------- */
 struct hmmrt_gpu_program;

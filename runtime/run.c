@@ -33,9 +33,9 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_print_version(stdout, prog);
         return finish_stdout();
     }
-    if (prog->real_dim > 0 && (o->sample || o->train)) {
-        hmmrt_error("%s over real observations (alphabet real[%d]) is not implemented yet",
-                    o->sample ? "--sample" : "--train", prog->real_dim);
+    if (prog->real_dim > 0 && o->train) {
+        hmmrt_error("--train over real observations (alphabet real[%d]) is not implemented yet",
+                    prog->real_dim);
         return HMMRT_EXIT_USAGE;
     }
     if (o->sample)

@@ -732,6 +732,8 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         for (int k = 0; k < m->K; k++)
             fprintf(o, "%s%s", em || k ? ", " : "", emit_double(num, exp(m->emissions[em].logp[k])));
     fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
+    if (m->real_dim)
+        c_write_model_densities(e, p, model_index);
     c_write_training_tables(e, p, model_index, index);
 }
 
@@ -821,8 +823,10 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
                     layout_name(layout, dense, "dense"), i, c_training_fields(p, order[i], i));
         else
             fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
-                       "m%d_emissions%s},\n", m->n_moves, i, m->n_emissions, i,
-                    c_training_fields(p, order[i], i));
+                       "m%d_emissions%s%s},\n", m->n_moves, i, m->n_emissions, i,
+                    c_training_fields(p, order[i], i),
+                    m->real_dim ? arena_printf(p->arena, ", .densities = &r%d_densities",
+                                               order[i]) : "");
     }
     fprintf(o, "};\n");
     if (gpu)

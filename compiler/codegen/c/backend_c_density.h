@@ -14,5 +14,8 @@ void c_write_model_gaussians(Emitter *e, const Program *p, int model_index);
 /* <prefix>_densities: the densities of call `call`'s emission tables, in
  * the order of dp_emission_tables (the row a position reads). */
 void c_write_call_densities(Emitter *e, const Program *p, const IrCall *call, const char *prefix);
+/* r<model_index>_densities: every emission of the model, in its order, for
+ * the sampler (hmmrt_model.densities). */
+void c_write_model_densities(Emitter *e, const Program *p, int model_index);
 
 #endif
