@@ -177,6 +177,11 @@ static void write_position_densities(CallWriter *w, const char *rows)
     int n = dp_emission_tables(w->p->arena, w->m, &table_of, &emission_of);
     const char *densities = name_of(w, "densities");
     const char *at = arena_printf(w->p->arena, "x + (size_t)i * %d", w->m->real_dim);
+    if (rows == w->dp.log_table && w->position == &position_table) {
+        emit_line(w->e, "double row[%d]; /* ln of the densities at observation i */", n ? n : 1);
+        emit_line(w->e, "hmmrt_density_logs(&%s, %s, row);", densities, at);
+        return;
+    }
     if (rows == w->dp.log_table) {
         emit_line(w->e, "double row[%d]; /* ln of the densities at observation i, less the "
                         "previous column's best */", n ? n : 1);
@@ -663,9 +668,9 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
     }
     if (w.m->real_dim)
         c_write_call_densities(e, p, call, plans->layout->calls[index].prefix);
-    else if (table_shape)
+    if (table_shape)
         c_table_write_tables(&w.dp, call, plans->layout, index);
-    else
+    else if (!w.m->real_dim)
         write_emission_tables(&w);
     if (call->plan.bp_bytes)
         write_paths(&w);

@@ -15,10 +15,6 @@ enum { LOCAL_ARRAY_MAX_STATES = 64 };
 /* The C shape of a call, and why (for -v). */
 static CShape choose_shape(const Program *p, const IrModel *m, CShape forced, const char **why)
 {
-    if (m->real_dim) { /* the move tables read emission tables by symbol */
-        *why = "its observations are real vectors: densities are evaluated per position";
-        return C_SHAPE_STRAIGHT;
-    }
     if (forced != C_SHAPE_AUTO) {
         *why = "as --c-shape says";
         return forced;
