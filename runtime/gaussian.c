@@ -67,8 +67,16 @@ void hmmrt_density_logs(const hmmrt_densities *s, const double *x, double *row)
  * every path, and L positions of it still fit the column's int64_t exponent. */
 #define MOST_K ((double)(1LL << 31))
 
-/* Fills row with the logs and returns k, the nearest whole number of ln 2
- * to the largest (0 when every density is 0), within MOST_K. */
+/* k, the nearest whole number of ln 2 to the largest log-density top (0
+ * when every density is 0), within MOST_K. */
+static int64_t exponent_of(double top)
+{
+    double k = nearbyint(top / (double)LN2L);
+    return top == -INFINITY ? 0 : k < -MOST_K ? -(int64_t)MOST_K : k > MOST_K ? (int64_t)MOST_K
+                                                                              : (int64_t)k;
+}
+
+/* Fills row with the logs and returns their exponent_of. */
 static int64_t logs_and_exponent(const hmmrt_densities *s, const double *x, double *row)
 {
     double top = -INFINITY;
@@ -76,9 +84,7 @@ static int64_t logs_and_exponent(const hmmrt_densities *s, const double *x, doub
         row[t] = density_log(&s->d[t], s->D, x);
         top = row[t] > top ? row[t] : top;
     }
-    double k = nearbyint(top / (double)LN2L);
-    return top == -INFINITY ? 0 : k < -MOST_K ? -(int64_t)MOST_K : k > MOST_K ? (int64_t)MOST_K
-                                                                              : (int64_t)k;
+    return exponent_of(top);
 }
 
 int64_t hmmrt_density_probs(const hmmrt_densities *s, const double *x, double *row)
@@ -92,11 +98,16 @@ int64_t hmmrt_density_probs(const hmmrt_densities *s, const double *x, double *r
 
 int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long double *row)
 {
-    double logs[s->n > 0 ? s->n : 1];
-    int64_t k = logs_and_exponent(s, x, logs);
+    double top = -INFINITY;
+    for (int t = 0; t < s->n; t++) { /* the logs first, in row itself */
+        const double l = density_log(&s->d[t], s->D, x);
+        row[t] = l;
+        top = l > top ? l : top;
+    }
+    const int64_t k = exponent_of(top);
     const long double shift = k * LN2L;
     for (int t = 0; t < s->n; t++)
-        row[t] = expl(logs[t] - shift);
+        row[t] = expl(row[t] - shift);
     return k;
 }
 
