@@ -1,10 +1,12 @@
-/* hmmrt_fb_gpu.h: forward-backward over a model as written on the GPU, the
- * E-step of --train (and its counts): the tables the kernel reads and one
- * launch's work, shared by the host driver (runtime/gpu/fb_gpu.c) and the
- * kernel (runtime/gpu/fb_kernel.cu, compiled once into libhmmrt_gpu.a). */
+/* hmmrt_fb_gpu.h: forward-backward over a model as written on the GPU, for
+ * the E-step of --train (its counts) and for posterior calls: the tables the
+ * kernel reads and one launch's work, shared by the host side
+ * (runtime/gpu/fb_device.c, fb_gpu.c, chunks.c) and the kernel
+ * (runtime/gpu/fb_kernel.cu, compiled once into libhmmrt_gpu.a). */
 #ifndef HMMRT_FB_GPU_H
 #define HMMRT_FB_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -19,6 +21,27 @@ extern "C" {
 /* The dense form up to this many states (two n x n float matrices a block and
  * an n x n double matrix of counts a group, in shared memory). */
 #define HMMRT_FB_GPU_DENSE_MAX 128
+
+/* The HMM form: a thread a sequence, the columns in registers, for models
+ * whose only silent states are the start and the end and whose emitting
+ * moves into each state share its table (an HMM with initial and final
+ * weights), of at most HMMRT_FB_HMM_MAX_STATES emitting states and a small
+ * alphabet. The numbers travel with every launch (they change with every
+ * iteration of training); states are padded with zeros to N. */
+#define HMMRT_FB_HMM_MAX_STATES 8
+typedef struct hmmrt_fb_hmm {
+    int N;                     /* 0: the model is not in the form; else 2, 4 or 8 */
+    int KB;                    /* the alphabet rounded up: 4, 8, 16 or 32 (N x KB <= 64) */
+    int state_of[HMMRT_FB_HMM_MAX_STATES];    /* emitting state q's index in the model, -1: padding */
+    int table_of[HMMRT_FB_HMM_MAX_STATES];    /* its emission table (-1: padding) */
+    float a[HMMRT_FB_HMM_MAX_STATES * HMMRT_FB_HMM_MAX_STATES]; /* a[p * N + q]: p -> q */
+    float initial[HMMRT_FB_HMM_MAX_STATES];   /* start -> q */
+    float final[HMMRT_FB_HMM_MAX_STATES];     /* q -> end */
+    float empty;                              /* start -> end: the empty sequence's probability */
+    int move_a[HMMRT_FB_HMM_MAX_STATES * HMMRT_FB_HMM_MAX_STATES]; /* their moves, -1: none */
+    int move_initial[HMMRT_FB_HMM_MAX_STATES], move_final[HMMRT_FB_HMM_MAX_STATES];
+    int move_empty;
+} hmmrt_fb_hmm;
 
 /* Device pointers; the layout of runtime/fb.h's hmmrt_fb, with its
  * components grouped in levels (a level's components depend only on
@@ -45,6 +68,7 @@ typedef struct hmmrt_fb_gpu_tables {
     int dense;
     const float *w_matrix, *w_transposed;
     const int *state_emission;
+    hmmrt_fb_hmm hmm;          /* the HMM form, when hmm.N > 0: its own kernel */
 } hmmrt_fb_gpu_tables;
 
 /* One launch. Sequences go to groups of `group` lanes (4, 8, 16 or 32,
@@ -56,13 +80,19 @@ typedef struct hmmrt_fb_gpu_job {
     int64_t n_seqs;
     const uint8_t *codes;      /* sequence s: codes[offsets[s] .. + lengths[s]] */
     const int64_t *offsets, *lengths;
-    float *f;                  /* forward tables: sequence s's (L+1) x n at f + f_offsets[s] */
-    const int64_t *f_offsets;
-    int *scale;                /* each column was divided by 2^scale: sequence s's at scale + scale_offsets[s] */
-    const int64_t *scale_offsets;
-    double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added) */
-    double *move_counts;       /* n_moves, added to */
-    double *emission_counts;   /* n_emissions x K, added to */
+    const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] .. cols_at[s] + L */
+    float *f;                  /* forward tables: column c's n values at f + c * n
+                                  (the HMM form: hmm.N values at f + c * hmm.N) */
+    int *scale;                /* column c was divided by 2^scale[c] */
+    double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added;
+                                  NaN: a posterior call leaves the sequence to the CPU) */
+    int posterior;             /* 0: --train's E-step, adding counts; 1: a posterior call */
+    double *move_counts;       /* E-step: n_moves, added to */
+    double *emission_counts;   /* E-step: n_emissions x K, added to */
+    int *best;                 /* posterior, or NULL: position i's state of highest
+                                  posterior at best[cols_at[s] + i], 1 <= i <= L */
+    float *post;               /* posterior, or NULL: position i's posteriors at
+                                  post + (cols_at[s] + i) * n */
     int group;                 /* lanes a sequence (4, 8, 16, 32), or 0: a block */
     int block, grid;           /* threads a block; blocks */
     int counts_in_shared;      /* 1: each group gathers its counts in shared memory (always

@@ -38,6 +38,15 @@ typedef struct hmmrt_gpu_batch {
 } hmmrt_gpu_batch;
 
 /* One call of main, as the GPU side runs it. */
+/* What each output column of a call is (hmmrt_gpu_call.output_kind). */
+enum {
+    HMMRT_OUT_SCORE = 0,
+    HMMRT_OUT_TRACEBACK = 1, /* viterbi: from the back pointers */
+    HMMRT_OUT_SEGMENTS = 2,  /* viterbi: from the back pointers; posterior: of decode */
+    HMMRT_OUT_DECODE = 3,    /* posterior */
+    HMMRT_OUT_TABLE = 4      /* posterior: probability& */
+};
+
 typedef struct hmmrt_gpu_call {
     const char *label;         /* "forward(casino)" */
     int alphabet;              /* index into hmmrt_program.alphabets */
@@ -46,14 +55,18 @@ typedef struct hmmrt_gpu_call {
     const hmmrt_paths *paths;  /* with bp_bytes: followed on the host by hmmrt_traceback */
     int n_outputs;
     const int *output_column;  /* the output columns this call fills ... */
-    const unsigned char *output_is_traceback; /* ... each its score (0), traceback (1) or
-                                                 segments (2), both from the back pointers */
+    const unsigned char *output_kind; /* ... each an HMMRT_OUT_* */
     double cells_per_symbol;   /* live states: cells a symbol costs (for --timing) */
     /* Launches the call's kernel on a batch; returns a cudaError_t (0: success). */
     int (*launch)(const hmmrt_gpu_batch *b);
     /* Writes the plan of the call on a device: kernel shape, block size,
      * registers, shared memory, expected occupancy. */
     void (*describe)(int device, int use_double, char *buf, size_t len);
+    /* A posterior call (launch and describe NULL): libhmmrt_gpu's
+     * forward-backward kernel (the program's fb_launch) on the model as
+     * written, or its CPU engine (hmmrt_posterior) for a sequence the float
+     * kernel cannot hold and in double. */
+    const struct hmmrt_posterior_call *posterior;
 } hmmrt_gpu_call;
 
 /* What the GPU side is given for one batch (host memory, input order). */

@@ -232,6 +232,13 @@ typedef struct hmmrt_chunk_shape {
     int score_bytes;      /* 4 (float) or 8 (double) */
     const int *n_states;  /* per call */
     const int *bp_bytes;  /* per call: bytes of a back pointer, 0 for none */
+    /* per call, NULL for none: a posterior call's states (0 for the others);
+     * its score is a double, its back pointers (n_states 1) the state of
+     * highest posterior at each position, and its forward tables and scales
+     * (n floats and an int a column) are on the device only */
+    const int *fb_states;
+    const int *fb_table;  /* per call, NULL for none: 1 when a posterior call's
+                             probability& comes back (n floats a column) */
 } hmmrt_chunk_shape;
 
 /* The sequences of a chunk, as far as sizes go. */
@@ -253,11 +260,19 @@ typedef struct hmmrt_chunk_layout {
     size_t *scores;             /* per call (caller's array): sequences floats or doubles */
     size_t *bp;                 /* per call (caller's array): the back pointers, or
                                    HMMRT_NO_SECTION */
+    size_t *post;               /* per call (caller's array, may be NULL when the shape has
+                                   no posterior call): probability&, or HMMRT_NO_SECTION */
+    size_t *work;               /* per call (likewise): a posterior call's forward tables,
+                                   then its scales, or HMMRT_NO_SECTION */
     size_t input_bytes, total_bytes;
+    size_t device_bytes;        /* [total_bytes, device_bytes): on the device only */
 } hmmrt_chunk_layout;
 
 hmmrt_chunk_size hmmrt_measure(const int64_t *lengths, int64_t n);
+/* The device's bytes of a chunk (its device_bytes); the host's are its
+ * total_bytes (hmmrt_chunk_host_bytes). */
 size_t hmmrt_chunk_bytes(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size);
+size_t hmmrt_chunk_host_bytes(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size);
 /* Fills layout; its bp_offsets, scores and bp must point at n_calls entries. */
 void hmmrt_chunk_lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size,
                          hmmrt_chunk_layout *layout);

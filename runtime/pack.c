@@ -148,37 +148,56 @@ static size_t take(size_t *at, size_t bytes)
     return start;
 }
 
+static int fb_states(const hmmrt_chunk_shape *shape, int c)
+{
+    return shape->fb_states ? shape->fb_states[c] : 0;
+}
+
+/* Sets a per-call entry of the layout (out and its array may be NULL). */
+static void put(size_t *array, int c, size_t at)
+{
+    if (array)
+        array[c] = at;
+}
+
 /* Lays out a chunk; with out NULL only measures it. The one walk serves both,
- * so that the size a plan counts on is the size the driver lays out. */
+ * so that the size a plan counts on is the size the driver lays out.
+ * Returns the device's bytes; *host_bytes gets the host's. */
 static size_t lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size,
-                      hmmrt_chunk_layout *out)
+                      hmmrt_chunk_layout *out, size_t *host_bytes)
 {
     size_t n = (size_t)size->sequences, at = 0;
     size_t index_bytes = n * sizeof(int64_t);
+    size_t cells = (size_t)(size->symbols + size->sequences); /* columns of all sequences */
     size_t lengths = take(&at, index_bytes);
     size_t offsets = take(&at, index_bytes);
     for (int c = 0; c < shape->n_calls; c++) {
-        size_t bp_offsets = shape->bp_bytes[c] ? take(&at, index_bytes) : HMMRT_NO_SECTION;
-        if (out)
-            out->bp_offsets[c] = bp_offsets;
+        int with = shape->bp_bytes[c] || fb_states(shape, c);
+        put(out ? out->bp_offsets : NULL, c, with ? take(&at, index_bytes) : HMMRT_NO_SECTION);
     }
     /* the codes of each alphabet, with one spare zero piece of 16 bytes */
     size_t codes_stride = align_section((size_t)size->padded_symbols + 16);
     size_t codes = take(&at, codes_stride * (size_t)shape->n_copies);
     size_t input_bytes = align_section(at);
     for (int c = 0; c < shape->n_calls; c++) {
-        size_t scores = take(&at, n * (size_t)shape->score_bytes);
-        if (out)
-            out->scores[c] = scores;
+        size_t bytes = fb_states(shape, c) ? sizeof(double) : (size_t)shape->score_bytes;
+        put(out ? out->scores : NULL, c, take(&at, n * bytes));
     }
     for (int c = 0; c < shape->n_calls; c++) {
-        size_t cells = (size_t)(size->symbols + size->sequences) * (size_t)shape->n_states[c];
-        size_t bp = shape->bp_bytes[c] ? take(&at, cells * (size_t)shape->bp_bytes[c])
-                                       : HMMRT_NO_SECTION;
-        if (out)
-            out->bp[c] = bp;
+        size_t bytes = cells * (size_t)shape->n_states[c] * (size_t)shape->bp_bytes[c];
+        put(out ? out->bp : NULL, c, shape->bp_bytes[c] ? take(&at, bytes) : HMMRT_NO_SECTION);
+    }
+    for (int c = 0; c < shape->n_calls; c++) {
+        int table = shape->fb_table && shape->fb_table[c];
+        size_t bytes = cells * (size_t)fb_states(shape, c) * sizeof(float);
+        put(out ? out->post : NULL, c, table ? take(&at, bytes) : HMMRT_NO_SECTION);
     }
     size_t total = align_section(at);
+    for (int c = 0; c < shape->n_calls; c++) {
+        size_t bytes = cells * ((size_t)fb_states(shape, c) * sizeof(float) + sizeof(int));
+        put(out ? out->work : NULL, c, fb_states(shape, c) ? take(&at, bytes) : HMMRT_NO_SECTION);
+    }
+    size_t device = align_section(at);
     if (out) {
         out->size = *size;
         out->lengths = lengths;
@@ -187,19 +206,29 @@ static size_t lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *si
         out->codes_stride = codes_stride;
         out->input_bytes = input_bytes;
         out->total_bytes = total;
+        out->device_bytes = device;
     }
-    return total;
+    if (host_bytes)
+        *host_bytes = total;
+    return device;
 }
 
 size_t hmmrt_chunk_bytes(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size)
 {
-    return lay_out(shape, size, NULL);
+    return lay_out(shape, size, NULL, NULL);
+}
+
+size_t hmmrt_chunk_host_bytes(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size)
+{
+    size_t host = 0;
+    lay_out(shape, size, NULL, &host);
+    return host;
 }
 
 void hmmrt_chunk_lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *size,
                          hmmrt_chunk_layout *layout)
 {
-    lay_out(shape, size, layout);
+    lay_out(shape, size, layout, NULL);
 }
 
 /* ---- chunks ------------------------------------------------------------------------ */

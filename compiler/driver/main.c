@@ -14,6 +14,7 @@
 #include "support/arena.h"
 #include "codegen/backend.h"
 #include "support/diag.h"
+#include "import/hmmer_header.h"
 #include "import/import_hmmer.h"
 #include "driver/build.h"
 #include "driver/pipeline.h"
@@ -53,7 +54,8 @@ static void usage(FILE *out)
             "                      table (moves in tables, for large models) or auto (the\n"
             "                      default: by size; -v says which and why)\n"
             "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE (HMMER2.0\n"
-            "                      or HMMER3/f) that scores as hmm2search --null2, and stop\n"
+            "                      or HMMER3/a to 3/f) that scores as hmm2search --null2,\n"
+            "                      and stop (with -v: the header lines it keeps)\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
             "  --help, --version\n"
             "\n"
@@ -107,7 +109,10 @@ static int parse_options(int argc, char **argv, Options *o)
         } else if ((v = option_value(argc, argv, &i, "--emit-dir"))) {
             o->emit_dir = v;
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
-            o->import_hmmer = v; /* the options after it are not read, nor the checks below */
+            o->import_hmmer = v; /* of the options after it only -v is read; no check below */
+            for (int j = i + 1; j < argc; j++)
+                if (strcmp(argv[j], "-v") == 0 || strcmp(argv[j], "--verbose") == 0)
+                    o->verbose = 1;
             return EXIT_OK;
         } else if (strcmp(a, "--import-hmmer") == 0) {
             return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);
@@ -389,6 +394,24 @@ static int compile(const Options *o)
     Diag diag;
     diag_init(&diag, o->input, src, len, stderr);
     int status = EXIT_PROGRAM_ERRORS;
+    const char *hmmer = hmmer_file_format(src, len); /* a HMMER file: one error, not 15 */
+    if (hmmer) {
+        size_t n = strlen(hmmer);
+        diag_error(&diag, (Loc){1, 1, 1, (int)n}, "this is a %s profile HMM file, not a .hmm "
+                   "model: import it first with `hmmc --import-hmmer %s > MODEL.hmm`", hmmer,
+                   o->input);
+        goto done;
+    }
+    if (o->verbose) { /* an import's HMMER header lines (docs/hmmer.md) */
+        HmmerMeta meta = {0};
+        int lines = hmmer_meta_read(src, len, &meta);
+        if (lines > 0)
+            hmmer_meta_write(stderr, "hmmc: hmmer:", &meta);
+        else if (lines < 0)
+            fprintf(stderr, "hmmc: note: %s:%d: this `// hmmer:` line's value cannot be read "
+                    "(as --import-hmmer writes it: docs/hmmer.md)\n", o->input, -lines);
+        hmmer_meta_free(&meta);
+    }
 
     PipelineOptions po = {.dump_after = o->dump_after, .dump = stdout,
                           .verbose = o->verbose ? stderr : NULL, .no_fold = o->no_fold,
@@ -432,7 +455,7 @@ int main(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
     if (o.import_hmmer)
-        return import_hmmer(o.import_hmmer, stdout);
+        return import_hmmer(o.import_hmmer, stdout, o.verbose ? stderr : NULL);
     if (!o.check && !o.dump_after) {
         char *root = find_root();
         status = o.emit_dir ? check_emit_dir(o.emit_dir) : EXIT_OK;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "import/hmmer_header.h"
+
 enum { NONE = INT_MIN }; /* the score of probability 0 (HMMER writes '*') */
 enum { KMAX = 20, NSYM_MAX = 40, TOK_MAX = 64 };
 /* NSYM_MAX bounds the residues and degenerate symbols of an alphabet, and
@@ -24,7 +26,8 @@ enum { XNB, XNN, XEC, XEJ, XCT, XCC, XJB, XJJ, NXT };
  * [k * K + x] (emissions) or [k * NTRANS + t]; node 0 is unused. */
 typedef struct H2 {
     char *name;
-    const char *format; /* "HMMER2.0" or "HMMER3/f" */
+    const char *format; /* "HMMER2.0", or "HMMER3/a" to "HMMER3/f" */
+    HmmerMeta meta;
     int M, K, nucleic;
     int xt[NXT], nult[2], nule[KMAX];
     int tb[3];           /* the line before node 1: B->M1, B->I0, B->D1 */

@@ -1,83 +1,19 @@
 /* hmmer_read.c: the first of the three parts of `hmmc --import-hmmer`
- * (import_hmmer.c runs them): reads a HMMER2.0 save file, or a HMMER3/f file
- * converted to HMMER2's integer scores the way `hmmconvert -2` converts it,
- * into an H2 profile (hmmer_profile.h), with an error message per line that
+ * (import_hmmer.c runs them): reads a HMMER2.0 save file, or a HMMER3/a to
+ * 3/f file converted to HMMER2's integer scores the way `hmmconvert -2`
+ * converts it, into an H2 profile (hmmer_profile.h) with the header lines
+ * kept (hmmer_meta.c), and an error naming the line and column of what
  * cannot be read. */
+#include "import/hmmer_lines.h"
+#include "import/hmmer_meta.h"
 #include "import/hmmer_profile.h"
 #include "support/arena.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------ reading lines */
-
-typedef struct Reader {
-    FILE *f;
-    const char *path;
-    int line;
-    char *buf;
-    size_t cap;
-    char *tok[TOK_MAX];
-    int ntok;
-} Reader;
-
-static int error_at(const Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int error_at(const Reader *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hmmc: error: %s:%d: ", r->path, r->line);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return -1;
-}
-
-/* Splits buf into white-space separated tokens. */
-static int tokenize(Reader *r)
-{
-    r->ntok = 0;
-    for (char *s = strtok(r->buf, " \t\r\n"); s; s = strtok(NULL, " \t\r\n")) {
-        if (r->ntok == TOK_MAX)
-            return error_at(r, "more than %d fields on one line", TOK_MAX);
-        r->tok[r->ntok++] = s;
-    }
-    return 0;
-}
-
-/* The next line that is not blank, split into tokens: 1, 0 at the end of the
- * file, -1 on an error (reported). */
-static int next_line(Reader *r)
-{
-    for (;;) {
-        errno = 0;
-        if (getline(&r->buf, &r->cap, r->f) < 0) {
-            if (ferror(r->f))
-                return error_at(r, "cannot read: %s", strerror(errno));
-            return 0;
-        }
-        r->line++;
-        if (tokenize(r) < 0)
-            return -1;
-        if (r->ntok > 0)
-            return 1;
-    }
-}
-
-/* Like next_line, but the end of the file is an error that says what was expected. */
-static int expect_line(Reader *r, const char *what)
-{
-    int got = next_line(r);
-    if (got == 0) {
-        r->line++;
-        return error_at(r, "the file ends where %s was expected", what);
-    }
-    return got > 0 ? 0 : -1;
-}
 
 /* ------------------------------------------------------------ numbers */
 
@@ -92,7 +28,7 @@ static int parse_score(const Reader *r, const char *s, int *v, const char *what)
     errno = 0;
     long x = strtol(s, &end, 10);
     if (end == s || *end || errno || x < -1000000000L || x > 1000000000L)
-        return error_at(r, "%s: '%s' is not an integer score or '*'", what, s);
+        return error_tok(r, s, "%s: '%s' is not an integer score or '*'", what, s);
     *v = (int)x;
     return 0;
 }
@@ -116,7 +52,7 @@ static int parse_nats(const Reader *r, const char *s, double *v, const char *wha
     errno = 0;
     *v = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(*v) || *v < 0)
-        return error_at(r, "%s: '%s' is not a value -ln(p) >= 0 or '*'", what, s);
+        return error_tok(r, s, "%s: '%s' is not a value -ln(p) >= 0 or '*'", what, s);
     return 0;
 }
 
@@ -126,8 +62,8 @@ static int check_node_number(const Reader *r, int k)
     char want[16];
     snprintf(want, sizeof want, "%d", k);
     if (strcmp(r->tok[0], want) != 0)
-        return error_at(r, "node %d's match line expected, found '%s' where its number "
-                        "should be", k, r->tok[0]);
+        return error_tok(r, r->tok[0], "node %d's match line expected, found '%s' where its "
+                         "number should be", k, r->tok[0]);
     return 0;
 }
 
@@ -137,7 +73,7 @@ static int parse_int(const Reader *r, const char *s, int lo, int hi, int *v, con
     errno = 0;
     long x = strtol(s, &end, 10);
     if (end == s || *end || errno || x < lo || x > hi)
-        return error_at(r, "%s: '%s' is not a whole number from %d to %d", what, s, lo, hi);
+        return error_tok(r, s, "%s: '%s' is not a whole number from %d to %d", what, s, lo, hi);
     *v = (int)x;
     return 0;
 }
@@ -169,6 +105,7 @@ void h2_free(H2 *h)
     free(h->t);
     free(h->bm);
     free(h->me);
+    hmmer_meta_free(&h->meta);
 }
 
 static int set_alphabet(const Reader *r, H2 *h, const char *word)
@@ -179,15 +116,17 @@ static int set_alphabet(const Reader *r, H2 *h, const char *word)
              strcasecmp(word, "rna") == 0)
         h->nucleic = 1;
     else
-        return error_at(r, "ALPH '%s': only Amino and Nucleic models can be imported", word);
+        return error_tok(r, word, "ALPH '%s': only amino and nucleic (DNA, RNA) models can be "
+                         "imported", word);
     h->K = (int)strlen(residues(h));
+    snprintf(h->meta.alph, sizeof h->meta.alph, "%s", word);
     return 0;
 }
 
 static int set_name(const Reader *r, H2 *h)
 {
     if (r->ntok < 2)
-        return error_at(r, "NAME without a name");
+        return error_after(r, "NAME without a name: write `NAME NAME`");
     free(h->name);
     h->name = xstrdup(r->tok[1]);
     return 0;
@@ -196,7 +135,9 @@ static int set_name(const Reader *r, H2 *h)
 static int set_length(const Reader *r, H2 *h)
 {
     if (r->ntok != 2)
-        return error_at(r, "LENG takes one number, the count of match states");
+        return r->ntok < 2 ? error_after(r, "LENG: the count of match states is missing")
+                           : error_tok(r, r->tok[2], "LENG takes one number, the count of "
+                                       "match states");
     return parse_int(r, r->tok[1], 1, 100000, &h->M, "LENG");
 }
 
@@ -212,7 +153,8 @@ static int check_residue_line(const Reader *r, const H2 *h)
         if (h->nucleic && c == 'U') /* RNA models list U where DNA models list T */
             c = 'T';
         if (c != want[x])
-            return error_at(r, "the HMM line lists residue '%s' where '%c' was expected",
+            return error_tok(r, r->tok[x + 1], "the HMM line lists residue '%s' where '%c' was "
+                             "expected",
                             r->tok[x + 1], want[x]);
     }
     return 0;
@@ -229,9 +171,15 @@ static int need_fields(const Reader *r, int n, const char *what)
     return 0;
 }
 
-/* Header keys both formats have (all a HMMER3 header needs); other keys are
- * skipped. */
-static int common_header_line(const Reader *r, H2 *h, int *seen)
+/* '2' for HMMER2.0, 'a' to 'f' for HMMER3/a to 3/f. */
+static char version_of(const H2 *h)
+{
+    return h->format[5] == '2' ? '2' : h->format[7];
+}
+
+/* Header keys both formats have (all a HMMER3 header needs), and the keys
+ * kept for later passes (hmmer_meta.c); other keys are skipped. */
+static int common_header_line(Reader *r, H2 *h, int *seen)
 {
     const char *key = r->tok[0];
     if (strcmp(key, "NAME") == 0)
@@ -242,13 +190,16 @@ static int common_header_line(const Reader *r, H2 *h, int *seen)
     }
     if (strcmp(key, "ALPH") == 0) {
         *seen |= SEEN_ALPH;
-        return r->ntok == 2 ? set_alphabet(r, h, r->tok[1]) : error_at(r, "ALPH takes one word");
+        if (r->ntok != 2)
+            return r->ntok < 2 ? error_after(r, "ALPH: the alphabet is missing (amino, DNA, RNA)")
+                               : error_tok(r, r->tok[2], "ALPH takes one word");
+        return set_alphabet(r, h, r->tok[1]);
     }
-    return 0;
+    return hmmer_meta_line(r, h, version_of(h)) < 0 ? -1 : 0;
 }
 
 /* One header line of a HMMER2 file; unknown and unused keys are skipped. */
-static int h2_header_line(const Reader *r, H2 *h, int *seen)
+static int h2_header_line(Reader *r, H2 *h, int *seen)
 {
     const char *key = r->tok[0];
     if (strcmp(key, "XT") == 0) {
@@ -325,13 +276,13 @@ static int count_more(Reader *r, H2 *h)
 
 /* The header lines up to the HMM line, each given to `line` (HMMER2's or
  * HMMER3's keys); seen collects the keys met. */
-static int read_header(Reader *r, H2 *h, int (*line)(const Reader *, H2 *, int *), int *seen)
+static int read_header(Reader *r, H2 *h, int (*line)(Reader *, H2 *, int *), int *seen)
 {
     for (;;) {
         if (expect_line(r, "the HMM line (the residues of the emission lines)") < 0)
             return -1;
         if (strcmp(r->tok[0], "HMM") == 0)
-            return 0;
+            return hmmer_meta_check(r, h);
         if (line(r, h, seen) < 0)
             return -1;
     }
@@ -470,16 +421,29 @@ static int h3_node0(Reader *r, H2 *h)
     return 0;
 }
 
-/* Node k: match emissions (then 5 annotation fields), insert emissions,
+/* The annotation fields after a match line's values, as HMMER reads them:
+ * MAP RF CS up to HMMER3/d, MAP CONS RF CS in 3/e, MAP CONS RF MM CS in 3/f
+ * ('-' where the model has none). Fields after them are not read. */
+static const char *h3_annotations(char version)
+{
+    return version == 'f' ? "MAP CONS RF MM CS" : version == 'e' ? "MAP CONS RF CS" : "MAP RF CS";
+}
+
+/* Node k: match emissions (then the annotation fields), insert emissions,
  * transitions. The last node's insert and transitions are not kept. */
 static int h3_node(Reader *r, H2 *h, int k)
 {
     int K = h->K, last = k == h->M;
+    const char *annotations = h3_annotations(version_of(h));
+    int nann = 1;
+    for (const char *a = annotations; *a; a++)
+        nann += *a == ' ';
     if (expect_line(r, "a node's match line") < 0)
         return -1;
-    if (r->ntok < K + 1)
-        return error_at(r, "node %d: the match line needs the node number and %d values, "
-                        "found %d fields", k, K, r->ntok);
+    if (r->ntok < K + 1 + nann)
+        return error_after(r, "node %d: the match line of a %s file needs the node number, %d "
+                           "values and %d annotation fields (%s, each at least '-'); found %d "
+                           "fields", k, h->format, K, nann, annotations, r->ntok);
     if (check_node_number(r, k) < 0 ||
         h3_values(r, h, 1, K, &h->mat[k * KMAX], 1, "match emission") < 0)
         return -1;
@@ -508,7 +472,6 @@ static int h3_node(Reader *r, H2 *h, int k)
 static int h3_read(Reader *r, H2 *h)
 {
     int seen = 0;
-    h->format = "HMMER3/f";
     if (read_header(r, h, common_header_line, &seen) < 0)
         return -1;
     if (!(seen & SEEN_LENG) || !(seen & SEEN_ALPH))
@@ -523,20 +486,31 @@ static int h3_read(Reader *r, H2 *h)
     return read_nodes(r, h, h3_node);
 }
 
+/* The HMMER3 ASCII formats hmmsearch 3.3 reads. They differ in the header
+ * (3/a's STATS lines; MAXL from 3/c) and in the match lines' annotation
+ * fields (CONS from 3/e, MM in 3/f): hmmer_meta.c and h3_node read both. */
+static const char *const H3_FORMATS[] = {"HMMER3/a", "HMMER3/b", "HMMER3/c",
+                                         "HMMER3/d", "HMMER3/e", "HMMER3/f"};
+
 /* The first line says which format follows. */
 static int read_model(Reader *r, H2 *h)
 {
-    if (expect_line(r, "a HMMER2.0 or HMMER3/f header line") < 0)
+    if (expect_line(r, "a HMMER2.0 or HMMER3/a to HMMER3/f header line") < 0)
         return -1;
     if (strcmp(r->tok[0], "HMMER2.0") == 0)
         return h2_read(r, h);
-    if (strcmp(r->tok[0], "HMMER3/f") == 0)
-        return h3_read(r, h);
-    if (strncmp(r->tok[0], "HMMER3", 6) == 0)
-        return error_at(r, "%s files are not supported: convert the model with "
-                        "`hmmconvert MODEL > NEW` (HMMER3/f) or `hmmconvert -2`", r->tok[0]);
+    for (size_t i = 0; i < sizeof H3_FORMATS / sizeof H3_FORMATS[0]; i++)
+        if (strcmp(r->tok[0], H3_FORMATS[i]) == 0) {
+            h->format = H3_FORMATS[i];
+            return h3_read(r, h);
+        }
+    if (strncmp(r->tok[0], "HMMER", 5) == 0)
+        return error_tok(r, r->tok[0], "%s files are not supported: hmmc reads the ASCII "
+                         "formats HMMER2.0 and HMMER3/a to HMMER3/f (convert the model with "
+                         "`hmmconvert MODEL > NEW`)", r->tok[0]);
     return error_at(r, "not a HMMER save file: the first line should start with HMMER2.0 or "
-                    "HMMER3/f (binary files: convert with hmm2convert or hmmconvert first)");
+                    "HMMER3/a to HMMER3/f (binary files: convert with hmm2convert or hmmconvert "
+                    "first)");
 }
 
 int hmmer_read(const char *path, H2 *h)
@@ -549,6 +523,11 @@ int hmmer_read(const char *path, H2 *h)
         return -1;
     }
     status = read_model(&r, h);
+    if (status == 0) { /* what the header block names besides the kept lines */
+        snprintf(h->meta.format, sizeof h->meta.format, "%s", h->format);
+        h->meta.name = h->name ? xstrdup(h->name) : NULL;
+        h->meta.leng = h->M;
+    }
     if (r.f != stdin)
         fclose(r.f);
     free(r.buf);

@@ -292,6 +292,9 @@ int write_program(FILE *out, const char *path, const H2 *h, const Search *s)
     Symbols a;
     symbols(h, &a);
     put_header(out, path, h, id, fid);
+    fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
+          "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
+    hmmer_meta_write(out, "// hmmer:", &h->meta);
     put_model(out, id, s, &a, s->bsc, s->esc);
     if (twice) {
         fputc('\n', out);

@@ -1,11 +1,14 @@
 /* import_hmmer.c: `hmmc --import-hmmer FILE` (see import_hmmer.h): reads
- * a HMMER2.0 or HMMER3/f file, computes the scores hmm2search computes, and
- * writes a .hmm program whose weights are 2^(score/1000). */
+ * a HMMER2.0 or HMMER3/a to 3/f file, computes the scores hmm2search
+ * computes, and writes a .hmm program whose weights are 2^(score/1000); and
+ * the test that tells a HMMER file from a model (hmmer_file_format). */
 
 /* Three steps, each in its own file, which import_hmmer() below runs:
  *   1. hmmer_read.c: read the file into an H2 model: the integer scores
- *      (bits * 1000) of a HMMER2.0 save file, or a HMMER3/f file converted
- *      to those scores the way `hmmconvert -2` converts it;
+ *      (bits * 1000) of a HMMER2.0 save file, or a HMMER3/a to 3/f file
+ *      converted to those scores the way `hmmconvert -2` converts it, and
+ *      the header lines kept for later passes (hmmer_meta.c; hmmer_lines.c
+ *      reads the lines and reports errors at their line and column);
  *   2. hmmer_scores.c: compute from them, in single precision, the scores
  *      that hmm2search computes: back to probabilities, every distribution renormalized,
  *      moves into emitting states measured against the null model's loop p1
@@ -23,8 +26,9 @@
 #include "import/hmmer_profile.h"
 
 #include <stdio.h>
+#include <string.h>
 
-int import_hmmer(const char *path, FILE *out)
+int import_hmmer(const char *path, FILE *out, FILE *verbose)
 {
     H2 h = {0};
     Search s = {0};
@@ -34,9 +38,25 @@ int import_hmmer(const char *path, FILE *out)
             fprintf(stderr, "hmmc: warning: %s holds %d more model%s; only the first, '%s', "
                     "is imported (hmm2fetch or hmmfetch takes one out)\n",
                     path, h.more, h.more > 1 ? "s" : "", h.name ? h.name : "");
+        if (verbose)
+            hmmer_meta_write(verbose, "hmmc: import:", &h.meta);
         status = write_program(out, path, &h, &s) == 0 ? 0 : 1;
     }
     search_free(&s);
     h2_free(&h);
     return status;
+}
+
+const char *hmmer_file_format(const char *text, size_t len)
+{
+    static const char *const formats[] = {"HMMER2.0", "HMMER3/a", "HMMER3/b", "HMMER3/c",
+                                           "HMMER3/d", "HMMER3/e", "HMMER3/f"};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        size_t n = strlen(formats[i]);
+        if (len >= n && memcmp(text, formats[i], n) == 0 &&
+            (len == n || text[n] == ' ' || text[n] == '\t' || text[n] == '\r' ||
+             text[n] == '\n'))
+            return formats[i];
+    }
+    return NULL;
 }

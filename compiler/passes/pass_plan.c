@@ -13,7 +13,7 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
         IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         IrPlan *plan = &call->plan;
-        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine, on the CPU for now */
+        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine; on the GPU, libhmmrt_gpu's */
             plan->n_live = m->n_states;
             if (ir_outside_double(m)) /* the engine reads the model as doubles */
                 diag_error(d, call->loc, "%s works in double, and model '%s' has a weight or "
@@ -22,8 +22,8 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
                            "scores, which sum in long double", call->label, m->name);
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: plan %s: libhmmrt's posterior engine (runtime/"
-                        "posterior.c) on the model as written, %d states, %d moves; posterior "
-                        "runs on the CPU for now\n", call->label, m->n_states, m->n_moves);
+                        "posterior.c) on the model as written, %d states, %d moves\n",
+                        call->label, m->n_states, m->n_moves);
             continue;
         }
         int *in_degree = ARENA_ARRAY(p->arena, int, m->n_states);

@@ -1,8 +1,8 @@
 /* chunks.c: the life of one chunk (a run of the sorted batch) in a slot:
  * packed into pinned memory on the host (OpenMP), copied in, one kernel per
- * call, copied back on the slot's stream; then waited for, and its scores
- * and tracebacks (followed on the host, OpenMP) put into the input's values
- * in input order. */
+ * call (a posterior call's in posterior_gpu.c), copied back on the slot's
+ * stream; then waited for, and its scores and tracebacks (followed on the
+ * host, OpenMP) put into the input's values in input order. */
 #include "driver.h"
 
 #include <math.h>
@@ -62,23 +62,23 @@ static void pack_chunk(const hmmrt_gpu *g, const gpu_slot *s)
 
 /* ---- issuing ----------------------------------------------------------------------- */
 
-static void *device_at(const gpu_slot *s, size_t at)
-{
-    return at == HMMRT_NO_SECTION ? NULL : (char *)s->device + at;
-}
-
 static int launch_call(hmmrt_gpu *g, gpu_slot *s, int c)
 {
     const hmmrt_gpu_call *call = &g->gp->calls[c];
+    if (call->posterior)
+        return gpu_launch_posterior(g, s, c) != 0
+                   ? -1
+                   : gpu_check(g, cudaEventRecord(s->events[EVENT_CALLS + c], s->stream),
+                               "cudaEventRecord");
     const hmmrt_chunk_layout *lay = &s->layout;
     int copy = g->copy_of_alphabet[call->alphabet];
     hmmrt_gpu_batch b = {.n = lay->size.sequences,
-                         .codes = device_at(s, lay->codes + (size_t)copy * lay->codes_stride),
-                         .offsets = device_at(s, lay->offsets),
-                         .lengths = device_at(s, lay->lengths),
-                         .scores = device_at(s, lay->scores[c]),
-                         .bp = device_at(s, lay->bp[c]),
-                         .bp_offsets = device_at(s, lay->bp_offsets[c]),
+                         .codes = gpu_device_at(s, lay->codes + (size_t)copy * lay->codes_stride),
+                         .offsets = gpu_device_at(s, lay->offsets),
+                         .lengths = gpu_device_at(s, lay->lengths),
+                         .scores = gpu_device_at(s, lay->scores[c]),
+                         .bp = gpu_device_at(s, lay->bp[c]),
+                         .bp_offsets = gpu_device_at(s, lay->bp_offsets[c]),
                          .use_double = g->use_double,
                          .stream = s->stream};
     char what[256];
@@ -129,9 +129,9 @@ int gpu_issue_chunk(hmmrt_gpu *g, gpu_slot *s, int64_t chunk)
     int64_t n = g->starts[chunk + 1] - s->first;
     hmmrt_chunk_size size = hmmrt_measure(g->sorted_lengths + s->first, n);
     hmmrt_chunk_lay_out(&g->shape, &size, &s->layout);
-    if (s->layout.total_bytes > s->bytes) /* cannot happen: the plan reserved it */
-        return gpu_error(g, "a chunk needs %zu bytes, its slot has %zu (%s)",
-                         s->layout.total_bytes, s->bytes, g->where);
+    if (s->layout.device_bytes > s->bytes || s->layout.total_bytes > s->host_bytes)
+        return gpu_error(g, "a chunk needs %zu bytes, its slot has %zu (%s)", /* cannot happen: */
+                         s->layout.device_bytes, s->bytes, g->where); /* the plan reserved it */
     double started = hmmrt_seconds();
     pack_chunk(g, s);
     g->stats.packing += hmmrt_seconds() - started;
@@ -161,7 +161,7 @@ static int fill_output(const hmmrt_gpu *g, const gpu_slot *s, int c, int k, int6
     const hmmrt_chunk_layout *lay = &s->layout;
     hmmrt_value *v = &row[call->output_column[k]];
     double score = score_at(s, lay->scores[c], j, g->use_double);
-    if (!call->output_is_traceback[k]) {
+    if (call->output_kind[k] == HMMRT_OUT_SCORE) {
         v->score = score;
         return COLLECTED;
     }
@@ -173,7 +173,7 @@ static int fill_output(const hmmrt_gpu *g, const gpu_slot *s, int c, int k, int6
     const int64_t *bp_offsets = host_index(s, lay->bp_offsets[c]);
     const char *bp = (const char *)s->host + lay->bp[c] + (size_t)bp_offsets[j] * (size_t)call->bp_bytes;
     int64_t length = host_index(s, lay->lengths)[j];
-    int broken = call->output_is_traceback[k] == 2
+    int broken = call->output_kind[k] == HMMRT_OUT_SEGMENTS
                      ? hmmrt_segments(call->paths, bp, call->bp_bytes, length, &v->text)
                      : hmmrt_traceback(call->paths, bp, call->bp_bytes, length, &v->text);
     return broken == 0 ? COLLECTED : BROKEN_BACK_POINTERS;
@@ -184,12 +184,18 @@ static int collect_sequence(const hmmrt_gpu *g, const gpu_slot *s, int64_t j)
     int64_t i = g->order[s->first + j];
     hmmrt_value *row = g->in->values + i * g->prog->n_columns;
     hmmrt_buf_take_failure();
-    for (int c = 0; c < g->gp->n_calls; c++)
+    for (int c = 0; c < g->gp->n_calls; c++) {
+        if (g->gp->calls[c].posterior) {
+            if (gpu_fill_posterior(g, s, c, j, row) != 0)
+                return OUT_OF_MEMORY;
+            continue;
+        }
         for (int k = 0; k < g->gp->calls[c].n_outputs; k++) {
             int status = fill_output(g, s, c, k, j, row);
             if (status != COLLECTED)
                 return status;
         }
+    }
     return hmmrt_buf_take_failure() ? OUT_OF_MEMORY : COLLECTED;
 }
 
@@ -204,7 +210,7 @@ static int collect_chunk(hmmrt_gpu *g, const gpu_slot *s)
             worst = status;
     }
     if (worst == OUT_OF_MEMORY)
-        return gpu_error(g, "out of memory writing tracebacks (%s)", g->where);
+        return gpu_error(g, "out of memory writing tracebacks or posteriors (%s)", g->where);
     if (worst == BROKEN_BACK_POINTERS)
         return gpu_error(g, "the back pointers of a traceback lead nowhere: an internal error "
                             "(%s)", g->where);

@@ -130,11 +130,18 @@ static int check_program(const hmmrt_program *prog, char *err, size_t errlen)
         const hmmrt_gpu_call *call = &gp->calls[c];
         int bad_bp = call->bp_bytes != 0 && call->bp_bytes != 1 && call->bp_bytes != 2 &&
                      call->bp_bytes != 4;
-        int traces = 0;
-        for (int k = 0; k < call->n_outputs; k++)
-            traces |= call->output_is_traceback[k];
-        if (!call->launch || call->alphabet < 0 || call->alphabet >= prog->n_alphabets ||
-            call->n_states <= 0 || bad_bp || (traces && (!call->bp_bytes || !call->paths))) {
+        int traces = 0, bad_kind = 0;
+        for (int k = 0; k < call->n_outputs; k++) {
+            int kind = call->output_kind[k];
+            traces |= kind == HMMRT_OUT_TRACEBACK || kind == HMMRT_OUT_SEGMENTS;
+            bad_kind |= kind > HMMRT_OUT_TABLE ||
+                        (!call->posterior && kind > HMMRT_OUT_SEGMENTS) ||
+                        (call->posterior && kind == HMMRT_OUT_TRACEBACK);
+        }
+        int bad_kernel = !call->posterior && (!call->launch || bad_bp ||
+                                              (traces && (!call->bp_bytes || !call->paths)));
+        if (bad_kernel || bad_kind || call->alphabet < 0 || call->alphabet >= prog->n_alphabets ||
+            call->n_states <= 0 || (call->posterior && !gp->fb_launch)) {
             say(err, errlen, "call %s is described inconsistently (a bug in hmmc)", call->label);
             return -1;
         }
@@ -150,7 +157,9 @@ static int describe_shape(hmmrt_gpu *g)
     g->copy_of_alphabet = malloc((size_t)(n_alphabets > 0 ? n_alphabets : 1) * sizeof(int));
     g->n_states = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
     g->bp_bytes = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
-    if (!g->copy_of_alphabet || !g->n_states || !g->bp_bytes)
+    g->fb_states = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
+    g->fb_table = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
+    if (!g->copy_of_alphabet || !g->n_states || !g->bp_bytes || !g->fb_states || !g->fb_table)
         return -1;
     int copies = 0;
     for (int a = 0; a < n_alphabets; a++) {
@@ -163,21 +172,27 @@ static int describe_shape(hmmrt_gpu *g)
         g->n_states[c] = gp->calls[c].n_states;
         g->bp_bytes[c] = gp->calls[c].bp_bytes;
     }
+    gpu_posterior_shapes(g);
     g->shape = (hmmrt_chunk_shape){.n_copies = copies,
                                    .n_calls = n_calls,
                                    .score_bytes = g->use_double ? 8 : 4,
                                    .n_states = g->n_states,
-                                   .bp_bytes = g->bp_bytes};
+                                   .bp_bytes = g->bp_bytes,
+                                   .fb_states = g->fb_states,
+                                   .fb_table = g->fb_table};
     return 0;
 }
 
 static void free_driver(hmmrt_gpu *g)
 {
+    gpu_close_posteriors(g);
     gpu_destroy_slots(g);
     gpu_free_stats(g);
     free(g->copy_of_alphabet);
     free(g->n_states);
     free(g->bp_bytes);
+    free(g->fb_states);
+    free(g->fb_table);
     free(g->own_order);
     free(g->sorted_lengths);
     free(g->starts);
@@ -203,6 +218,10 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
     g->errlen = errlen;
     snprintf(g->where, sizeof g->where, "opening device %d", device);
     if (read_fault(g, err, errlen) != 0 || pick_device(g, device, err, errlen) != 0) {
+        free_driver(g);
+        return NULL;
+    }
+    if (gpu_open_posteriors(g) != 0) {
         free_driver(g);
         return NULL;
     }
@@ -277,16 +296,21 @@ static size_t chunk_target(const hmmrt_gpu *g, int64_t m)
     return target < g->slot_limit ? target : g->slot_limit;
 }
 
-/* The largest buffer the chunks that slot s takes (every N_SLOTS-th) need. */
-static size_t largest_chunk(const hmmrt_gpu *g, int s)
+/* The largest buffer the chunks that slot s takes (every N_SLOTS-th) need
+ * on the device; *host gets the host's. */
+static size_t largest_chunk(const hmmrt_gpu *g, int s, size_t *host)
 {
     size_t largest = 0;
+    *host = 0;
     for (int64_t c = s; c < g->n_chunks; c += N_SLOTS) {
         hmmrt_chunk_size size =
             hmmrt_measure(g->sorted_lengths + g->starts[c], g->starts[c + 1] - g->starts[c]);
         size_t bytes = hmmrt_chunk_bytes(&g->shape, &size);
+        size_t host_bytes = hmmrt_chunk_host_bytes(&g->shape, &size);
         if (bytes > largest)
             largest = bytes;
+        if (host_bytes > *host)
+            *host = host_bytes;
     }
     return largest;
 }
@@ -302,8 +326,8 @@ static int plan_batch(hmmrt_gpu *g, int64_t m)
                                         g->starts);
         size_t failed = 0;
         for (int s = 0; s < N_SLOTS && !failed; s++) {
-            size_t need = largest_chunk(g, s);
-            int got = gpu_reserve_slot(g, &g->slots[s], need);
+            size_t host_need = 0, need = largest_chunk(g, s, &host_need);
+            int got = gpu_reserve_slot(g, &g->slots[s], need, host_need);
             if (got < 0)
                 return -1;
             if (got > 0)

@@ -22,7 +22,8 @@ enum {
  * memory of the same size and layout (hmmrt_chunk_layout), and its stream. */
 typedef struct gpu_slot {
     void *device, *host;
-    size_t bytes;                   /* capacity of each */
+    size_t bytes, host_bytes;       /* capacity of each (the device's holds a posterior
+                                       call's forward tables too) */
     cudaStream_t stream;
     cudaEvent_t *events;            /* EVENT_START, EVENT_IN, one per call, the copy back */
     int n_events;
@@ -62,6 +63,10 @@ typedef struct hmmrt_gpu {
     size_t min_chunk_bytes;   /* ... of at least this size */
     int *copy_of_alphabet;    /* per alphabet: its copy in a chunk's buffer, or -1 */
     int *n_states, *bp_bytes; /* per call, behind shape */
+    int *fb_states, *fb_table; /* per call, behind shape (posterior calls) */
+    struct gpu_posterior *posteriors; /* per call (posterior_gpu.c); NULL when the program has none */
+    hmmrt_scratch *scratches; /* the CPU engine's, one per OpenMP thread */
+    int n_scratches;
     hmmrt_chunk_shape shape;
     gpu_slot slots[N_SLOTS];
     cudaEvent_t epoch;        /* recorded before the first chunk: device times count from it */
@@ -101,9 +106,16 @@ void gpu_destroy_slots(hmmrt_gpu *g);
 void gpu_release_slots(hmmrt_gpu *g); /* frees the slots' memory (none may be in flight) */
 /* Sets g->slot_limit from the device's free memory and the host's memory. */
 int gpu_size_slots(hmmrt_gpu *g);
-/* Makes slot s hold at least `need` bytes: 0, 1 when memory ran out (the
- * error is cleared, nothing is left half-allocated), or -1 on another error. */
-int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need);
+/* Makes slot s hold at least `need` bytes on the device and `host_need` on
+ * the host: 0, 1 when memory ran out (the error is cleared, nothing is left
+ * half-allocated), or -1 on another error. */
+int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need, size_t host_need);
+
+/* Where a section of slot s's layout is on the device (NULL for none). */
+static inline void *gpu_device_at(const gpu_slot *s, size_t at)
+{
+    return at == HMMRT_NO_SECTION ? NULL : (char *)s->device + at;
+}
 
 /* chunks.c */
 /* Packs chunk `chunk` into slot s and queues its copy in, kernels and copy back. */
@@ -112,6 +124,19 @@ int gpu_issue_chunk(hmmrt_gpu *g, gpu_slot *s, int64_t chunk);
  * input's values. */
 int gpu_finish_chunk(hmmrt_gpu *g, gpu_slot *s);
 void gpu_set_where(hmmrt_gpu *g, int64_t chunk);
+
+/* posterior_gpu.c: posterior calls, on the forward-backward kernel (fb_kernel.cu)
+ * or, in double and for a sequence the float kernel cannot hold, on the CPU
+ * engine (runtime/posterior.c). */
+int gpu_open_posteriors(hmmrt_gpu *g);   /* before describe_shape; 0 or -1 */
+void gpu_close_posteriors(hmmrt_gpu *g);
+void gpu_posterior_shapes(hmmrt_gpu *g); /* fills n_states, bp_bytes, fb_states, fb_table */
+int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c); /* 0 or -1 */
+/* Fills call c's outputs for sequence j of slot s's chunk (input index i):
+ * 0, or 1 when memory ran out. Runs in collect's OpenMP team. */
+int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, hmmrt_value *row);
+/* For --timing: where call c runs, and its kernel's shape. */
+void gpu_describe_posterior(const hmmrt_gpu *g, int c, char *buf, size_t len);
 
 /* stats.c */
 int gpu_alloc_stats(hmmrt_gpu *g);

@@ -1,8 +1,9 @@
-/* fb_kernel.cu: the GPU kernel of --train's E-step: forward-backward over
- * the model as written (runtime/fb.c's arithmetic, in float, each column
- * scaled by a power of two), a group of lanes a sequence, counts gathered in
- * double. The same for every model: compiled once by nvcc into
- * libhmmrt_gpu.a, and handed to the driver (fb_gpu.c) by generated programs. */
+/* fb_kernel.cu: forward-backward over the model as written on the GPU
+ * (runtime/fb.c's arithmetic, in float, each column scaled by a power of
+ * two), a group of lanes a sequence: --train's E-step (counts gathered in
+ * double) and posterior calls (each position's posteriors and the state of
+ * highest posterior). The same for every model: compiled once by nvcc into
+ * libhmmrt_gpu.a, and handed to the driver by generated programs. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
@@ -16,6 +17,16 @@ template <int G> struct hmmrt_fb_lanes {
         for (int d = G / 2; d > 0; d >>= 1)
             v += __shfl_xor_sync(mask, v, d, G);
         return v;
+    }
+    /* The largest v over the group and its q (the smaller q on a tie), in every lane. */
+    __device__ static void argmax(float &v, int &q, unsigned mask, float *red)
+    {
+        for (int d = G / 2; d > 0; d >>= 1) {
+            const float ov = __shfl_xor_sync(mask, v, d, G);
+            const int oq = __shfl_xor_sync(mask, q, d, G);
+            if (ov > v || (ov == v && oq < q))
+                v = ov, q = oq;
+        }
     }
 };
 template <> struct hmmrt_fb_lanes<0> {
@@ -32,6 +43,23 @@ template <> struct hmmrt_fb_lanes<0> {
         for (int k = 0; k < (int)(blockDim.x >> 5); k++)
             total += red[k];
         return total;
+    }
+    /* red: 64 floats, a warp's best value then its q */
+    __device__ static void argmax(float &v, int &q, unsigned mask, float *red)
+    {
+        hmmrt_fb_lanes<32>::argmax(v, q, 0xffffffffu, red);
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0) {
+            red[threadIdx.x >> 5] = v;
+            red[32 + (threadIdx.x >> 5)] = __int_as_float(q);
+        }
+        __syncthreads();
+        for (int k = 0; k < (int)(blockDim.x >> 5); k++) {
+            const float ov = red[k];
+            const int oq = __float_as_int(red[32 + k]);
+            if (ov > v || (ov == v && oq < q))
+                v = ov, q = oq;
+        }
     }
 };
 
@@ -50,6 +78,8 @@ template <int G> struct hmmrt_fb_group {
     __device__ void sync() const { hmmrt_fb_lanes<G>::sync(mask); }
     /* The sum of v over the group, in every lane. */
     __device__ float sum(float v, float *red) const { return hmmrt_fb_lanes<G>::sum(v, mask, red); }
+    /* The largest v over the group and its q (the smaller q on a tie). */
+    __device__ void argmax(float &v, int &q, float *red) const { hmmrt_fb_lanes<G>::argmax(v, q, mask, red); }
 };
 
 /* Silent moves within a column, forward: level by level, a lane a
@@ -122,9 +152,57 @@ __device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t,
     }
 }
 
+/* Posterior calls: the posteriors of position i (1 <= i <= L), the
+ * probability that the i-th emitting move ends in q: the forward mass its
+ * emitting moves bring into q from column i - 1 (fp) times q's backward value
+ * at i (next, which the column's scale still divides). Written to the
+ * table's row i when it is printed, and the state of highest posterior (the
+ * first declared on a tie) to best[i]. */
+template <int G>
+__device__ static void hmmrt_fb_posteriors(const hmmrt_fb_gpu_job &job, const hmmrt_fb_group<G> &grp,
+                                           const float *fp, const float *next, int sym,
+                                           float factor, const float *wm, float *red,
+                                           int64_t col)
+{
+    const hmmrt_fb_gpu_tables &t = job.t;
+    const int n = t.n;
+    float top = -1.0f;
+    int arg = n;
+    for (int q = grp.lane; q < n; q += grp.lanes) {
+        float into = 0;
+        if (t.dense) {
+            const int em = t.state_emission[q];
+            if (em >= 0) {
+                for (int k = 0; k < n; k++)
+                    into += fp[k] * wm[k * n + q];
+                into *= t.e[em * t.K + sym];
+            }
+        } else {
+            for (int j = t.emit_in_start[q]; j < t.emit_in_start[q + 1]; j++) {
+                const int m = t.emit_in[j];
+                into += fp[t.move_from[m]] * t.w[m] * t.e[t.move_emission[m] * t.K + sym];
+            }
+        }
+        const float post = into * next[q] * factor;
+        if (job.post)
+            job.post[col * n + q] = post;
+        if (post > top) /* lanes take q in increasing order: the first wins a tie */
+            top = post, arg = q;
+    }
+    if (!job.best)
+        return;
+    grp.argmax(top, arg, red);
+    if (grp.lane == 0)
+        job.best[col] = arg;
+}
+
 /* One sequence: forward into f (each column divided by 2^scale[i]), then
- * backward adding the expected counts: a move used at position i has
- * probability f[i'][from] w e b[i][to] / P. Returns ln P (-inf: no path). */
+ * backward. Training adds the expected counts: a move used at position i
+ * has probability f[i'][from] w e b[i][to] / P; a posterior call writes each
+ * position's posteriors (hmmrt_fb_posteriors) instead, and nothing backward
+ * when it prints only the score. Returns ln P (-inf: no path; NaN: the end's
+ * share of the last column is below 2^-100, too near float's range for a
+ * posterior call, which then leaves the sequence to the CPU). */
 template <int G>
 __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hmmrt_fb_group<G> &grp,
                                            int64_t s, float *col_a, float *col_b, float *red,
@@ -133,10 +211,12 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
 {
     const hmmrt_fb_gpu_tables &t = job.t;
     const int n = t.n;
+    const bool counting = !job.posterior;
     const uint8_t *x = job.codes + job.offsets[s];
     const int64_t L = job.lengths[s];
-    float *f = job.f + job.f_offsets[s];
-    int *scale = job.scale + job.scale_offsets[s];
+    const int64_t col0 = job.cols_at[s]; /* the sequence's first column */
+    float *f = job.f + col0 * n;
+    int *scale = job.scale + col0;
     float *prev = col_a, *cur = col_b;
     for (int q = grp.lane; q < n; q += grp.lanes)
         cur[q] = q == t.start ? 1.0f : 0.0f;
@@ -192,6 +272,10 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     if (!(p_end > 0))
         return -INFINITY;
     const double lnp = log((double)p_end) + (double)exponents * 0.69314718055994530942;
+    if (!counting && p_end < 0x1p-100f)
+        return NAN;
+    if (!counting && !job.best && !job.post)
+        return lnp;
 
     const float inv_p = 1.0f / p_end;
     float *next = prev;
@@ -202,7 +286,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     hmmrt_fb_silent_backward(t, grp, cur);
     for (int64_t i = L;; i--) {
         const float *fi = f + i * n;
-        for (int j = grp.lane; j < t.n_silent; j += grp.lanes) {
+        for (int j = grp.lane; counting && j < t.n_silent; j += grp.lanes) {
             const int m = t.silent[j];
             const float use = fi[t.move_from[m]] * t.w[m] * cur[t.move_to[m]] * inv_p;
             if (use != 0) {
@@ -221,6 +305,10 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
         const float *fp = f + (i - 1) * n;
         const int sym = x[i - 1];
         const float inv_scale = ldexpf(1.0f, -scale[i]);
+        if (!counting) {
+            hmmrt_fb_posteriors(job, grp, fp, next, sym, inv_scale * inv_p, wm, red, col0 + i);
+            grp.sync();
+        }
         if (t.dense) {
             /* cur holds, for the moment, what a move into q carries on: its
              * table's value, q's backward value and the column's scale */
@@ -230,7 +318,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
             }
             grp.sync();
             /* the symbol's uses: each q's share of the forward column times what it carries */
-            for (int q = grp.lane; q < n; q += grp.lanes) {
+            for (int q = grp.lane; counting && q < n; q += grp.lanes) {
                 const int em = t.state_emission[q];
                 if (em < 0 || cur[q] == 0)
                     continue;
@@ -250,7 +338,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
                 for (int q = 0; q < n; q++) {
                     const float step = wt[q * n + p] * cur[q];
                     h += step;
-                    if (from != 0 && step != 0)
+                    if (counting && from != 0 && step != 0)
                         mct[q * n + p] += from * step;
                 }
             }
@@ -270,7 +358,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
                 const float step = t.w[m] * t.e[v] * next[t.move_to[m]] * inv_scale;
                 h += step;
                 const float use = from * step * inv_p;
-                if (use != 0) {
+                if (counting && use != 0) {
                     if (atomic_moves)
                         atomicAdd(&mc[m], (double)use);
                     else
@@ -306,17 +394,16 @@ template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
     __syncthreads();
     char *mine = (char *)hmmrt_fb_shared + job.block_bytes + (size_t)group * job.group_bytes;
     const bool in_shared = job.counts_in_shared != 0;
+    const int counted = in_shared ? t.n_moves + n_values + nn : 0;
     double *mc = in_shared ? (double *)mine : job.move_counts;
     double *ec = in_shared ? mc + t.n_moves : job.emission_counts;
     double *mct = in_shared ? ec + n_values : NULL; /* dense: n x n, [to * n + from] */
-    float *col_a = (float *)(mine + (in_shared ? (size_t)(t.n_moves + n_values + nn) * 8 : 0));
+    float *col_a = (float *)(mine + (size_t)counted * 8);
     float *col_b = col_a + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
     float *red = col_b + grp.lanes * ((t.n + grp.lanes - 1) / grp.lanes);
-    if (in_shared) {
-        for (int k = grp.lane; k < t.n_moves + n_values + nn; k += grp.lanes)
-            mc[k] = 0;
-        grp.sync();
-    }
+    for (int k = grp.lane; k < counted; k += grp.lanes)
+        mc[k] = 0;
+    grp.sync();
     const int64_t groups = (int64_t)gridDim.x * per_block;
     for (int64_t s = (int64_t)blockIdx.x * per_block + group; s < job.n_seqs; s += groups) {
         const double lnp = hmmrt_fb_sequence<G>(job, grp, s, col_a, col_b, red, mc, ec, !in_shared,
@@ -339,6 +426,241 @@ template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
     }
 }
 
+/* ---- the HMM form: a thread a sequence ------------------------------------------ */
+
+/* Adds a thread's float sums of one stretch (at most HMMRT_FB_HMM_FLUSH
+ * positions, so that float keeps them to about 1e-7) to the double totals. */
+#define HMMRT_FB_HMM_FLUSH 1024
+template <int N, int KB>
+__device__ static void hmmrt_fb_hmm_flush(const hmmrt_fb_gpu_job &job, float (&xi)[N][N],
+                                          float (&first)[N], float (&last)[N], float (&emit)[N][KB])
+{
+    const hmmrt_fb_hmm &h = job.t.hmm;
+#pragma unroll
+    for (int p = 0; p < N; p++) {
+#pragma unroll
+        for (int q = 0; q < N; q++) {
+            if (xi[p][q] != 0)
+                atomicAdd(&job.move_counts[h.move_a[p * N + q]], (double)xi[p][q]);
+            xi[p][q] = 0;
+        }
+        if (first[p] != 0)
+            atomicAdd(&job.move_counts[h.move_initial[p]], (double)first[p]);
+        if (last[p] != 0)
+            atomicAdd(&job.move_counts[h.move_final[p]], (double)last[p]);
+        first[p] = last[p] = 0;
+#pragma unroll
+        for (int k = 0; k < KB; k++) {
+            if (emit[p][k] != 0)
+                atomicAdd(&job.emission_counts[h.table_of[p] * job.t.K + k], (double)emit[p][k]);
+            emit[p][k] = 0;
+        }
+    }
+}
+
+/* Forward then backward of one sequence in registers, in the HMM form: the
+ * forward columns (each divided by 2^scale) go to f; backward gives each
+ * position's posteriors (POSTERIOR) or adds the expected counts. Returns
+ * ln P as hmmrt_fb_sequence does. et: the emission values, et[k * N + q]. */
+template <int N, int KB, bool POSTERIOR>
+__device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int64_t s,
+                                               const float *et)
+{
+    const hmmrt_fb_hmm &h = job.t.hmm;
+    const uint8_t *x = job.codes + job.offsets[s];
+    const int64_t L = job.lengths[s];
+    const int64_t col0 = job.cols_at[s];
+    float *f = job.f + col0 * N;
+    int *scale = job.scale + col0;
+    if (L == 0) {
+        if (!(h.empty > 0))
+            return -INFINITY;
+        if (!POSTERIOR)
+            atomicAdd(&job.move_counts[h.move_empty], 1.0);
+        return log((double)h.empty);
+    }
+    float a[N];
+    int64_t exponents = 0;
+    int sym = x[0]; /* each symbol is loaded a position ahead of its use */
+    for (int64_t i = 1; i <= L; i++) {
+        const int ahead = i < L ? x[i] : 0;
+        const float *e = et + sym * N;
+        sym = ahead;
+        float next[N], sum = 0;
+#pragma unroll
+        for (int q = 0; q < N; q++) {
+            float acc = 0;
+            if (i == 1)
+                acc = h.initial[q];
+            else
+#pragma unroll
+                for (int p = 0; p < N; p++)
+                    acc += a[p] * h.a[p * N + q];
+            next[q] = acc * e[q];
+            sum += next[q];
+        }
+        if (!(sum > 0) || !isfinite(sum))
+            return -INFINITY;
+        int ex;
+        frexpf(sum, &ex);
+        const float factor = ldexpf(1.0f, -ex);
+#pragma unroll
+        for (int q = 0; q < N; q++) {
+            a[q] = next[q] * factor;
+            f[i * N + q] = a[q];
+        }
+        scale[i] = ex;
+        exponents += ex;
+    }
+    float p_end = 0;
+#pragma unroll
+    for (int q = 0; q < N; q++)
+        p_end += a[q] * h.final[q];
+    if (!(p_end > 0))
+        return -INFINITY;
+    const double lnp = log((double)p_end) + (double)exponents * 0.69314718055994530942;
+    if (POSTERIOR && p_end < 0x1p-100f)
+        return NAN;
+    if (POSTERIOR && !job.best && !job.post)
+        return lnp;
+
+    const float inv_p = 1.0f / p_end;
+    float b[N], xi[N][N], first[N], last[N], emit[N][KB];
+    if (!POSTERIOR)
+#pragma unroll
+        for (int p = 0; p < N; p++) {
+            first[p] = last[p] = 0;
+#pragma unroll
+            for (int q = 0; q < N; q++)
+                xi[p][q] = 0;
+#pragma unroll
+            for (int k = 0; k < KB; k++)
+                emit[p][k] = 0;
+        }
+#pragma unroll
+    for (int q = 0; q < N; q++)
+        b[q] = h.final[q];
+    /* a holds the forward column of position i; the symbol and the forward
+     * column of the position before are loaded an iteration ahead */
+    sym = x[L - 1];
+    int ex = scale[L];
+    float before[N];
+#pragma unroll
+    for (int p = 0; p < N; p++)
+        before[p] = L > 1 ? f[(L - 1) * N + p] : 0.0f;
+    for (int64_t i = L; i >= 1; i--) {
+        const int sym_ahead = i > 1 ? x[i - 2] : 0, ex_ahead = i > 1 ? scale[i - 1] : 0;
+        float post[N];
+#pragma unroll
+        for (int q = 0; q < N; q++)
+            post[q] = a[q] * b[q] * inv_p;
+        if (POSTERIOR) {
+            int arg = 0;
+#pragma unroll
+            for (int q = 1; q < N; q++)
+                if (post[q] > post[arg])
+                    arg = q;
+            if (job.best)
+                job.best[col0 + i] = h.state_of[arg];
+            if (job.post) {
+                float *row = job.post + (col0 + i) * job.t.n;
+                for (int v = 0; v < job.t.n; v++)
+                    row[v] = 0;
+#pragma unroll
+                for (int q = 0; q < N; q++)
+                    if (h.state_of[q] >= 0)
+                        row[h.state_of[q]] = post[q];
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < N; q++) {
+#pragma unroll
+                for (int k = 0; k < KB; k++)
+                    emit[q][k] += k == sym ? post[q] : 0.0f;
+                if (i == L)
+                    last[q] += post[q];
+                if (i == 1)
+                    first[q] += post[q];
+            }
+        }
+        if (i == 1)
+            break;
+        /* what a move into q at position i carries on, then column i - 1 */
+        const float *e = et + sym * N;
+        const float inv_scale = ldexpf(1.0f, -ex);
+        float carry[N];
+#pragma unroll
+        for (int q = 0; q < N; q++)
+            carry[q] = e[q] * b[q] * inv_scale;
+#pragma unroll
+        for (int p = 0; p < N; p++) {
+            a[p] = before[p];
+            before[p] = i > 2 ? f[(i - 2) * N + p] : 0.0f;
+        }
+        sym = sym_ahead;
+        ex = ex_ahead;
+#pragma unroll
+        for (int p = 0; p < N; p++) {
+            float h_p = 0;
+#pragma unroll
+            for (int q = 0; q < N; q++) {
+                const float step = h.a[p * N + q] * carry[q];
+                h_p += step;
+                if (!POSTERIOR)
+                    xi[p][q] += a[p] * step * inv_p;
+            }
+            b[p] = h_p;
+        }
+        if (!POSTERIOR && (L - i + 1) % HMMRT_FB_HMM_FLUSH == 0)
+            hmmrt_fb_hmm_flush<N, KB>(job, xi, first, last, emit);
+    }
+    if (!POSTERIOR)
+        hmmrt_fb_hmm_flush<N, KB>(job, xi, first, last, emit);
+    return lnp;
+}
+
+template <int N, int KB, bool POSTERIOR> __global__ void hmmrt_fb_hmm_kernel(const hmmrt_fb_gpu_job job)
+{
+    const hmmrt_fb_hmm &h = job.t.hmm;
+    __shared__ float et[KB * N]; /* et[k * N + q]: state q's emission value of symbol k */
+    for (int v = threadIdx.x; v < KB * N; v += blockDim.x) {
+        const int k = v / N, q = v % N;
+        et[v] = h.table_of[q] >= 0 && k < job.t.K ? job.t.e[h.table_of[q] * job.t.K + k] : 0.0f;
+    }
+    __syncthreads();
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < job.n_seqs; s += threads)
+        job.lnp[s] = hmmrt_fb_hmm_sequence<N, KB, POSTERIOR>(job, s, et);
+}
+
+template <int N, int KB> static int hmmrt_fb_launch_hmm(const hmmrt_fb_gpu_job *job)
+{
+    if (job->posterior)
+        hmmrt_fb_hmm_kernel<N, KB, true><<<job->grid, job->block, 0, (cudaStream_t)job->stream>>>(*job);
+    else
+        hmmrt_fb_hmm_kernel<N, KB, false><<<job->grid, job->block, 0, (cudaStream_t)job->stream>>>(*job);
+    return (int)cudaGetLastError();
+}
+
+/* The instantiations: N x KB <= 64 (registers for the emission counts). */
+static int hmmrt_fb_launch_hmm_form(const hmmrt_fb_gpu_job *job)
+{
+    const int N = job->t.hmm.N, KB = job->t.hmm.KB;
+    if (N == 2 && KB <= 8)
+        return hmmrt_fb_launch_hmm<2, 8>(job);
+    if (N == 2)
+        return hmmrt_fb_launch_hmm<2, 32>(job);
+    if (N == 4 && KB <= 4)
+        return hmmrt_fb_launch_hmm<4, 4>(job);
+    if (N == 4 && KB <= 8)
+        return hmmrt_fb_launch_hmm<4, 8>(job);
+    if (N == 4)
+        return hmmrt_fb_launch_hmm<4, 16>(job);
+    if (KB <= 4)
+        return hmmrt_fb_launch_hmm<8, 4>(job);
+    return hmmrt_fb_launch_hmm<8, 8>(job);
+}
+
 template <int G> static int hmmrt_fb_launch_group(const hmmrt_fb_gpu_job *job)
 {
     const size_t shared = job->block_bytes + job->group_bytes * (size_t)(G ? job->block / G : 1);
@@ -357,6 +679,8 @@ extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job)
 {
     if (job->n_seqs == 0)
         return 0;
+    if (job->t.hmm.N)
+        return hmmrt_fb_launch_hmm_form(job);
     switch (job->group) {
     case 4: return hmmrt_fb_launch_group<4>(job);
     case 8: return hmmrt_fb_launch_group<8>(job);

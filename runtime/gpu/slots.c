@@ -18,8 +18,11 @@ static int create_slot(hmmrt_gpu *g, gpu_slot *s)
     s->layout.bp_offsets = malloc(per_call);
     s->layout.scores = malloc(per_call);
     s->layout.bp = malloc(per_call);
+    s->layout.post = malloc(per_call);
+    s->layout.work = malloc(per_call);
     s->events = calloc((size_t)n_calls + EVENT_CALLS + 1, sizeof *s->events);
-    if (!s->layout.bp_offsets || !s->layout.scores || !s->layout.bp || !s->events)
+    if (!s->layout.bp_offsets || !s->layout.scores || !s->layout.bp || !s->layout.post ||
+        !s->layout.work || !s->events)
         return gpu_error(g, "out of memory");
     if (gpu_check(g, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags") != 0)
@@ -49,7 +52,7 @@ static void free_slot_memory(gpu_slot *s)
     if (s->host)
         cudaFreeHost(s->host);
     s->device = s->host = NULL;
-    s->bytes = 0;
+    s->bytes = s->host_bytes = 0;
 }
 
 void gpu_release_slots(hmmrt_gpu *g)
@@ -73,6 +76,8 @@ void gpu_destroy_slots(hmmrt_gpu *g)
         free(s->layout.bp_offsets);
         free(s->layout.scores);
         free(s->layout.bp);
+        free(s->layout.post);
+        free(s->layout.work);
     }
 }
 
@@ -96,12 +101,12 @@ int gpu_size_slots(hmmrt_gpu *g)
 }
 
 /* Allocates both halves of slot s: 0, 1 when memory ran out, -1 on another error. */
-static int allocate(hmmrt_gpu *g, gpu_slot *s, size_t bytes)
+static int allocate(hmmrt_gpu *g, gpu_slot *s, size_t bytes, size_t host_bytes)
 {
     cudaError_t e = gpu_take_fault(g, HMMRT_FAULT_OOM) ? cudaErrorMemoryAllocation
                                                        : cudaMalloc(&s->device, bytes);
     if (e == cudaSuccess) {
-        e = cudaHostAlloc(&s->host, bytes, cudaHostAllocDefault);
+        e = cudaHostAlloc(&s->host, host_bytes, cudaHostAllocDefault);
         if (e != cudaSuccess)
             s->host = NULL;
     } else {
@@ -109,6 +114,7 @@ static int allocate(hmmrt_gpu *g, gpu_slot *s, size_t bytes)
     }
     if (e == cudaSuccess) {
         s->bytes = bytes;
+        s->host_bytes = host_bytes;
         return 0;
     }
     free_slot_memory(s);
@@ -121,24 +127,22 @@ static int allocate(hmmrt_gpu *g, gpu_slot *s, size_t bytes)
     return gpu_fail(g, e, what);
 }
 
-/* Gives slot s at least `need` bytes, from scratch, in steps of GROWTH_STEP
- * up to the slot limit (a single sequence may need more). */
-static int reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need)
+/* `need` bytes rounded up in steps of GROWTH_STEP up to the slot limit (a
+ * single sequence may need more). */
+static size_t grown(const hmmrt_gpu *g, size_t need)
 {
-    free_slot_memory(s);
     size_t bytes = (need + GROWTH_STEP - 1) / GROWTH_STEP * GROWTH_STEP;
     size_t ceiling = need > g->slot_limit ? need : g->slot_limit;
-    if (bytes > ceiling)
-        bytes = ceiling;
-    return allocate(g, s, bytes);
+    return bytes > ceiling ? ceiling : bytes;
 }
 
-int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need)
+int gpu_reserve_slot(hmmrt_gpu *g, gpu_slot *s, size_t need, size_t host_need)
 {
-    if (need <= s->bytes)
+    if (need <= s->bytes && host_need <= s->host_bytes)
         return 0;
     double started = hmmrt_seconds();
-    int got = reserve_slot(g, s, need);
+    free_slot_memory(s);
+    int got = allocate(g, s, grown(g, need), grown(g, host_need));
     g->stats.buffers += hmmrt_seconds() - started;
     return got;
 }

@@ -105,11 +105,13 @@ static void print_calls(const hmmrt_gpu *g, FILE *out, double *cells)
         char phase[128];
         snprintf(phase, sizeof phase, "kernels of %s", call->label);
         line(out, phase, seconds, (double)st->symbols, call_cells, NULL);
-        if (call->describe) {
-            char plan[512] = "";
+        char plan[512] = "";
+        if (call->posterior)
+            gpu_describe_posterior(g, c, plan, sizeof plan);
+        else if (call->describe)
             call->describe(g->device, g->use_double, plan, sizeof plan);
+        if (plan[0])
             fprintf(out, "    plan: %s\n", plan);
-        }
         *cells += call_cells;
     }
 }

@@ -60,6 +60,18 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
     return ferror(out) ? -1 : 0;
 }
 
+/* What an output column of a call is: an HMMRT_OUT_* (runtime/hmmrt_gpu.h). */
+static int output_kind(int attr)
+{
+    switch (attr) {
+    case ATTR_TRACEBACK: return 1;
+    case ATTR_SEGMENTS: return 2;
+    case ATTR_DECODE: return 3;
+    case ATTR_PROBABILITY_TABLE: return 4;
+    default: return 0;
+    }
+}
+
 /* A list of ints as a C initializer's body ("0" when empty). */
 static void write_int_list(FILE *o, const int *v, int n)
 {
@@ -78,52 +90,63 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
     emit_comment(e, "==== the GPU side: kernels and launchers are in the .cu file ====");
     for (int c = 0; c < n_calls; c++) {
         const LayoutCall *lc = &layout->calls[c];
-        fprintf(o, "int %s(const hmmrt_gpu_batch *b);\n", layout_name(layout, c, "launch"));
-        fprintf(o, "void %s(int device, int use_double, char *buf, size_t len);\n",
-                layout_name(layout, c, "describe"));
+        if (p->calls[c].alg != ALG_POSTERIOR) {
+            fprintf(o, "int %s(const hmmrt_gpu_batch *b);\n", layout_name(layout, c, "launch"));
+            fprintf(o, "void %s(int device, int use_double, char *buf, size_t len);\n",
+                    layout_name(layout, c, "describe"));
+        }
         fprintf(o, "static const int %s[] = {", layout_name(layout, c, "columns"));
         write_int_list(o, lc->columns, lc->n_columns);
-        int *is_traceback = ARENA_ARRAY(p->arena, int, lc->n_columns ? lc->n_columns : 1);
+        int *kind = ARENA_ARRAY(p->arena, int, lc->n_columns ? lc->n_columns : 1);
         for (int k = 0; k < lc->n_columns; k++)
-            is_traceback[k] = p->prints[lc->columns[k]].attr == ATTR_TRACEBACK   ? 1
-                              : p->prints[lc->columns[k]].attr == ATTR_SEGMENTS ? 2
-                                                                                : 0;
+            kind[k] = output_kind(p->prints[lc->columns[k]].attr);
         fprintf(o, "};\nstatic const unsigned char %s[] = {",
-                layout_name(layout, c, "is_traceback"));
-        write_int_list(o, is_traceback, lc->n_columns);
-        fprintf(o, "};\n");
+                layout_name(layout, c, "output_kind"));
+        write_int_list(o, kind, lc->n_columns);
+        fprintf(o, "}; /* HMMRT_OUT_* */\n");
     }
     fprintf(o, "static const hmmrt_gpu_call gpu_calls[] = {\n");
     for (int c = 0; c < n_calls; c++) {
         const IrCall *call = &p->calls[c];
         const LayoutCall *lc = &layout->calls[c];
+        int posterior = call->alg == ALG_POSTERIOR;
         fprintf(o, "    {.label = %s, .alphabet = %d, .n_states = %d, .bp_bytes = %d, .paths = %s,\n"
-                   "     .n_outputs = %d, .output_column = %s, .output_is_traceback = "
-                   "%s,\n     .cells_per_symbol = %d.0, .launch = %s, "
-                   ".describe = %s},\n", emit_string(call->label), lc->alphabet,
+                   "     .n_outputs = %d, .output_column = %s, .output_kind = %s,\n"
+                   "     .cells_per_symbol = %d.0, ", emit_string(call->label), lc->alphabet,
                 call->model->n_states, call->plan.bp_bytes,
                 call->plan.bp_bytes ? arena_printf(p->arena, "&%s", layout_name(layout, c, "paths"))
                                     : "NULL",
                 lc->n_columns, layout_name(layout, c, "columns"),
-                layout_name(layout, c, "is_traceback"), call->plan.n_live,
-                layout_name(layout, c, "launch"), layout_name(layout, c, "describe"));
+                layout_name(layout, c, "output_kind"), posterior ? call->model->n_moves
+                                                                 : call->plan.n_live);
+        if (posterior)
+            fprintf(o, ".posterior = &%s /* libhmmrt_gpu's forward-backward kernel */},\n",
+                    layout_name(layout, c, "call"));
+        else
+            fprintf(o, ".launch = %s, .describe = %s},\n", layout_name(layout, c, "launch"),
+                    layout_name(layout, c, "describe"));
     }
     if (!n_calls)
         fprintf(o, "    {.label = NULL},\n");
     fprintf(o, "};\n");
     const char *double_only = reason ? NULL : gpu_double_only_reason(p, plans->gpu);
-    /* a program that carries its source can train: --train's E-step kernel is in the .cu */
-    int trains = source_text_of(p) != NULL;
-    if (trains)
+    /* a program that carries its source can train, and posterior calls run
+     * on libhmmrt_gpu's forward-backward kernel */
+    int trains = source_text_of(p) != NULL, posteriors = 0;
+    for (int c = 0; c < n_calls; c++)
+        posteriors |= p->calls[c].alg == ALG_POSTERIOR;
+    if (trains || posteriors)
         emit_line(e, "int hmmrt_fb_gpu_launch(const struct hmmrt_fb_gpu_job *job); /* libhmmrt_gpu's "
-                     "E-step kernel */");
+                     "forward-backward kernel */");
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
-               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s};\n",
+               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s%s};\n",
             n_calls, reason ? arena_strdup(p->arena, emit_string(reason)) : "NULL",
             double_only ? emit_string(double_only) : "NULL",
             trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
-                     ".fb_close = hmmrt_gpu_fb_close,\n    .fb_launch = hmmrt_fb_gpu_launch, "
-                     "/* --train's E-step (libhmmrt_gpu) */\n"
-                   : "");
+                     ".fb_close = hmmrt_gpu_fb_close, /* --train's E-step (libhmmrt_gpu) */\n"
+                   : "",
+            trains || posteriors ? "    .fb_launch = hmmrt_fb_gpu_launch, /* its kernel: the E-step's "
+                                   "and posterior calls' */\n"
+                                 : "");
 }

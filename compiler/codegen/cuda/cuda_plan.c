@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmmrt_fb_gpu.h"
 #include "occupancy_rules.h"
 #include "codegen/cuda/profile_tuning.h"
 #include "ir/graph.h"
@@ -83,6 +84,40 @@ static void plan_profile(const Program *p, const IrCall *call, GpuPlan *plan, FI
                 per_lane, per_lane == 1 ? "" : "s");
 }
 
+/* A posterior call: libhmmrt_gpu's forward-backward kernel (fb_kernel.cu)
+ * when the model as written fits it (runtime/gpu/fb_device.c checks the same
+ * at run time, on the live moves: never more than this counts), else the CPU
+ * engine. */
+static void plan_posterior(const Program *p, const IrCall *call, GpuPlan *plan, FILE *verbose)
+{
+    const IrModel *m = call->model;
+    int *comp = ARENA_ARRAY(p->arena, int, m->n_states ? m->n_states : 1);
+    Graph silent = graph_of_moves(p->arena, m, 1);
+    int n_comps = graph_scc(p->arena, &silent, comp);
+    int *size = ARENA_ARRAY(p->arena, int, n_comps ? n_comps : 1), cycle = 0;
+    for (int s = 0; s < m->n_states; s++)
+        if (++size[comp[s]] > cycle)
+            cycle = size[comp[s]];
+    plan->posterior = 1;
+    plan->fb_kernel = 1;
+    if (m->n_states > HMMRT_FB_GPU_MAX_STATES)
+        plan->fb_why = arena_printf(p->arena, "%d states, more than the kernel's %d",
+                                    m->n_states, HMMRT_FB_GPU_MAX_STATES);
+    else if (cycle > HMMRT_FB_GPU_MAX_CYCLE)
+        plan->fb_why = arena_printf(p->arena, "a silent cycle of %d states, more than the "
+                                    "kernel's %d", cycle, HMMRT_FB_GPU_MAX_CYCLE);
+    plan->fb_kernel = plan->fb_why == NULL;
+    if (!verbose)
+        return;
+    if (plan->fb_kernel)
+        fprintf(verbose, "hmmc: plan %s: GPU: libhmmrt_gpu's forward-backward kernel on the "
+                "model as written (%d states), in float; --double and sequences float cannot "
+                "hold: the CPU engine\n", call->label, m->n_states);
+    else
+        fprintf(verbose, "hmmc: plan %s: GPU: none, the CPU engine (%s)\n", call->label,
+                plan->fb_why);
+}
+
 GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 {
     GpuPlan *plans = ARENA_ARRAY(p->arena, GpuPlan, p->n_calls ? p->n_calls : 1);
@@ -90,12 +125,12 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
         const IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         GpuPlan *plan = &plans[c];
-        if (call->alg == ALG_POSTERIOR) { /* libhmmrt's engine, on the CPU for now */
-            plan->cpu = 1;
+        if (call->alg == ALG_POSTERIOR) {
+            plan_posterior(p, call, plan, verbose);
             continue;
         }
         if (m->real_dim) { /* densities: the C path only, for now (layout.c says why) */
-            plan->cpu = plan->real = 1;
+            plan->real = 1;
             if (verbose)
                 fprintf(verbose, "hmmc: plan %s: GPU: none, the program scores on the CPU: its "
                         "observations are real vectors (alphabet real[%d])\n", call->label,
@@ -137,9 +172,12 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 
 void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
-    if (plan->cpu) {
-        fprintf(out, "  gpu-plan cpu (%s)\n", plan->real ? "real observations run on the CPU for now"
-                                                         : "posterior runs on the CPU for now");
+    if (plan->real) {
+        fprintf(out, "  gpu-plan cpu (real observations run on the CPU for now)\n");
+        return;
+    }
+    if (plan->posterior) {
+        fprintf(out, "  gpu-plan %s\n", plan->fb_kernel ? "fb-kernel" : "cpu-engine");
         return;
     }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "

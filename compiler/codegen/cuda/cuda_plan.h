@@ -39,8 +39,13 @@ typedef struct GpuPlan {
                                (IrPlan.float_underflow, less what the profile's lanes hold
                                scaled), or 0: the call is scored in double */
     double float_overflow;  /* IrPlan.float_overflow: above float's range, scored in double */
-    int cpu;                /* a posterior call: on the CPU for now (no kernel) */
-    int real;               /* with cpu: a call over real observations (alphabet real[D]) */
+    /* A posterior call: no kernel of its own; libhmmrt_gpu's forward-backward
+     * kernel runs it (fb_kernel), or, for a model that kernel cannot hold,
+     * libhmmrt's CPU engine (fb_kernel 0, fb_why says why). */
+    int posterior, fb_kernel;
+    const char *fb_why;
+    int real;               /* a call over real observations (alphabet real[D]): no kernel,
+                               the program scores on its CPU path for now */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With
