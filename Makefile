@@ -190,7 +190,7 @@ valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a
 FUZZ_SECONDS ?= 1800
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_NAMES := frontend fasta
+FUZZ_NAMES := frontend fasta real
 FUZZ_MAKE := $(MAKE) --no-print-directory BUILD=build-fuzz HMMC_BIN=build-fuzz/bin/hmmc CC=$(FUZZ_CC) \
 	CFLAGS="$(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link" GPU_LIB=
 fuzz-build: deps

@@ -57,10 +57,33 @@ static const char *header_value(const char *header, const char *key)
     return at;
 }
 
+/* Why `name` (a file's or an archive key's) cannot name a sequence in the
+ * output's rows, or NULL when it can. */
+static const char *bad_name(const char *name)
+{
+    if (!name[0])
+        return "it is empty";
+    if (name[0] == '#')
+        return "it starts with '#' (output lines starting with '#' are comments)";
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return "it holds a control character (a tab or a line end would break the rows)";
+    return NULL;
+}
+
 /* The sequence of one array: its header read, its values checked finite. */
 int hmmrt_npy_read(const char *path, const char *name, const unsigned char *data, size_t len,
                    int D, hmmrt_real_file *f, char *err, size_t errlen)
 {
+    const char *why = bad_name(name);
+    if (why) {
+        hmmrt_buf shown = {0};
+        hmmrt_describe_text(&shown, name);
+        fail(err, errlen, "%s: an array named '%s' cannot name a sequence: %s; rename it", path,
+             shown.len ? shown.data : "", why);
+        hmmrt_buf_free(&shown);
+        return -1;
+    }
     if (len < 10 || !hmmrt_is_npy(data, len))
         return fail(err, errlen, "%s: sequence %s: not a NumPy array (.npy)", path, name);
     int major = data[6];
@@ -115,10 +138,11 @@ int hmmrt_npy_read(const char *path, const char *name, const unsigned char *data
         return fail(err, errlen, "%s: sequence %s: observations of %lld value%s, but the "
                     "program's observations are vectors of %d real%s", path, name, width,
                     width == 1 ? "" : "s", D, D == 1 ? "" : "s");
-    size_t need = (size_t)T * (size_t)D * (size_t)size;
-    if (len - start < need)
-        return fail(err, errlen, "%s: sequence %s: the array's shape needs %zu bytes of data but "
-                    "the file holds %zu: it is cut short", path, name, need, len - start);
+    size_t row_bytes = (size_t)D * (size_t)size;
+    if ((unsigned long long)T > (len - start) / row_bytes) /* no product that overflows */
+        return fail(err, errlen, "%s: sequence %s: the array's shape needs %lld x %zu bytes of "
+                    "data but the file holds %zu: it is cut short", path, name, T, row_bytes,
+                    len - start);
     size_t n_values = (size_t)T * (size_t)D;
     double *obs = malloc((n_values > 0 ? n_values : 1) * sizeof *obs);
     char *copy = malloc(strlen(name) + 1);
@@ -176,7 +200,7 @@ static int central_directory(const unsigned char *data, size_t len, uint64_t *of
         if ((*entries == 0xffff || *offset == 0xffffffff) && at >= 20 &&
             memcmp(data + at - 20, "PK\6\7", 4) == 0) {
             uint64_t z = le(data + at - 20 + 8, 8);
-            if (z + 56 > len || memcmp(data + z, "PK\6\6", 4) != 0)
+            if (z > len || len - z < 56 || memcmp(data + z, "PK\6\6", 4) != 0)
                 return -1;
             *entries = le(data + z + 32, 8);
             *offset = le(data + z + 48, 8);
@@ -209,6 +233,8 @@ int hmmrt_npz_read(const char *path, const unsigned char *data, size_t len, int 
         const unsigned char *x = data + at + 46 + name_len, *x_end = x + extra_len;
         while (x + 4 <= x_end) {
             size_t id = le(x, 2), n = le(x + 2, 2);
+            if (n > (size_t)(x_end - x) - 4)
+                break; /* a field longer than what is left: not read */
             if (id == 1) {
                 const unsigned char *v = x + 4;
                 if (le(data + at + 24, 4) == 0xffffffff && v + 8 <= x + 4 + n)
@@ -232,7 +258,7 @@ int hmmrt_npz_read(const char *path, const unsigned char *data, size_t len, int 
             return fail(err, errlen, "%s: sequence %s is compressed (numpy.savez_compressed), "
                         "which this program does not read yet: save with numpy.savez", path,
                         name);
-        if (local + 30 > len || memcmp(data + local, "PK\3\4", 4) != 0)
+        if (local > len || len - local < 30 || memcmp(data + local, "PK\3\4", 4) != 0)
             return fail(err, errlen, "%s: sequence %s: its entry in the archive is broken", path,
                         name);
         uint64_t begin = local + 30 + le(data + local + 26, 2) + le(data + local + 28, 2);

@@ -337,7 +337,9 @@ static void test_npy_reader(void **state)
         {"<i8", "(3, 2)", sizeof values, "x.npy: sequence x: dtype '<i8' is neither"},
         {"<f8", "(2, 3)", sizeof values, "x.npy: sequence x: observations of 3 values"},
         {"<f8", "(6,)", sizeof values, "x.npy: sequence x: the array has 1 dimension"},
-        {"<f8", "(3, 2)", 40, "x.npy: sequence x: the array's shape needs 48 bytes"},
+        {"<f8", "(3, 2)", 40, "x.npy: sequence x: the array's shape needs 3 x 16 bytes"},
+        {"<f8", "(1152921504606846977, 2)", 48, "x.npy: sequence x: the array's shape needs "
+                                                "1152921504606846977 x 16 bytes"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         n = npy_bytes(file, bad[i].descr, bad[i].shape, 0, values, bad[i].data_len);
@@ -350,6 +352,13 @@ static void test_npy_reader(void **state)
     assert_int_equal(hmmrt_npy_read("x.npy", "x", file, n, 2, &f, err, sizeof err), -1);
     assert_string_equal(err, "x.npy: sequence x, observation 2: value 2 is not a finite number "
                              "(nan)");
+    /* names that would break the rows: empty, a comment, control characters */
+    n = npy_bytes(file, "<f8", "(3, 2)", 0, values, sizeof values);
+    const char *names[] = {"", "#x", "a\tb"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(hmmrt_npy_read("x.npz", names[i], file, n, 2, &f, err, sizeof err), -1);
+        assert_non_null(strstr(err, "cannot name a sequence"));
+    }
     assert_int_equal(f.n, 3); /* the sequences in error are not added */
     hmmrt_real_free(&f);
 }
