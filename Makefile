@@ -80,9 +80,10 @@ $(BUILD)/runtime/gpu/%.o: runtime/gpu/%.c $(wildcard runtime/*.h runtime/gpu/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -fopenmp -Iruntime -I$(CUDA_HOME)/include -c $< -o $@
 
-# The kernels that are the same for every model (--train's E-step), compiled
-# once, with the flags hmmc gives the kernels it writes (compiler/driver/build.c).
-$(BUILD)/runtime/gpu/%.o: runtime/gpu/%.cu $(wildcard runtime/*.h runtime/gpu/*.h)
+# The kernels that are the same for every model (the forward-backward kernel of
+# --train's E-step and posterior calls), compiled once, with the flags hmmc
+# gives the kernels it writes (compiler/driver/build.c).
+$(BUILD)/runtime/gpu/%.o: runtime/gpu/%.cu $(wildcard runtime/*.h runtime/gpu/*.h runtime/gpu/*.cuh)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) -O3 -std=c++14 -gencode arch=compute_90,code=sm_90 \
 		-gencode arch=compute_90,code=compute_90 -Iruntime -c $< -o $@
@@ -106,7 +107,7 @@ $(HMMC_BIN): $(BUILD)/compiler/driver/main.o $(BUILD)/libhmmc.a $(BUILD)/libhmmr
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lcmocka -lm
+	$(CC) $(CFLAGS) $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lcmocka -lz -lm
 
 $(BUILD)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h)
 	@mkdir -p $(@D)
@@ -202,7 +203,7 @@ fuzz-short: fuzz-build
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lm
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(WARN) -fopenmp $(INCLUDES) $< -o $@ $(BUILD)/libhmmc.a $(BUILD)/libhmmrt.a -lz -lm
 
 # Every kernel the CUDA backend writes, compiled by nvcc (CI has no GPU: the
 # programs run on their CPU path there). The GPU check itself is tests/gpu/check.

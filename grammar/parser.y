@@ -298,6 +298,19 @@ static Prob prob_fraction(Number num, Number den, Loc loc)
     return (Prob){.num = num, .den = den, .has_den = 1, .loc = loc};
 }
 
+static Prob prob_length(LExpr *e, Loc loc)
+{
+    return (Prob){.length = e, .loc = loc};
+}
+
+/* A name in a length-dependent weight: sema allows only L. */
+static LExpr *lexpr_length(ParseContext *pc, Ident id)
+{
+    LExpr *e = lexpr_new(pc->arena, LX_LENGTH, NULL, NULL, id.loc);
+    e->text = id.name;
+    return e;
+}
+
 /* `hmm NAME scores { ... }`: the model's numbers are scores (odds). */
 static Model *model_of_scores(Model *m)
 {
@@ -339,6 +352,7 @@ static Expr *whole_table(Expr *attr)
     Expr *expr;
     IdentListBuilder idents;
     Matrix *matrix;
+    LExpr *lexpr;
     int flag;
     NumberListBuilder numbers;
     Vector *vector;
@@ -366,7 +380,7 @@ static Expr *whole_table(Expr *attr)
 %type <entries> list_entries dict_entries entry_list dict_entry_list
 %type <entry> dict_entry
 %type <number> number
-%type <prob> prob
+%type <prob> prob weight
 %type <main_block> main_block
 %type <stmts> stmts
 %type <stmt> stmt
@@ -378,6 +392,7 @@ static Expr *whole_table(Expr *attr)
 %type <vectors> vector_list
 %type <density_arg> density_arg
 %type <density_args> density_args density_arg_list
+%type <lexpr> lexpr lterm lunary lpower latom
 
 %initial-action { @$ = (Loc){1, 1, 1, 1}; }
 
@@ -416,8 +431,8 @@ decl
     | EMISSION IDENT '=' '{' error '}' ';'          { $$ = NULL; yyerrok; }
     | EMISSION IDENT '=' IDENT '(' density_args ')' fixed ';'
                                                     { $$ = decl_density(pc->arena, $2, $4, $6.head, $8, @$); }
-    | IDENT ARROW IDENT prob fixed ';'              { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, $5, @$); }
-    | IDENT ARROW IDENT prob fixed EMITS IDENT fixed ';'
+    | IDENT ARROW IDENT weight fixed ';'              { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, $5, @$); }
+    | IDENT ARROW IDENT weight fixed EMITS IDENT fixed ';'
                                                     { $$ = decl_transition(pc->arena, $1, $3, $4, $7, $5 || $8, @$); }
     | '[' state_list ']' ARROW '[' state_list ']' MATRIX fixed ';'
                                                     { $$ = decl_matrix(pc->arena, $2, $6, $8, $9, @$); }
@@ -478,6 +493,42 @@ dict_entry
 prob
     : number                    { $$ = prob_single($1, @$); }
     | number '/' number         { $$ = prob_fraction($1, $3, @$); }
+    ;
+
+/* a transition's weight: a number, a fraction, or `(EXPR)` of L */
+weight
+    : prob
+    | '(' lexpr ')'             { $$ = prob_length($2, @$); }
+    ;
+
+/* a weight as a function of the sequence length L: sums of products of
+ * powers (^ binds tightest and to the right; -L^2 is -(L^2)) */
+lexpr
+    : lterm
+    | lexpr '+' lterm           { $$ = lexpr_new(pc->arena, LX_ADD, $1, $3, @$); }
+    | lexpr '-' lterm           { $$ = lexpr_new(pc->arena, LX_SUB, $1, $3, @$); }
+    ;
+
+lterm
+    : lunary
+    | lterm '*' lunary          { $$ = lexpr_new(pc->arena, LX_MUL, $1, $3, @$); }
+    | lterm '/' lunary          { $$ = lexpr_new(pc->arena, LX_DIV, $1, $3, @$); }
+    ;
+
+lunary
+    : lpower
+    | '-' lunary                { $$ = lexpr_new(pc->arena, LX_NEG, $2, NULL, @$); }
+    ;
+
+lpower
+    : latom
+    | latom '^' lunary          { $$ = lexpr_new(pc->arena, LX_POW, $1, $3, @$); }
+    ;
+
+latom
+    : NUMBER                    { $$ = lexpr_number(pc->arena, $1.text, $1.value, @$); }
+    | IDENT                     { $$ = lexpr_length(pc, $1); }
+    | '(' lexpr ')'             { $$ = $2; }
     ;
 
 number

@@ -245,7 +245,16 @@ static int apply_viterbi_training(parse_state *st, const char *v)
     return note_train_only(st, "--viterbi-training");
 }
 
+static int apply_make_db(parse_state *st, const char *v)
+{
+    if (!*v)
+        return bad_value("make-db", "the name of the database file to write", v);
+    st->o->make_db = v;
+    return 0;
+}
+
 static const option_spec option_specs[] = {
+    {"make-db", "DB", apply_make_db},
     {"train", NULL, apply_train},
     {"iterations", "N", apply_iterations},
     {"tolerance", "T", apply_tolerance},
@@ -350,6 +359,12 @@ static int check_combination(parse_state *st)
     if (o->sample && o->train)
         return usage_error("--sample and --train do not go together: one draws sequences, the "
                            "other fits a model to them");
+    if (o->make_db && (o->sample || o->train))
+        return usage_error("--make-db and %s do not go together: --make-db only packs the "
+                           "sequence files into a database", o->sample ? "--sample" : "--train");
+    if (o->make_db && o->n_files == 0)
+        return usage_error("--make-db %s needs the sequence files to pack: name them after it, "
+                           "or - for standard input", o->make_db);
     if (st->train_only && !o->train)
         return usage_error("%s applies only with --train: add --train, or drop %s",
                            st->train_only, st->train_only);
@@ -477,11 +492,13 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "       %s --sample N [--length L] [--seed S] [--with-path] [--model NAME]\n"
             "       %s --train SEQFILE... [--iterations N] [--tolerance T] [--pseudocount C]\n"
             "              [--viterbi-training] [--model NAME] > FITTED.hmm\n"
-            "Scores every sequence of the FASTA files SEQFILE... (- is standard input) with\n"
-            "the program compiled by hmmc from %s, and prints one row per sequence.\n"
+            "       %s --make-db DB.hmmcdb SEQFILE...\n"
+            "Scores every sequence of the FASTA files SEQFILE... (- is standard input; gzip-\n"
+            "compressed files too, and databases made by --make-db) with the program\n"
+            "compiled by hmmc from %s, and prints one row per sequence.\n"
             "A sequence's name is the first word after '>' (not starting with '#'); white\n"
             "space inside sequences is ignored; lines end in LF, CRLF or CR.\n\n",
-            me, me, me, prog->source);
+            me, me, me, me, prog->source);
     fprintf(f,
             "Options (write --opt VALUE or --opt=VALUE):\n"
             "  --threads N      use N threads, 1 to 4096 (default: OMP_NUM_THREADS, which\n"
@@ -518,8 +535,13 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "  --pseudocount C  with --train: add C to every expected count (default 0)\n"
             "  --viterbi-training  with --train: count the uses along each sequence's best\n"
             "                   path instead of all paths\n"
+            "  --make-db DB     score nothing: pack the sequences into the database file DB,\n"
+            "                   made once and mapped by later runs (%s DB), which then\n"
+            "                   skip parsing; every symbol is checked now (--skip-invalid\n"
+            "                   leaves bad sequences out). It serves programs of the same\n"
+            "                   alphabets; another program refuses it\n"
             "  --model NAME     with --sample or --train: the model (default the first):\n"
-            "                   ");
+            "                   ", me);
     print_models(f, prog);
     fprintf(f,
             "\n"

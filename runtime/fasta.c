@@ -6,10 +6,14 @@
  * last block left unfinished. Records are then handed out one by one, in
  * file order, their names and residues in the piece's store (a pool that
  * the records share and release). Records, line numbers and errors are the
- * same for every block size and thread count. */
+ * same for every block size and thread count. A file is told apart by its
+ * first bytes: gzip-compressed text is inflated into the blocks
+ * (gzip_input.c), a packed database hands out its records from a mapping
+ * (db.c). */
 #include "internal.h"
 
 #include "fasta_parse.h"
+#include "input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,10 +30,12 @@ enum { DEFAULT_PIECE_BYTES = 4 << 20, MAX_PIECES = HMMRT_READ_MAX_RANGES };
 
 #define STDIN_NAME "<stdin>" /* as gcc names it in messages */
 
-/* The store of one parsed piece, freed with the last record that uses it. */
+/* The store of one parsed piece, freed with the last record that uses it;
+ * or a database's mapping (mapped > 0 bytes), unmapped so. */
 struct hmmrt_pool {
     atomic_long records;
     char *data;
+    size_t mapped;
 };
 
 struct hmmrt_reader {
@@ -39,6 +46,11 @@ struct hmmrt_reader {
     int fd;           /* -1 between files */
     int seekable;     /* a regular file, read at offset with pread */
     off_t offset;
+    hmmrt_gunzip *gz; /* the current file is gzip-compressed */
+    hmmrt_db *db;     /* ... or a database */
+    hmmrt_db **dbs;   /* per file, its database (the paths its records name) */
+    unsigned char prefix[HMMRT_SNIFF_BYTES]; /* a pipe's first bytes, read to tell */
+    size_t n_prefix;                          /* its kind, not yet parsed */
     const char *path; /* the file being read, as messages name it */
     long line;        /* where the reader is, for hmmrt_reader_where */
     int failed;       /* an error was handed out: every later call fails too */
@@ -77,7 +89,8 @@ hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
     hmmrt_reader_set_pieces(r, 1, DEFAULT_PIECE_BYTES);
     r->paths = calloc((size_t)(n_paths > 0 ? n_paths : 1), sizeof *r->paths);
     r->fds = malloc((size_t)(n_paths > 0 ? n_paths : 1) * sizeof *r->fds);
-    if (!r->paths || !r->fds) {
+    r->dbs = calloc((size_t)(n_paths > 0 ? n_paths : 1), sizeof *r->dbs);
+    if (!r->paths || !r->fds || !r->dbs) {
         hmmrt_reader_close(r);
         return NULL;
     }
@@ -104,14 +117,38 @@ long hmmrt_record_line_of(const hmmrt_record *rec, int64_t position)
     return rec->line; /* not a residue of rec */
 }
 
+struct hmmrt_pool *hmmrt_pool_of_mapping(void *data, size_t bytes)
+{
+    struct hmmrt_pool *pool = malloc(sizeof *pool);
+    if (!pool)
+        return NULL;
+    atomic_init(&pool->records, 1);
+    pool->data = data;
+    pool->mapped = bytes;
+    return pool;
+}
+
+void hmmrt_pool_hold(struct hmmrt_pool *pool)
+{
+    atomic_fetch_add(&pool->records, 1);
+}
+
+void hmmrt_pool_drop(struct hmmrt_pool *pool)
+{
+    if (pool && atomic_fetch_sub(&pool->records, 1) == 1) {
+        if (pool->mapped)
+            munmap(pool->data, pool->mapped);
+        else
+            free(pool->data);
+        free(pool);
+    }
+}
+
 void hmmrt_record_release(hmmrt_record *rec)
 {
     struct hmmrt_pool *pool = rec->pool;
     rec->pool = NULL;
-    if (pool && atomic_fetch_sub(&pool->records, 1) == 1) {
-        free(pool->data);
-        free(pool);
-    }
+    hmmrt_pool_drop(pool);
 }
 
 static void close_current_file(hmmrt_reader *r)
@@ -120,6 +157,12 @@ static void close_current_file(hmmrt_reader *r)
         close(r->fd);
     r->fd = -1;
     fasta_parse_free(&r->carry);
+    hmmrt_gunzip_close(r->gz);
+    r->gz = NULL;
+    if (r->db)
+        hmmrt_db_finish(r->db);
+    r->db = NULL;
+    r->n_prefix = 0;
 }
 
 void hmmrt_reader_close(hmmrt_reader *r)
@@ -134,9 +177,11 @@ void hmmrt_reader_close(hmmrt_reader *r)
         if (r->fds[i] > STDIN_FILENO)
             close(r->fds[i]);
         free(r->paths[i]);
+        hmmrt_db_free(r->dbs[i]);
     }
     free(r->paths);
     free(r->fds);
+    free(r->dbs);
     free(r->block);
     free(r);
 }
@@ -250,6 +295,56 @@ int hmmrt_reader_open_files(hmmrt_reader *r, char *err, size_t errlen)
     return -1;
 }
 
+/* Tells the current file's kind by its first bytes (read at offset 0 of a
+ * regular file; from a pipe, kept as the prefix of its text) and opens a
+ * database or a gzip stream: 1, or -1 after setting an error. */
+static int open_kind(hmmrt_reader *r, int file)
+{
+    unsigned char head[HMMRT_SNIFF_BYTES];
+    ssize_t n;
+    if (r->seekable) {
+        do
+            n = pread(r->fd, head, sizeof head, 0);
+        while (n < 0 && errno == EINTR);
+    } else {
+        n = hmmrt_read_block(r->fd, NULL, (char *)head, 1, sizeof head);
+    }
+    if (n < 0) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot read: %s", strerror(errno));
+        set_error(r, 0, 0, what);
+        return -1;
+    }
+    char why[768];
+    if (hmmrt_is_db(head, (size_t)n)) {
+        if (!r->seekable) {
+            set_error(r, 0, 0, "a packed database is read by mapping it, which standard input "
+                               "or a pipe cannot be: name the file itself");
+            return -1;
+        }
+        r->db = hmmrt_db_open(r->fd, r->path, why, sizeof why);
+        if (!r->db) {
+            set_error(r, 0, 0, why);
+            return -1;
+        }
+        r->dbs[file] = r->db; /* freed with the reader: its records name its paths */
+        return 1;
+    }
+    if (!r->seekable) {
+        memcpy(r->prefix, head, (size_t)n);
+        r->n_prefix = (size_t)n;
+    }
+    if (hmmrt_is_gzip(head, (size_t)n)) {
+        r->gz = hmmrt_gunzip_open(r->fd, r->prefix, r->n_prefix);
+        r->n_prefix = 0;
+        if (!r->gz) {
+            set_error(r, 0, 1, "out of memory");
+            return -1;
+        }
+    }
+    return 1;
+}
+
 /* Opens the next file: 1, 0 when none is left, -1 after setting an error. */
 static int open_next_file(hmmrt_reader *r)
 {
@@ -274,7 +369,7 @@ static int open_next_file(hmmrt_reader *r)
         set_error(r, 0, 1, "out of memory");
         return -1;
     }
-    return 1;
+    return open_kind(r, r->next_path - 1);
 }
 
 /* Fills the block from the current file: its length (0 at the end of the
@@ -291,8 +386,27 @@ static long fill_block(hmmrt_reader *r)
             return -1;
         }
     }
-    long n = hmmrt_read_block(r->fd, r->seekable ? &r->offset : NULL, r->block, r->threads,
-                              r->piece_bytes);
+    if (r->gz) {
+        char why[768];
+        long n = hmmrt_gunzip_read(r->gz, r->block, cap, why, sizeof why);
+        if (n < 0) {
+            char what[1024];
+            long line = r->line - (r->carry.state == FASTA_AT_LINE_START && r->line > 1);
+            snprintf(what, sizeof what, "after line %ld of its text: %s", line, why);
+            set_error(r, 0, 0, what);
+        }
+        return n;
+    }
+    long n;
+    if (r->n_prefix > 0) { /* a pipe's first bytes, read to tell its kind */
+        memcpy(r->block, r->prefix, r->n_prefix);
+        n = hmmrt_read_block(r->fd, NULL, r->block + r->n_prefix, 1, cap - r->n_prefix);
+        n = n < 0 ? n : n + (long)r->n_prefix;
+        r->n_prefix = 0;
+    } else {
+        n = hmmrt_read_block(r->fd, r->seekable ? &r->offset : NULL, r->block, r->threads,
+                             r->piece_bytes);
+    }
     if (n < 0) {
         char what[512];
         snprintf(what, sizeof what, "cannot read: %s", strerror(errno));
@@ -356,6 +470,7 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
     }
     atomic_init(&pool->records, (long)p->n_records);
     pool->data = store;
+    pool->mapped = 0;
     hmmrt_record *into = r->pending + r->n_pending;
     for (size_t i = 0; i < p->n_records; i++) {
         const fasta_parsed *f = &p->records[i];
@@ -485,6 +600,30 @@ static void finish_file(hmmrt_reader *r)
     close_current_file(r);
 }
 
+/* Records of the current database, a run of them at once, pending (their
+ * bytes stay in the mapping); at its end the next file follows. */
+static void take_db_records(hmmrt_reader *r)
+{
+    enum { DB_RECORDS_AT_ONCE = 4096 };
+    if (reserve_pending(r, DB_RECORDS_AT_ONCE) != 0) {
+        set_error(r, 0, 1, "out of memory");
+        return;
+    }
+    char why[768];
+    while (r->n_pending < DB_RECORDS_AT_ONCE) {
+        int got = hmmrt_db_next(r->db, &r->pending[r->n_pending], why, sizeof why);
+        if (got > 0) {
+            r->n_pending++;
+            continue;
+        }
+        if (got < 0)
+            set_error(r, 0, 0, why);
+        else
+            close_current_file(r);
+        return;
+    }
+}
+
 /* Reads and parses on until records or an error are pending: 1, or 0 at the
  * end of all input. */
 static int read_on(hmmrt_reader *r)
@@ -495,6 +634,10 @@ static int read_on(hmmrt_reader *r)
             int opened = open_next_file(r);
             if (opened == 0)
                 return 0;
+            continue;
+        }
+        if (r->db) {
+            take_db_records(r);
             continue;
         }
         long n = fill_block(r);

@@ -18,6 +18,12 @@ extern "C" {
 #define HMMRT_FB_GPU_MAX_CYCLE 16
 /* Columns live in shared memory: two of n floats. */
 #define HMMRT_FB_GPU_MAX_STATES 8192
+/* A posterior call leaves sequences longer than this to the CPU engine: the
+ * kernel gives a sequence one thread (or a few lanes), and a lone long
+ * sequence runs several times faster on one core (issue 24's scan will
+ * spread it over the GPU). */
+#define HMMRT_FB_GPU_LONGEST 65536
+
 /* The dense form up to this many states (two n x n float matrices a block and
  * an n x n double matrix of counts a group, in shared memory). */
 #define HMMRT_FB_GPU_DENSE_MAX 128
@@ -78,19 +84,30 @@ typedef struct hmmrt_fb_gpu_tables {
 typedef struct hmmrt_fb_gpu_job {
     hmmrt_fb_gpu_tables t;
     int64_t n_seqs;
-    const uint8_t *codes;      /* sequence s: codes[offsets[s] .. + lengths[s]] */
+    const uint8_t *codes;      /* sequence s: codes[offsets[s] .. + lengths[s]], each starting
+                                  at a multiple of 16 bytes and zero-padded to one */
     const int64_t *offsets, *lengths;
-    const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] .. cols_at[s] + L */
-    float *f;                  /* forward tables: column c's n values at f + c * n
-                                  (the HMM form: hmm.N values at f + c * hmm.N) */
+    const int64_t *cols_at;    /* sequence s's L + 1 columns: cols_at[s] + i * col_stride,
+                                  0 <= i <= L */
+    int col_stride;            /* 1; the HMM form: 32, the columns of a warp's 32
+                                  sequences side by side (16-byte records, coalesced) */
+    const int64_t *rec_at;     /* NULL, or the HMM form's records at rec_at[s] + i *
+                                  col_stride while decode and probability& keep cols_at
+                                  (a posterior call's) */
+    float *f;                  /* forward tables: column c's n values at f + c * n (the HMM
+                                  form: a record of hmm.N values and the exponent, rounded
+                                  up to whole float4s, at f + c * that) */
     int *scale;                /* column c was divided by 2^scale[c] */
     double *lnp;               /* ln P per sequence (-inf: no path; its counts are not added;
                                   NaN: a posterior call leaves the sequence to the CPU) */
     int posterior;             /* 0: --train's E-step, adding counts; 1: a posterior call */
+    int64_t longest;           /* 0, or a sequence longer than this is not scored: ln P NaN */
     double *move_counts;       /* E-step: n_moves, added to */
     double *emission_counts;   /* E-step: n_emissions x K, added to */
-    int *best;                 /* posterior, or NULL: position i's state of highest
-                                  posterior at best[cols_at[s] + i], 1 <= i <= L */
+    void *best;                /* posterior, or NULL: position i's state of highest
+                                  posterior at best[cols_at[s] + i], 1 <= i <= L, in
+                                  best_bytes (1, 2 or 4: the least that holds n states) */
+    int best_bytes;
     float *post;               /* posterior, or NULL: position i's posteriors at
                                   post + (cols_at[s] + i) * n */
     int group;                 /* lanes a sequence (4, 8, 16, 32), or 0: a block */

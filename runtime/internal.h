@@ -148,6 +148,7 @@ typedef struct hmmrt_options {
     double tolerance;      /* --tolerance (default 1e-9) */
     double pseudocount;    /* --pseudocount (default 0) */
     int viterbi_training;  /* --viterbi-training */
+    const char *make_db;   /* --make-db DB: pack the files into the database DB instead */
     const char **files;    /* malloc'd array of pointers into argv */
     int n_files;
 } hmmrt_options;
@@ -159,10 +160,13 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog);
 void hmmrt_print_version(FILE *f, const hmmrt_program *prog);
 
 /* ---- posterior.c ----------------------------------------------------------- */
-/* The runs of equal states in state[0 .. L-1] as the contract writes
- * segments: "NAME:FIRST-LAST" (1-based; "NAME:I" for one), space-separated. */
-void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
-                          int64_t L);
+/* The runs of equal states in state[0 .. L-1] (each state_bytes: 1, 2 or
+ * 4, unsigned for 1 and 2) as the contract writes segments:
+ * "NAME:FIRST-LAST" (1-based; "NAME:I" for one), space-separated. */
+void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const void *state,
+                          int state_bytes, int64_t L);
+/* state[i] of such an array. */
+int hmmrt_state_at(const void *state, int state_bytes, int64_t i);
 /* One segment: "NAME:FIRST-LAST", or "NAME:FIRST" when last == first
  * (viterbi's segments, traceback.c, write theirs with it too). */
 void hmmrt_buf_segment(hmmrt_buf *out, const char *name, int64_t first, int64_t last);
@@ -239,13 +243,25 @@ typedef struct hmmrt_chunk_shape {
     const int *fb_states;
     const int *fb_table;  /* per call, NULL for none: 1 when a posterior call's
                              probability& comes back (n floats a column) */
+    const int *fb_grouped; /* per call, NULL for none: 1 when a posterior call's forward
+                              records interleave by groups (the kernel's HMM form:
+                              fb_states floats a record, no scales; rec_offsets) */
 } hmmrt_chunk_shape;
 
 /* The sequences of a chunk, as far as sizes go. */
 typedef struct hmmrt_chunk_size {
     int64_t sequences, symbols;
     int64_t padded_symbols; /* each sequence rounded up to 16 */
+    int64_t grouped_columns; /* HMMRT_GROUP sequences at a time, each as many columns as
+                                the group's longest needs (the interleaved records) */
+    int64_t group_longest;   /* the last group's longest sequence so far */
 } hmmrt_chunk_size;
+/* Sequences whose forward records interleave (a warp's). */
+#define HMMRT_GROUP 32
+/* rec_at[k]: sequence k's first interleaved record (position i's at rec_at[k]
+ * + HMMRT_GROUP * i), k's group counted from the first of the n; returns the
+ * total (hmmrt_chunk_size.grouped_columns). */
+int64_t hmmrt_group_offsets(const int64_t *lengths, int64_t n, int64_t *rec_at);
 
 /* Where things are in a chunk's buffer, in bytes from its start. The host's
  * pinned buffer and the device's have the same layout: [0, input_bytes) is
@@ -264,6 +280,8 @@ typedef struct hmmrt_chunk_layout {
                                    no posterior call): probability&, or HMMRT_NO_SECTION */
     size_t *work;               /* per call (likewise): a posterior call's forward tables,
                                    then its scales, or HMMRT_NO_SECTION */
+    size_t *rec_offsets;        /* per call (likewise): int64_t[sequences], the grouped
+                                   records' hmmrt_group_offsets, or HMMRT_NO_SECTION */
     size_t input_bytes, total_bytes;
     size_t device_bytes;        /* [total_bytes, device_bytes): on the device only */
 } hmmrt_chunk_layout;

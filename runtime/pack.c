@@ -153,6 +153,11 @@ static int fb_states(const hmmrt_chunk_shape *shape, int c)
     return shape->fb_states ? shape->fb_states[c] : 0;
 }
 
+static int grouped(const hmmrt_chunk_shape *shape, int c)
+{
+    return shape->fb_grouped ? shape->fb_grouped[c] : 0;
+}
+
 /* Sets a per-call entry of the layout (out and its array may be NULL). */
 static void put(size_t *array, int c, size_t at)
 {
@@ -174,6 +179,8 @@ static size_t lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *si
     for (int c = 0; c < shape->n_calls; c++) {
         int with = shape->bp_bytes[c] || fb_states(shape, c);
         put(out ? out->bp_offsets : NULL, c, with ? take(&at, index_bytes) : HMMRT_NO_SECTION);
+        put(out ? out->rec_offsets : NULL, c,
+            grouped(shape, c) ? take(&at, index_bytes) : HMMRT_NO_SECTION);
     }
     /* the codes of each alphabet, with one spare zero piece of 16 bytes */
     size_t codes_stride = align_section((size_t)size->padded_symbols + 16);
@@ -194,7 +201,9 @@ static size_t lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size *si
     }
     size_t total = align_section(at);
     for (int c = 0; c < shape->n_calls; c++) {
-        size_t bytes = cells * ((size_t)fb_states(shape, c) * sizeof(float) + sizeof(int));
+        size_t bytes = grouped(shape, c)
+                           ? (size_t)size->grouped_columns * (size_t)fb_states(shape, c) * sizeof(float)
+                           : cells * ((size_t)fb_states(shape, c) * sizeof(float) + sizeof(int));
         put(out ? out->work : NULL, c, fb_states(shape, c) ? take(&at, bytes) : HMMRT_NO_SECTION);
     }
     size_t device = align_section(at);
@@ -233,8 +242,29 @@ void hmmrt_chunk_lay_out(const hmmrt_chunk_shape *shape, const hmmrt_chunk_size 
 
 /* ---- chunks ------------------------------------------------------------------------ */
 
+int64_t hmmrt_group_offsets(const int64_t *lengths, int64_t n, int64_t *rec_at)
+{
+    int64_t at = 0;
+    for (int64_t g = 0; g < n; g += HMMRT_GROUP) {
+        int64_t longest = 0;
+        for (int64_t k = g; k < n && k < g + HMMRT_GROUP; k++) {
+            rec_at[k] = at + (k - g);
+            longest = lengths[k] > longest ? lengths[k] : longest;
+        }
+        at += (longest + 1) * HMMRT_GROUP;
+    }
+    return at;
+}
+
 static void add_sequence(hmmrt_chunk_size *size, int64_t length)
 {
+    if (size->sequences % HMMRT_GROUP == 0) { /* a group starts */
+        size->group_longest = length;
+        size->grouped_columns += (length + 1) * HMMRT_GROUP;
+    } else if (length > size->group_longest) {
+        size->grouped_columns += (length - size->group_longest) * HMMRT_GROUP;
+        size->group_longest = length;
+    }
     size->sequences++;
     size->symbols += length;
     size->padded_symbols += hmmrt_pad16(length);
@@ -242,7 +272,7 @@ static void add_sequence(hmmrt_chunk_size *size, int64_t length)
 
 hmmrt_chunk_size hmmrt_measure(const int64_t *lengths, int64_t n)
 {
-    hmmrt_chunk_size size = {0, 0, 0};
+    hmmrt_chunk_size size = {0};
     for (int64_t k = 0; k < n; k++)
         add_sequence(&size, lengths[k]);
     return size;
@@ -256,7 +286,7 @@ int64_t hmmrt_plan_chunks(const hmmrt_chunk_shape *shape, const int64_t *lengths
                           size_t target_bytes, int64_t *starts)
 {
     int64_t chunks = 0;
-    hmmrt_chunk_size size = {0, 0, 0};
+    hmmrt_chunk_size size = {0};
     for (int64_t k = 0; k < n;) {
         hmmrt_chunk_size grown = size;
         int64_t end = k + PLAN_STEP < n ? k + PLAN_STEP : n;
@@ -271,7 +301,7 @@ int64_t hmmrt_plan_chunks(const hmmrt_chunk_shape *shape, const int64_t *lengths
         add_sequence(&grown, lengths[k]);
         if (size.sequences > 0 && hmmrt_chunk_bytes(shape, &grown) > target_bytes) {
             starts[chunks++] = k - size.sequences;
-            size = (hmmrt_chunk_size){0, 0, 0};
+            size = (hmmrt_chunk_size){0};
             add_sequence(&size, lengths[k]);
         } else {
             size = grown;

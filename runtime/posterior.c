@@ -81,16 +81,24 @@ void hmmrt_buf_segment(hmmrt_buf *out, const char *name, int64_t first, int64_t 
     hmmrt_buf_puts(out, span);
 }
 
-void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const int *state,
-                          int64_t L)
+int hmmrt_state_at(const void *state, int state_bytes, int64_t i)
+{
+    return state_bytes == 1   ? ((const uint8_t *)state)[i]
+           : state_bytes == 2 ? ((const uint16_t *)state)[i]
+                              : ((const int *)state)[i];
+}
+
+void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const void *state,
+                          int state_bytes, int64_t L)
 {
     for (int64_t first = 0; first < L;) {
+        const int here = hmmrt_state_at(state, state_bytes, first);
         int64_t last = first;
-        while (last + 1 < L && state[last + 1] == state[first])
+        while (last + 1 < L && hmmrt_state_at(state, state_bytes, last + 1) == here)
             last++;
         if (first)
             hmmrt_buf_putc(out, ' ');
-        hmmrt_buf_segment(out, names[state[first]], first + 1, last + 1);
+        hmmrt_buf_segment(out, names[here], first + 1, last + 1);
         first = last + 1;
     }
 }
@@ -133,7 +141,7 @@ int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t 
         if (none)
             hmmrt_buf_puts(out, "-");
         else
-            hmmrt_write_segments(out, call->model->state_names, best, L);
+            hmmrt_write_segments(out, call->model->state_names, best, (int)sizeof *best, L);
     }
     if (call->table_column >= 0) {
         hmmrt_buf *out = &values[call->table_column].text;

@@ -2,6 +2,8 @@
  * --help, --version, --sample or the scoring run. */
 #include "internal.h"
 
+#include "input.h"
+
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -33,9 +35,9 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_print_version(stdout, prog);
         return finish_stdout();
     }
-    if (prog->real_dim > 0 && o->train) {
-        hmmrt_error("--train over real observations (alphabet real[%d]) is not implemented yet",
-                    prog->real_dim);
+    if (prog->real_dim > 0 && (o->train || o->make_db)) {
+        hmmrt_error("%s over real observations (alphabet real[%d]) is not implemented yet",
+                    o->train ? "--train" : "--make-db", prog->real_dim);
         return HMMRT_EXIT_USAGE;
     }
     if (o->sample)
@@ -44,6 +46,8 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         return hmmrt_train(prog, o);
     if (prog->real_dim > 0)
         return hmmrt_score_real_files(prog, o);
+    if (o->make_db)
+        return hmmrt_make_db(prog, o);
     return hmmrt_score_files(prog, o);
 }
 
@@ -65,6 +69,7 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
     hmmrt_set_progname(argc > 0 ? argv[0] : NULL, prog->name);
+    hmmrt_db_expect(prog); /* the reader takes databases made for these alphabets */
     hmmrt_options o;
     int status = hmmrt_parse_options(argc, argv, prog, &o);
     if (status == 0)

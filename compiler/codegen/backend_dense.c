@@ -93,6 +93,14 @@ static int write_file(const char *path, const void *const *parts, const size_t *
     return ok ? 0 : -1;
 }
 
+double sample_move_weight(const IrModel *m, const IrMove *mv)
+{
+    double w = exp(mv->lw_sum);
+    if (mv->length_weight)
+        w *= lexpr_eval(m->length_weights[mv->length_weight - 1].expr, SAMPLE_LENGTH);
+    return w;
+}
+
 /* The moves of a model as the runtime's hmmrt_model_move records (from, to,
  * emission, then the weight as written, 8-byte aligned: 24 bytes). */
 static int write_moves(const IrModel *m, const char *path, Arena *a)
@@ -101,7 +109,7 @@ static int write_moves(const IrModel *m, const char *path, Arena *a)
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
         int ints[4] = {mv->from, mv->to, mv->emission, 0};
-        double weight = exp(mv->lw_sum);
+        double weight = sample_move_weight(m, mv);
         memcpy(rec + (size_t)i * 24, ints, 16);
         memcpy(rec + (size_t)i * 24 + 16, &weight, 8);
     }

@@ -12,6 +12,11 @@
  * data file rather than a C initializer, which compilers read slowly. */
 enum { SOURCE_MOVES_INLINE_MAX = 65536 };
 
+/* A source move's weight for the sampler (--sample, which cannot know the
+ * length it will draw): a length-dependent weight taken at L = 400. */
+enum { SAMPLE_LENGTH = 400 };
+double sample_move_weight(const IrModel *m, const IrMove *mv);
+
 /* Writes the data files of p beside the sources: PREFIX.source when
  * source_in_file, PREFIX.cN.dense for every
  * dense call N (its matrix view, dense.h: matrix, start, end, emissions, as

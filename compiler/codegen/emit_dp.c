@@ -69,10 +69,37 @@ static const char *weight_literal(const DpWriter *w, char buf[64], double lw)
     return w->wide_tables ? dp_probability(buf, lw, 1) : literal(w, buf, exp(lw));
 }
 
-static void write_weight(const DpWriter *w, double lw)
+const char *dp_length_weight_name(Arena *a, int length_weight)
+{
+    return arena_printf(a, "lenw%d", length_weight - 1);
+}
+
+/* A move's weight as the code writes it: a literal, or for a
+ * length-dependent weight the variable dp_length_weights declared, times
+ * (plus, in logs) its constant factor when that is not 1. */
+static const char *move_weight(const DpWriter *w, const IrMove *mv, int logs)
 {
     char buf[64];
-    fputs(weight_literal(w, buf, lw), w->e->out);
+    double lw = logs ? mv->lw_max : mv->lw_sum;
+    if (!mv->length_weight)
+        return arena_strdup(w->arena, logs ? literal(w, buf, lw) : weight_literal(w, buf, lw));
+    const char *name = dp_length_weight_name(w->arena, mv->length_weight);
+    if (lw == 0)
+        return name;
+    if (logs)
+        return arena_printf(w->arena, "(%s + %s)", name, literal(w, buf, lw));
+    return arena_printf(w->arena, "%s * %s", name, weight_literal(w, buf, lw));
+}
+
+void dp_length_weights(DpWriter *w, int logs)
+{
+    const IrModel *m = w->m;
+    for (int k = 0; k < m->n_length_weights; k++) {
+        const IrLengthWeight *lw = &m->length_weights[k];
+        emit_line(w->e, "const double %s = %s%s%s; /* (%s), line %d */",
+                  dp_length_weight_name(w->arena, k + 1), logs ? "log(" : "", lw->c_text,
+                  logs ? ")" : "", lexpr_source(w->arena, lw->expr), lw->loc.first_line);
+    }
 }
 
 void dp_column_sum(DpWriter *w, const char *target)
@@ -96,16 +123,13 @@ static const char *emission(const DpWriter *w, const char *prefix, int em)
 }
 
 /* A product weight * column[state], with the weight left out when it is 1. */
-static void write_term(const DpWriter *w, int first, double lw, const char *column, int state)
+static void write_term(const DpWriter *w, int first, const IrMove *mv, const char *column, int state)
 {
     FILE *o = w->e->out;
-    if (lw == 0) {
+    if (mv->lw_sum == 0 && !mv->length_weight)
         fprintf(o, "%s%s[%d]", first ? "" : " + ", column, state);
-    } else {
-        fprintf(o, "%s", first ? "" : " + ");
-        write_weight(w, lw);
-        fprintf(o, " * %s[%d]", column, state);
-    }
+    else
+        fprintf(o, "%s%s * %s[%d]", first ? "" : " + ", move_weight(w, mv, 0), column, state);
 }
 
 /* cur[q] = sum over emission tables E of moves into q of
@@ -131,7 +155,7 @@ void dp_forward_emitting(DpWriter *w)
                 if (mv->emission != first->emission)
                     continue;
                 done[w->in_order[j]] = 1;
-                write_term(w, !terms++, mv->lw_sum, "prev", mv->from);
+                write_term(w, !terms++, mv, "prev", mv->from);
             }
             fprintf(o, ")");
         }
@@ -150,7 +174,7 @@ void dp_forward_silent(DpWriter *w)
         for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
             const IrMove *mv = &m->moves[w->in_order[k]];
             if (mv->emission < 0)
-                write_term(w, !terms++, mv->lw_sum, "cur", mv->from);
+                write_term(w, !terms++, mv, "cur", mv->from);
         }
         fprintf(w->e->out, "; /* %s */\n", m->states[s].name);
     }
@@ -173,8 +197,7 @@ void dp_backward_emitting(DpWriter *w)
             /* the weight times the value first: the product of two constants
                could leave the range that each of them is in */
             fprintf(w->e->out, "%s %s * (", terms ? " +" : "", emission(w, w->prob_table, mv->emission));
-            write_weight(w, mv->lw_sum);
-            fprintf(w->e->out, " * prev[%d])", mv->to);
+            fprintf(w->e->out, "%s * prev[%d])", move_weight(w, mv, 0), mv->to);
             terms++;
         }
         fprintf(w->e->out, "%s; /* %s */\n", terms ? "" : " 0.0", m->states[p].name);
@@ -185,7 +208,6 @@ void dp_backward_emitting(DpWriter *w)
 void dp_backward_silent(DpWriter *w)
 {
     const IrModel *m = w->m;
-    char num[64];
     for (int t = m->n_silent_order - 1; t >= 0; t--) {
         int s = m->silent_order[t];
         for (int k = w->in_start[s]; k < w->in_start[s + 1]; k++) {
@@ -193,7 +215,7 @@ void dp_backward_silent(DpWriter *w)
             if (mv->emission >= 0)
                 continue;
             emit_line(w->e, "cur[%d] += %s * cur[%d]; /* %s -> %s */", mv->from,
-                      weight_literal(w, num, mv->lw_sum), s, m->states[mv->from].name,
+                      move_weight(w, mv, 0), s, m->states[mv->from].name,
                       m->states[s].name);
         }
     }
@@ -256,7 +278,6 @@ static int has_emitting_moves(const DpWriter *w, int q)
 static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
 {
     const IrModel *m = w->m;
-    char num[64];
     if (!has_emitting_moves(w, q)) {
         emit_line(w->e, "cur[%d] = -INFINITY; /* %s */", q, m->states[q].name);
         return;
@@ -290,8 +311,7 @@ static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
             if (mv->emission != first->emission)
                 continue;
             done[w->in_order[j]] = 1;
-            terms[n] = arena_printf(w->arena, "prev[%d] + %s", mv->from,
-                                    literal(w, num, mv->lw_max));
+            terms[n] = arena_printf(w->arena, "prev[%d] + %s", mv->from, move_weight(w, mv, 1));
             if (!w->back_pointers) {
                 n++;
                 continue;
@@ -332,7 +352,6 @@ static void write_viterbi_emitting_state(DpWriter *w, int q, int *done)
 static void write_viterbi_silent_state(DpWriter *w, int s, int fresh)
 {
     const IrModel *m = w->m;
-    char num[64];
     emit_open(w->e, "/* %s */", m->states[s].name);
     if (w->back_pointers)
         emit_line(w->e, "%s v;", w->value_type);
@@ -345,7 +364,7 @@ static void write_viterbi_silent_state(DpWriter *w, int s, int fresh)
         const IrMove *mv = &m->moves[w->in_order[k]];
         if (mv->emission >= 0)
             continue;
-        terms[n] = arena_printf(w->arena, "cur[%d] + %s", mv->from, literal(w, num, mv->lw_max));
+        terms[n] = arena_printf(w->arena, "cur[%d] + %s", mv->from, move_weight(w, mv, 1));
         if (w->back_pointers) {
             emit_line(w->e, "v = %s;", terms[n]);
             emit_line(w->e, "if (v > cur[%d]) { cur[%d] = v; bp[%d] = %d; }", s, s, s,

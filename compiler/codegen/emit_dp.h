@@ -27,6 +27,13 @@ typedef struct DpWriter {
                                    double's normal range are long double (1e-400L) */
     int back_pointers;          /* viterbi: record the best move into bp[state] */
     const char *tables;         /* the C table shape: prefix of the call's move tables */
+    const char *weights;        /* the table shape: prefix of the weight tables (_w) its loops
+                                   read: `tables`, or "" for the DP function's own copies,
+                                   which hold the length-dependent weights of the sequence */
+    int n_length_entries[2];    /* the table shape: the entries of the emitting [0] and silent
+                                   [1] weight tables that have a length-dependent weight */
+    int *length_entry[2], *length_entry_weight[2]; /* their indexes, and IrMove.length_weight */
+    int phase_entries[2];       /* the size of those two tables */
 } DpWriter;
 
 void dp_writer_init(DpWriter *w, Emitter *e, Arena *a, const IrModel *m);
@@ -60,5 +67,11 @@ const char *dp_bp_type(int bytes);
 const char *dp_probability(char buf[64], double lw, int wide);
 /* "cur[0] + cur[1] + ...": the sum of the live states' values. */
 void dp_column_sum(DpWriter *w, const char *target);
+/* The variable that holds length weight k (IrMove.length_weight) in the
+ * code of one sequence: lenw<k-1>. */
+const char *dp_length_weight_name(Arena *a, int length_weight);
+/* Declares every length weight of the model, computed from L (in scope), as
+ * a value or (logs) its natural log: at the top of a DP function. */
+void dp_length_weights(DpWriter *w, int logs);
 
 #endif

@@ -384,7 +384,7 @@ static int build_cuda(const Program *p, const Plans *plans, const char *c_source
     }
     command_start_cc(&c);
     const char *link[] = {c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static", "-lstdc++",
-                          "-ldl", "-lrt", "-lpthread", "-lm", "-o", program};
+                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program};
     for (size_t i = 0; i < sizeof link / sizeof link[0]; i++)
         command_add(&c, link[i]);
     status = run_command(c.argv, o->verbose);
@@ -419,7 +419,7 @@ static int build_c(const char *source, const char *program, const BuildOptions *
     }
     Command c = {.argc = 0};
     command_start_cc(&c);
-    const char *args[] = {include, source, library, "-lm", "-o", program};
+    const char *args[] = {include, source, library, "-lz", "-lm", "-o", program};
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
         command_add(&c, args[i]);
     int status = run_command(c.argv, o->verbose);

@@ -24,6 +24,7 @@ enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 typedef struct Options {
     const char *input, *output, *target, *emit_dir, *dump_after;
     const char *import_hmmer; /* --import-hmmer FILE: main() imports it, nothing else */
+    HmmerMode hmmer_mode;     /* --hmmer-mode */
     int check, verbose, no_fold;
     CShape c_shape;
 } Options;
@@ -53,9 +54,14 @@ static void usage(FILE *out)
             "  --c-shape=SHAPE     the C code of every call: straight (a statement per move),\n"
             "                      table (moves in tables, for large models) or auto (the\n"
             "                      default: by size; -v says which and why)\n"
-            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE (HMMER2.0\n"
-            "                      or HMMER3/a to 3/f) that scores as hmm2search --null2,\n"
-            "                      and stop (with -v: the header lines it keeps)\n"
+            "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE, and stop\n"
+            "                      (with -v: the header lines it keeps): a HMMER3/a to 3/f\n"
+            "                      file scores as hmmsearch does (local, multihit, its length\n"
+            "                      model and null model; hmmsearch --max --nonull2's scores),\n"
+            "                      a HMMER2.0 file as hmm2search --null2\n"
+            "  --hmmer-mode=MODE   with --import-hmmer: local (HMMER3 files' default) or\n"
+            "                      glocal (a HMMER3 file converted as hmmconvert -2 does and\n"
+            "                      scored as hmm2search --null2: HMMER2 files' only mode)\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
             "  --help, --version\n"
             "\n"
@@ -90,6 +96,18 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
+/* --hmmer-mode=V; 0 for an unknown mode. */
+static int hmmer_mode(const char *v, Options *o)
+{
+    if (strcmp(v, "local") == 0)
+        o->hmmer_mode = HMMER_MODE_LOCAL;
+    else if (strcmp(v, "glocal") == 0)
+        o->hmmer_mode = HMMER_MODE_GLOCAL;
+    else
+        return 0;
+    return 1;
+}
+
 static int parse_options(int argc, char **argv, Options *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -108,11 +126,18 @@ static int parse_options(int argc, char **argv, Options *o)
             o->target = v;
         } else if ((v = option_value(argc, argv, &i, "--emit-dir"))) {
             o->emit_dir = v;
+        } else if ((v = option_value(argc, argv, &i, "--hmmer-mode"))) {
+            if (!hmmer_mode(v, o))
+                return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or glocal", v);
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
-            o->import_hmmer = v; /* of the options after it only -v is read; no check below */
+            o->import_hmmer = v; /* of the options after it only -v and --hmmer-mode are
+                                    read; no check below */
             for (int j = i + 1; j < argc; j++)
                 if (strcmp(argv[j], "-v") == 0 || strcmp(argv[j], "--verbose") == 0)
                     o->verbose = 1;
+                else if ((v = option_value(argc, argv, &j, "--hmmer-mode")) && !hmmer_mode(v, o))
+                    return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or "
+                                       "glocal", v);
             return EXIT_OK;
         } else if (strcmp(a, "--import-hmmer") == 0) {
             return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);
@@ -455,7 +480,7 @@ int main(int argc, char **argv)
     if (status != EXIT_OK)
         return status;
     if (o.import_hmmer)
-        return import_hmmer(o.import_hmmer, stdout, o.verbose ? stderr : NULL);
+        return import_hmmer(o.import_hmmer, stdout, o.hmmer_mode, o.verbose ? stderr : NULL);
     if (!o.check && !o.dump_after) {
         char *root = find_root();
         status = o.emit_dir ? check_emit_dir(o.emit_dir) : EXIT_OK;

@@ -34,6 +34,11 @@ typedef struct H2 {
     int *mat, *ins, *t;  /* match and insert emissions (odds vs null), transitions */
     int *bm, *me;        /* B->Mk, Mk->E */
     int more;            /* models after the first one in the file */
+    /* HMMER3 files only (NULL otherwise): the file's probabilities as HMMER3
+     * reads them (float), for its own configuration (hmmer3_local.c): match
+     * emissions at [k * KMAX + x], transitions at [k * NTRANS + t], node 0's
+     * (B's) transitions at [0 .. NTRANS) */
+    double *h3_mat, *h3_t;
 } H2;
 
 /* The scores hmm2search computes with, per symbol of the extended alphabet

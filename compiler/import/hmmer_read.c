@@ -1,7 +1,8 @@
 /* hmmer_read.c: the first of the three parts of `hmmc --import-hmmer`
  * (import_hmmer.c runs them): reads a HMMER2.0 save file, or a HMMER3/a to
  * 3/f file converted to HMMER2's integer scores the way `hmmconvert -2`
- * converts it, into an H2 profile (hmmer_profile.h) with the header lines
+ * converts it (and its own probabilities, for hmmer3_local.c), into an H2
+ * profile (hmmer_profile.h) with the header lines
  * kept (hmmer_meta.c), and an error naming the line and column of what
  * cannot be read. */
 #include "import/hmmer_lines.h"
@@ -105,6 +106,8 @@ void h2_free(H2 *h)
     free(h->t);
     free(h->bm);
     free(h->me);
+    free(h->h3_mat);
+    free(h->h3_t);
     hmmer_meta_free(&h->meta);
 }
 
@@ -390,6 +393,19 @@ static int h3_values(const Reader *r, const H2 *h, int first, int n, int *out, i
     return 0;
 }
 
+/* n values -ln(p) from tokens first.. kept as the probabilities HMMER3
+ * reads (float), in h->h3_mat or h->h3_t (H2's comment). */
+static int h3_keep(const Reader *r, int first, int n, double *out)
+{
+    for (int i = 0; i < n; i++) {
+        double nats;
+        if (parse_nats(r, r->tok[first + i], &nats, "value") < 0)
+            return -1;
+        out[i] = isinf(nats) ? 0.0 : (double)(float)exp(-nats);
+    }
+    return 0;
+}
+
 /* Node 0: optional COMPO, then B's insert emissions and B's transitions
  * (B->M1 and B->D1 are kept; B->I0 has no HMMER2 counterpart). */
 static int h3_node0(Reader *r, H2 *h)
@@ -407,7 +423,8 @@ static int h3_node0(Reader *r, H2 *h)
         return -1;
     if (r->ntok != NTRANS)
         return error_at(r, "node 0: expected 7 transitions, found %d fields", r->ntok);
-    if (h3_values(r, h, 0, NTRANS, t0, 0, "transition") < 0)
+    if (h3_values(r, h, 0, NTRANS, t0, 0, "transition") < 0 ||
+        h3_keep(r, 0, NTRANS, &h->h3_t[0]) < 0)
         return -1;
     /* B->M1 of node 1's line; on the line before, hmmconvert writes B->M1
      * as 1 - (B->D1), and no B->I0 */
@@ -445,7 +462,8 @@ static int h3_node(Reader *r, H2 *h, int k)
                            "values and %d annotation fields (%s, each at least '-'); found %d "
                            "fields", k, h->format, K, nann, annotations, r->ntok);
     if (check_node_number(r, k) < 0 ||
-        h3_values(r, h, 1, K, &h->mat[k * KMAX], 1, "match emission") < 0)
+        h3_values(r, h, 1, K, &h->mat[k * KMAX], 1, "match emission") < 0 ||
+        h3_keep(r, 1, K, &h->h3_mat[k * KMAX]) < 0)
         return -1;
     if (expect_line(r, "a node's insert line") < 0)
         return -1;
@@ -457,7 +475,8 @@ static int h3_node(Reader *r, H2 *h, int k)
         return -1;
     if (r->ntok != NTRANS)
         return error_at(r, "node %d: expected 7 transitions, found %d fields", k, r->ntok);
-    if (h3_values(r, h, 0, NTRANS, &h->t[k * NTRANS], 0, "transition") < 0)
+    if (h3_values(r, h, 0, NTRANS, &h->t[k * NTRANS], 0, "transition") < 0 ||
+        h3_keep(r, 0, NTRANS, &h->h3_t[k * NTRANS]) < 0)
         return -1;
     if (last)
         for (int x = 0; x < K; x++)
@@ -478,6 +497,8 @@ static int h3_read(Reader *r, H2 *h)
         return error_at(r, "the header has no %s line", seen & SEEN_LENG ? "ALPH" : "LENG");
     if (check_residue_line(r, h) < 0 || h2_alloc(r, h) < 0)
         return -1;
+    h->h3_mat = xcalloc(((size_t)h->M + 1) * KMAX, sizeof *h->h3_mat);
+    h->h3_t = xcalloc(((size_t)h->M + 1) * NTRANS, sizeof *h->h3_t);
     h3_specials(h);
     if (expect_transition_names(r) < 0)
         return -1;

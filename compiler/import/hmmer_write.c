@@ -3,6 +3,7 @@
  * comment, the alphabet, the emissions, a model whose weights are
  * 2^(score/1000) (and a Forward one where the folding differs), main. */
 #include "import/hmmer_profile.h"
+#include "import/hmmer3_local.h"
 #include "support/arena.h"
 
 #include <ctype.h>
@@ -106,8 +107,9 @@ static void put_null_emission(FILE *out, const Symbols *a)
 }
 
 /* HMMER names become identifiers: other characters are replaced by '_',
- * and a name that does not start with a letter gets "hmm_" in front. */
-static char *identifier(const char *name)
+ * and a name that does not start with a letter gets "hmm_" in front
+ * (hmmer3_write.c uses it too). */
+char *hmmer_identifier(const char *name)
 {
     const char *n = name && *name ? name : "profile";
     size_t len = strlen(n);
@@ -286,7 +288,7 @@ static int forward_differs(const Search *s)
 
 int write_program(FILE *out, const char *path, const H2 *h, const Search *s)
 {
-    char *id = identifier(h->name);
+    char *id = hmmer_identifier(h->name);
     int twice = forward_differs(s);
     char *fid = twice ? xasprintf("%s_forward", id) : NULL;
     Symbols a;

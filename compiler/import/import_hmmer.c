@@ -1,7 +1,8 @@
 /* import_hmmer.c: `hmmc --import-hmmer FILE` (see import_hmmer.h): reads
- * a HMMER2.0 or HMMER3/a to 3/f file, computes the scores hmm2search
- * computes, and writes a .hmm program whose weights are 2^(score/1000); and
- * the test that tells a HMMER file from a model (hmmer_file_format). */
+ * a HMMER2.0 or HMMER3/a to 3/f file and writes a .hmm program: HMMER3's
+ * search configuration (hmmer3_local.c, hmmer3_write.c), or the scores
+ * hmm2search computes, as weights 2^(score/1000) (the three steps below);
+ * and the test that tells a HMMER file from a model (hmmer_file_format). */
 
 /* Three steps, each in its own file, which import_hmmer() below runs:
  *   1. hmmer_read.c: read the file into an H2 model: the integer scores
@@ -23,24 +24,51 @@
  * What each number means is written in README.md, "Profile HMMs from
  * HMMER", and in the header comment of each program written. */
 #include "import/import_hmmer.h"
+#include "import/hmmer3_local.h"
 #include "import/hmmer_profile.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int import_hmmer(const char *path, FILE *out, FILE *verbose)
+static void warn_more(const char *path, const H2 *h)
+{
+    if (h->more)
+        fprintf(stderr, "hmmc: warning: %s holds %d more model%s; only the first, '%s', "
+                "is imported (hmm2fetch or hmmfetch takes one out)\n",
+                path, h->more, h->more > 1 ? "s" : "", h->name ? h->name : "");
+}
+
+/* HMMER3's search configuration. */
+static int import_local(const char *path, FILE *out, const H2 *h)
+{
+    Local3 l;
+    int status = local3_build(h, &l) == 0 && local3_write(out, path, h, &l) == 0 ? 0 : 1;
+    local3_free(&l);
+    return status;
+}
+
+int import_hmmer(const char *path, FILE *out, HmmerMode mode, FILE *verbose)
 {
     H2 h = {0};
     Search s = {0};
     int status = 1;
-    if (hmmer_read(path, &h) == 0 && search_scores(&h, &s) == 0) {
-        if (h.more)
-            fprintf(stderr, "hmmc: warning: %s holds %d more model%s; only the first, '%s', "
-                    "is imported (hmm2fetch or hmmfetch takes one out)\n",
-                    path, h.more, h.more > 1 ? "s" : "", h.name ? h.name : "");
-        if (verbose)
-            hmmer_meta_write(verbose, "hmmc: import:", &h.meta);
-        status = write_program(out, path, &h, &s) == 0 ? 0 : 1;
+    if (hmmer_read(path, &h) == 0) {
+        int hmmer3 = h.h3_mat != NULL;
+        if (mode == HMMER_MODE_LOCAL && !hmmer3) {
+            fprintf(stderr, "hmmc: error: %s: --hmmer-mode=local is HMMER3's configuration; a "
+                    "%s file is imported as hmm2search scores it (leave the option out)\n",
+                    path, h.format);
+        } else if (mode == HMMER_MODE_LOCAL || (mode == HMMER_MODE_DEFAULT && hmmer3)) {
+            warn_more(path, &h);
+            if (verbose)
+                hmmer_meta_write(verbose, "hmmc: import:", &h.meta);
+            status = import_local(path, out, &h);
+        } else if (search_scores(&h, &s) == 0) {
+            warn_more(path, &h);
+            if (verbose)
+                hmmer_meta_write(verbose, "hmmc: import:", &h.meta);
+            status = write_program(out, path, &h, &s) == 0 ? 0 : 1;
+        }
     }
     search_free(&s);
     h2_free(&h);

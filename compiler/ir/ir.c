@@ -246,6 +246,13 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
         dump_weight(out, mv->lw_sum);
         fprintf(out, " max ");
         dump_weight(out, mv->lw_max);
+        if (mv->length_weight) {
+            Arena a;
+            arena_init(&a);
+            fprintf(out, " times (%s)",
+                    lexpr_source(&a, m->length_weights[mv->length_weight - 1].expr));
+            arena_free(&a);
+        }
         if (mv->n_via) {
             int *via = xmalloc(sizeof(int) * (size_t)mv->n_via);
             ir_move_via(m, mv, via);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "support/arena.h"
 #include "support/loc.h"
+#include "syntax/length_expr.h"
 
 typedef enum StateKind {
     STATE_START,    /* the start state: silent, nothing enters it */
@@ -71,7 +72,18 @@ typedef struct IrMove {
     int via;       /* the folded states that best path passes through, in order: a node of
                       the model's IrPaths (0, the empty path, when n_via is 0); ir_path_states
                       writes them out */
+    int length_weight; /* 0, or k: the weight also depends on the sequence's length, times
+                          the model's length_weights[k - 1] at that length (lw_sum and
+                          lw_max then hold the constant factor, 0 as written) */
 } IrMove;
+
+/* A weight written as a function of the sequence length L (`(L / (L + 3))`):
+ * computed once per sequence by the generated code. */
+typedef struct IrLengthWeight {
+    const LExpr *expr;
+    const char *c_text; /* lexpr_c of it: C reading a double L */
+    Loc loc;
+} IrLengthWeight;
 
 /* The via paths of a model's moves, shared: node k stands for the states
  * path(left) ++ [state] ++ path(right), each part possibly empty (node 0 is
@@ -112,6 +124,8 @@ typedef struct IrModel {
     int n_moves;
     IrMove *moves;
     int moves_shared;    /* moves belong to another model too: copy before changing them */
+    int n_length_weights;
+    IrLengthWeight *length_weights; /* shared by the copies (IrMove.length_weight) */
     IrPaths *paths;      /* the moves' via paths (NULL until a pass makes one) */
     /* The live states that receive silent moves, ordered so that every silent
      * move goes from an earlier state (or one receiving no silent moves) to a

@@ -34,7 +34,7 @@ uint64_t ir_model_checksum(const IrModel *m)
     const unsigned char *bytes;
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
-        int ints[5] = {mv->from, mv->to, mv->emission, mv->n_via, mv->via};
+        int ints[6] = {mv->from, mv->to, mv->emission, mv->n_via, mv->via, mv->length_weight};
         double logs[2] = {mv->lw_sum, mv->lw_max};
         bytes = (const unsigned char *)ints;
         for (size_t k = 0; k < sizeof ints; k++)
@@ -89,6 +89,9 @@ static int check_model(Check *c, const IrModel *m, const char *what)
             return fail(c, "%s: move %d (%s -> %s): its best path e^%.17g weighs more than the "
                         "sum of its paths e^%.17g", what, i, m->states[mv->from].name, to->name,
                         mv->lw_max, mv->lw_sum);
+        if (mv->length_weight < 0 || mv->length_weight > m->n_length_weights)
+            return fail(c, "%s: move %d has length weight %d of %d", what, i, mv->length_weight,
+                        m->n_length_weights);
         if (mv->n_via < 0 || (mv->n_via > 0 && !m->paths))
             return fail(c, "%s: move %d has %d via states and no paths", what, i, mv->n_via);
         if (m->paths && (mv->via < 0 || mv->via >= m->paths->n ||

@@ -283,12 +283,32 @@ typedef struct Closed {
     int first_copy, first_gatherer; /* state indexes of h(uncut states in local order), j' */
 } Closed;
 
-static void close_model(Arena *a, IrModel *m, FILE *verbose, const char *label)
+/* A silent cycle through a length-dependent weight would need its closure
+ * per sequence: not done (docs/language.md, "Length-dependent weights"). */
+static int length_weight_on_cycle(const IrModel *m, const SilentSccs *sets, Diag *d)
+{
+    for (int i = 0; i < sets->move_start[sets->count]; i++) {
+        const IrMove *mv = &m->moves[sets->moves[i]];
+        if (!mv->length_weight)
+            continue;
+        diag_error(d, m->length_weights[mv->length_weight - 1].loc,
+                   "the length-dependent weight of %s -> %s lies on a cycle of silent moves, "
+                   "which hmmc closes once at build time: give the cycle a constant weight, or "
+                   "make one of its moves emit", m->states[mv->from].name,
+                   m->states[mv->to].name);
+        return 1;
+    }
+    return 0;
+}
+
+static int close_model(Arena *a, IrModel *m, FILE *verbose, const char *label, Diag *d)
 {
     SilentSccs sets;
     silent_sccs_of(a, m, &sets);
     if (!sets.count)
-        return;
+        return 1;
+    if (length_weight_on_cycle(m, &sets, d))
+        return 0;
     Closed *closed = ARENA_ARRAY(a, Closed, sets.count);
     int new_states = 0, new_moves = 0;
     for (int s = 0; s < sets.count; s++) {
@@ -379,12 +399,14 @@ static void close_model(Arena *a, IrModel *m, FILE *verbose, const char *label)
     }
     m->moves = moves;
     m->n_moves = kept;
+    return 1;
 }
 
 int pass_close_cycles(Program *p, const PassOptions *o, Diag *d)
 {
     for (int c = 0; c < p->n_calls; c++)
-        if (p->calls[c].alg != ALG_POSTERIOR) /* runs on the model as written */
-            close_model(p->arena, p->calls[c].model, o->verbose, p->calls[c].label);
+        if (p->calls[c].alg != ALG_POSTERIOR && /* runs on the model as written */
+            !close_model(p->arena, p->calls[c].model, o->verbose, p->calls[c].label, d))
+            return 0;
     return 1;
 }

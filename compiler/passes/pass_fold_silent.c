@@ -16,7 +16,9 @@
  * multiply the moves (a profile of M nodes would grow to O(M^2)).
  * A state is never folded when a move into it emits and a move out of it
  * emits too (that pair would emit two symbols), nor when its call prints a
- * whole table (every state's value is printed), nor with --no-fold. Runs
+ * whole table (every state's value is printed), nor with --no-fold, nor
+ * when a move into or out of it has a length-dependent weight (the backends
+ * compute those per sequence, as written). Runs
  * after pass_close_cycles, so the silent moves form no cycle. */
 #include "passes/pass.h"
 
@@ -153,8 +155,8 @@ static void compose(Folder *f, const IrMove *in, int s, const IrMove *out)
     IntVec *bucket = bucket_of(f, mv.from, mv.to);
     for (int k = 0; k < bucket->n; k++) {
         IrMove *old = &f->moves[bucket->v[k]];
-        if (f->dead[bucket->v[k]] || old->emission != mv.emission)
-            continue;
+        if (f->dead[bucket->v[k]] || old->emission != mv.emission || old->length_weight)
+            continue; /* a length-dependent move stays as written: a parallel one beside it */
         old->lw_sum = ir_log_add(old->lw_sum, mv.lw_sum);
         if (mv.lw_max > old->lw_max) {
             old->lw_max = mv.lw_max;
@@ -176,6 +178,12 @@ static long fold_cost(const Folder *f, int s)
         return -1;
     if (f->emit_in[s] > 0 && f->emit_out[s] > 0)
         return -1;
+    for (int k = 0; k < f->in[s].n; k++)
+        if (!f->dead[f->in[s].v[k]] && f->moves[f->in[s].v[k]].length_weight)
+            return -1;
+    for (int k = 0; k < f->out[s].n; k++)
+        if (!f->dead[f->out[s].v[k]] && f->moves[f->out[s].v[k]].length_weight)
+            return -1;
     long i = f->n_in[s], o = f->n_out[s];
     return i * o < i + o ? i * o : -1;
 }

@@ -48,6 +48,8 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
         plan->long_double_only = call->alg != ALG_VITERBI && ir_outside_double(m);
         if (plan->long_double_only && !not_dense)
             not_dense = "weights or emission values lie outside double's range";
+        if (m->n_length_weights && !not_dense) /* the matrix is a data file, fixed at build time */
+            not_dense = "some weights depend on the sequence length";
         if (o->verbose && plan->long_double_only)
             fprintf(o->verbose, "hmmc: plan %s: weights or emission values outside double's "
                     "normal range (2^-1022 to 2^1024): summed in long double only, on the CPU\n",

@@ -7,11 +7,20 @@
 #include "syntax/ast.h"
 #include "support/diag.h"
 #include "ir/ir.h"
+#include "support/symtab.h"
 
 /* The whole file: every model, then main. Returns NULL when errors were reported. */
 Program *sema(Arena *a, const File *f, Diag *d);
 /* One model (sema_model.c). Returns 1 when it had no errors. */
 int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out);
+/* A transition weight written `(EXPR)` of L (sema_length.c), p->length set:
+ * checked finite and >= 0 at lengths 0 to 1e13; returns k > 0 after adding
+ * it to m's length weights (IrMove.length_weight = k; texts maps the C text
+ * of each to its index, so that an expression written twice is computed
+ * once), 0 with *constant set when L does not appear in it, -1 after an
+ * error. */
+int sema_length_weight(Arena *a, Diag *d, IrModel *m, Symtab *texts, const Prob *p,
+                       double *constant);
 /* Silent cycles that diverge (errors) and unreachable states (warnings). */
 void sema_check_graph(Arena *a, Diag *d, const IrModel *m);
 /* Warnings for a state's outgoing weights or an emission table summing to

@@ -108,6 +108,15 @@ static Value eval_call(MainScope *sc, const Expr *e)
                    "a model with `m = new MODEL();`", e->ident.name, e->ident.name);
         return err;
     }
+    const IrModel *m = &sc->p->models[arg.index];
+    if (alg == ALG_POSTERIOR && m->n_length_weights) {
+        diag_error(sc->diag, e->ident.loc, "posterior of model '%s' is not implemented yet: its "
+                   "weights depend on the sequence length (forward, backward and viterbi take "
+                   "them); run forward or viterbi", m->name);
+        diag_note(sc->diag, m->length_weights[0].loc, "a length-dependent weight of '%s'",
+                  m->name);
+        return err;
+    }
     if (!real_input_fits(sc, (Algorithm)alg, arg.index, e))
         return err;
     Value v = {VAL_TABLE, find_or_add_call(sc, (Algorithm)alg, arg.index, e->loc), 0};

@@ -29,6 +29,7 @@ typedef struct ModelScope {
     int alphabet_broken;  /* an alphabet error (or none, or empty): emissions are not measured against it */
     int real_alphabet;    /* `alphabet real[D];` (m->real_dim is 0 after an error in it) */
     Symtab written;       /* every symbol the alphabet lists, even those in error */
+    Symtab length_texts;  /* C text of each length weight -> its index (sema_length.c) */
     IrModel *m;
     const Decl **state_decl;    /* per state, its declaration */
     const Decl **emission_decl; /* per emission, its declaration */
@@ -339,7 +340,15 @@ static void check_transition(ModelScope *sc, const Decl *d)
     int to = lookup_state(sc, &d->to);
     int em = d->emits.name ? lookup_emission(sc, &d->emits) : -1;
     double w = 0;
-    int weight_ok = number_prob(sc->diag, &d->weight, &w, "transition weight");
+    int length_weight = 0, weight_ok;
+    if (d->weight.length) {
+        length_weight = sema_length_weight(sc->arena, sc->diag, sc->m, &sc->length_texts,
+                                           &d->weight, &w);
+        weight_ok = length_weight >= 0;
+        w = length_weight > 0 ? 1.0 : w; /* the constant factor */
+    } else {
+        weight_ok = number_prob(sc->diag, &d->weight, &w, "transition weight");
+    }
     if (from < 0 || to < 0)
         return;
     const IrState *src = &m->states[from], *dst = &m->states[to];
@@ -362,7 +371,9 @@ static void check_transition(ModelScope *sc, const Decl *d)
     }
     if (!weight_ok || w == 0 || (d->emits.name && em < 0))
         return; /* a weight of 0: the transition does not exist */
-    add_move(m, from, to, em >= 0 ? em : dst->emission, number_prob_log(&d->weight, w));
+    add_move(m, from, to, em >= 0 ? em : dst->emission,
+             d->weight.length ? log(w) : number_prob_log(&d->weight, w));
+    m->moves[m->n_moves - 1].length_weight = length_weight > 0 ? length_weight : 0;
     record_move(m, d->fixed, prob_begin(&d->weight), prob_end(&d->weight));
 }
 
@@ -533,6 +544,7 @@ int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out)
     symtab_init(&sc.emissions, a);
     symtab_init(&sc.symbols, a);
     symtab_init(&sc.written, a);
+    symtab_init(&sc.length_texts, a);
     memset(out, 0, sizeof *out);
     out->name = ast->name.name;
     out->loc = ast->name.loc;

@@ -171,15 +171,19 @@ static void check_states(Arena *a, Diag *d, const Model *ast, const IrModel *m)
     int n = m->n_states ? m->n_states : 1, any = 0;
     double *sum = ARENA_ARRAY(a, double, n), *to_end = ARENA_ARRAY(a, double, n);
     unsigned char *over_one = ARENA_ARRAY(a, unsigned char, n);
+    unsigned char *by_length = ARENA_ARRAY(a, unsigned char, n);
     for (int i = 0; i < m->n_moves; i++) {
         const IrMove *mv = &m->moves[i];
+        by_length[mv->from] |= mv->length_weight != 0;
         if (mv->to == m->end && mv->emission < 0)
             to_end[mv->from] += exp(mv->lw_sum);
         else
             sum[mv->from] += exp(mv->lw_sum);
     }
+    /* a state with a length-dependent weight out of it is not checked: its
+       sum changes with the length */
     for (int s = 0; s < m->n_states; s++)
-        any |= over_one[s] = over(sum[s], 0) || over(to_end[s], 0);
+        any |= over_one[s] = !by_length[s] && (over(sum[s], 0) || over(to_end[s], 0));
     if (!any)
         return;
     double *rounding = state_roundings(a, ast, m, over_one);

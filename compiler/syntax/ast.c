@@ -118,6 +118,13 @@ long prob_end(const Prob *p) { return p->has_den ? p->den.end : p->num.end; }
 
 static void print_prob(FILE *out, const Prob *p)
 {
+    if (p->length) {
+        Arena a;
+        arena_init(&a);
+        fprintf(out, "(%s)", lexpr_source(&a, p->length));
+        arena_free(&a);
+        return;
+    }
     fputs(p->num.text, out);
     if (p->has_den)
         fprintf(out, "/%s", p->den.text);

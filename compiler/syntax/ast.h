@@ -6,6 +6,7 @@
 
 #include "support/arena.h"
 #include "support/loc.h"
+#include "syntax/length_expr.h"
 
 /* An identifier as written, with where it was written. */
 typedef struct Ident {
@@ -23,12 +24,14 @@ typedef struct Number {
     long begin, end; /* bytes [begin, end) of the digits in the source (without the '-') */
 } Number;
 
-/* A probability or weight: NUMBER, or NUMBER / NUMBER. */
+/* A probability or weight: NUMBER, or NUMBER / NUMBER, or (for a
+ * transition) `(EXPR)` of the sequence length L (length_expr.h). */
 typedef struct Prob {
     Number num;
     Number den;
     int has_den; /* 1 for a fraction */
     Loc loc;     /* the whole expression */
+    const LExpr *length; /* `(EXPR)`: num and den are unused; else NULL */
 } Prob;
 
 /* Bytes [begin, end) of a weight's or value's whole text in the source

@@ -52,9 +52,12 @@ static void pack_chunk(const hmmrt_gpu *g, const gpu_slot *s)
     int64_t n = lay->size.sequences;
     memcpy(host_index(s, lay->lengths), lengths, (size_t)n * sizeof(int64_t));
     hmmrt_code_offsets(lengths, n, host_index(s, lay->offsets));
-    for (int c = 0; c < g->shape.n_calls; c++)
+    for (int c = 0; c < g->shape.n_calls; c++) {
         if (lay->bp_offsets[c] != HMMRT_NO_SECTION)
             hmmrt_bp_offsets(lengths, n, g->n_states[c], host_index(s, lay->bp_offsets[c]));
+        if (lay->rec_offsets[c] != HMMRT_NO_SECTION)
+            hmmrt_group_offsets(lengths, n, host_index(s, lay->rec_offsets[c]));
+    }
     for (int a = 0; a < g->prog->n_alphabets; a++)
         if (g->copy_of_alphabet[a] >= 0)
             pack_codes(g, s, a, g->copy_of_alphabet[a]);

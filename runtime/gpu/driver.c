@@ -159,7 +159,9 @@ static int describe_shape(hmmrt_gpu *g)
     g->bp_bytes = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
     g->fb_states = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
     g->fb_table = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
-    if (!g->copy_of_alphabet || !g->n_states || !g->bp_bytes || !g->fb_states || !g->fb_table)
+    g->fb_grouped = calloc((size_t)(n_calls > 0 ? n_calls : 1), sizeof(int));
+    if (!g->copy_of_alphabet || !g->n_states || !g->bp_bytes || !g->fb_states || !g->fb_table ||
+        !g->fb_grouped)
         return -1;
     int copies = 0;
     for (int a = 0; a < n_alphabets; a++) {
@@ -179,7 +181,8 @@ static int describe_shape(hmmrt_gpu *g)
                                    .n_states = g->n_states,
                                    .bp_bytes = g->bp_bytes,
                                    .fb_states = g->fb_states,
-                                   .fb_table = g->fb_table};
+                                   .fb_table = g->fb_table,
+                                   .fb_grouped = g->fb_grouped};
     return 0;
 }
 
@@ -193,6 +196,7 @@ static void free_driver(hmmrt_gpu *g)
     free(g->bp_bytes);
     free(g->fb_states);
     free(g->fb_table);
+    free(g->fb_grouped);
     free(g->own_order);
     free(g->sorted_lengths);
     free(g->starts);
@@ -290,9 +294,15 @@ static int64_t sort_batch(hmmrt_gpu *g)
 static size_t chunk_target(const hmmrt_gpu *g, int64_t m)
 {
     hmmrt_chunk_size all = hmmrt_measure(g->sorted_lengths, m);
-    size_t target = hmmrt_chunk_bytes(&g->shape, &all) / (size_t)g->target_chunks;
+    size_t bytes = hmmrt_chunk_bytes(&g->shape, &all);
+    size_t target = bytes / (size_t)g->target_chunks;
     if (target < g->min_chunk_bytes)
         target = g->min_chunk_bytes;
+    /* a kernel that gives each sequence one thread fills the device only
+     * with as many sequences as it keeps threads resident */
+    int64_t fill = g->min_chunk_sequences < m ? g->min_chunk_sequences : m;
+    if (m > 0 && (size_t)((double)bytes / (double)m * (double)fill) > target)
+        target = (size_t)((double)bytes / (double)m * (double)fill);
     return target < g->slot_limit ? target : g->slot_limit;
 }
 

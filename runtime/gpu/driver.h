@@ -61,9 +61,11 @@ typedef struct hmmrt_gpu {
     size_t slot_limit;        /* the most a slot may take: device and pinned memory */
     int target_chunks;        /* a batch is split into about this many chunks ... */
     size_t min_chunk_bytes;   /* ... of at least this size */
+    int64_t min_chunk_sequences; /* ... and this many sequences (a posterior call in the
+                                    kernel's HMM form: a thread a sequence), or 0 */
     int *copy_of_alphabet;    /* per alphabet: its copy in a chunk's buffer, or -1 */
     int *n_states, *bp_bytes; /* per call, behind shape */
-    int *fb_states, *fb_table; /* per call, behind shape (posterior calls) */
+    int *fb_states, *fb_table, *fb_grouped; /* per call, behind shape (posterior calls) */
     struct gpu_posterior *posteriors; /* per call (posterior_gpu.c); NULL when the program has none */
     hmmrt_scratch *scratches; /* the CPU engine's, one per OpenMP thread */
     int n_scratches;
@@ -130,7 +132,7 @@ void gpu_set_where(hmmrt_gpu *g, int64_t chunk);
  * engine (runtime/posterior.c). */
 int gpu_open_posteriors(hmmrt_gpu *g);   /* before describe_shape; 0 or -1 */
 void gpu_close_posteriors(hmmrt_gpu *g);
-void gpu_posterior_shapes(hmmrt_gpu *g); /* fills n_states, bp_bytes, fb_states, fb_table */
+void gpu_posterior_shapes(hmmrt_gpu *g); /* fills n_states, bp_bytes and the fb_ arrays */
 int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c); /* 0 or -1 */
 /* Fills call c's outputs for sequence j of slot s's chunk (input index i):
  * 0, or 1 when memory ran out. Runs in collect's OpenMP team. */

@@ -232,7 +232,9 @@ static void choose_shape(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
         d->per_block = j->block;
         d->resident_blocks = (int64_t)sms * 16;
     }
-    d->column = j->t.hmm.N > n ? j->t.hmm.N : n;
+    /* the HMM form's records: N values and the exponent, in whole float4s */
+    int record = j->t.hmm.N ? (j->t.hmm.N + 1 + 3) / 4 * 4 : 0;
+    d->column = record > n ? record : n;
 }
 
 int hmmrt_fb_device_grid(const hmmrt_fb_device *d, int64_t n_seqs)
@@ -345,6 +347,7 @@ int hmmrt_fb_device_open(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
         return -1;
     }
     d->job.posterior = posterior;
+    d->job.col_stride = 1;
     choose_shape(d, fb, posterior, device);
     return 0;
 }

@@ -15,6 +15,9 @@ struct hmmrt_gpu_trainer {
     int (*launch)(const hmmrt_fb_gpu_job *job);
     hmmrt_fb_device dev;       /* the model, and every device allocation */
     int64_t n_seqs;
+    int64_t *order;            /* the device's k-th sequence is order[k]: longest first in
+                                  the HMM form (its warps' columns interleave), else as given */
+    double *lnp_host;          /* the scores in the device's order */
     int64_t *chunk_start;      /* chunk c: sequences [chunk_start[c], chunk_start[c+1]) */
     int64_t n_chunks;
     double *counts;            /* n_moves + n_values */
@@ -27,31 +30,57 @@ void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g)
         return;
     hmmrt_fb_device_close(&g->dev);
     free(g->chunk_start);
+    free(g->order);
+    free(g->lnp_host);
     free(g);
 }
 
-/* Splits the sequences into chunks whose forward tables and scales fit in
- * budget bytes; cols_at[s] is sequence s's first column within its chunk.
- * Returns the most columns a chunk has. */
-static int64_t plan_chunks(hmmrt_gpu_trainer *g, const int64_t *lengths, int column,
+/* Splits the sequences (in the device's order, lengths[k]) into chunks
+ * whose forward tables and scales fit in budget bytes, and gives each its
+ * first column within its chunk, cols_at[k]. With grouped (the HMM form)
+ * the columns of each HMMRT_GROUP sequences of a chunk interleave
+ * (hmmrt_group_offsets: position i at cols_at[k] + HMMRT_GROUP i), a group
+ * as many columns as its longest needs. Returns the most columns a chunk has. */
+static int64_t plan_chunks(hmmrt_gpu_trainer *g, const int64_t *lengths, int column, int grouped,
                            size_t budget, int64_t *cols_at)
 {
-    int64_t used = 0, most = 0;
+    const int64_t n = g->n_seqs, step = grouped ? HMMRT_GROUP : 1;
     size_t per_column = (size_t)column * sizeof(float) + sizeof(int);
+    int64_t used = 0, most = 0;
     g->n_chunks = 0;
     g->chunk_start[0] = 0;
-    for (int64_t s = 0; s < g->n_seqs; s++) {
-        if (s > g->chunk_start[g->n_chunks] && (size_t)(used + lengths[s] + 1) * per_column > budget) {
-            g->chunk_start[++g->n_chunks] = s;
+    for (int64_t k = 0; k < n; k += step) {
+        int64_t longest = 0;
+        for (int64_t m = k; m < k + step && m < n; m++)
+            longest = lengths[m] > longest ? lengths[m] : longest;
+        int64_t need = (longest + 1) * step;
+        if (k > g->chunk_start[g->n_chunks] && (size_t)(used + need) * per_column > budget) {
+            g->chunk_start[++g->n_chunks] = k;
             used = 0;
         }
-        cols_at[s] = used;
-        used += lengths[s] + 1;
-        if (used > most)
-            most = used;
+        used += need;
+        most = used > most ? used : most;
     }
-    g->chunk_start[++g->n_chunks] = g->n_seqs;
+    g->chunk_start[++g->n_chunks] = n;
+    for (int64_t c = 0; c < g->n_chunks; c++) {
+        int64_t first = g->chunk_start[c], count = g->chunk_start[c + 1] - first;
+        if (grouped)
+            hmmrt_group_offsets(lengths + first, count, cols_at + first);
+        else
+            hmmrt_bp_offsets(lengths + first, count, 1, cols_at + first);
+    }
     return most;
+}
+
+/* The device's order: longest first when grouped (a warp's sequences then
+ * take about as long, and its columns waste little), else as given. */
+static int by_length(const void *a, const void *b, void *lengths)
+{
+    int64_t la = ((const int64_t *)lengths)[*(const int64_t *)a];
+    int64_t lb = ((const int64_t *)lengths)[*(const int64_t *)b];
+    if (la != lb)
+        return la > lb ? -1 : 1;
+    return *(const int64_t *)a < *(const int64_t *)b ? -1 : 1;
 }
 
 hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
@@ -102,17 +131,40 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
     /* a chunk's tables may take half of what is free once the sequences are there */
     size_t budget = free_bytes > (size_t)total * 2 ? (free_bytes - (size_t)total * 2) / 2 : 0;
     int64_t most = 0;
+    int grouped = d->job.t.hmm.N != 0;
+    g->order = ok ? malloc(((size_t)n_seqs + 1) * sizeof *g->order) : NULL;
+    g->lnp_host = ok ? malloc(((size_t)n_seqs + 1) * sizeof *g->lnp_host) : NULL;
+    int64_t *sorted = ok ? malloc(((size_t)n_seqs + 1) * sizeof *sorted) : NULL;
+    ok = ok && g->order && g->lnp_host && sorted;
     if (ok) {
-        for (int64_t s = 0; s < n_seqs; s++)
+        for (int64_t s = 0; s < n_seqs; s++) {
             lengths[s] = start[s + 1] - start[s];
-        most = plan_chunks(g, lengths, d->column, budget, cols_at);
+            g->order[s] = s;
+        }
+        if (grouped)
+            qsort_r(g->order, (size_t)n_seqs, sizeof *g->order, by_length, lengths);
+        for (int64_t k = 0; k < n_seqs; k++)
+            sorted[k] = lengths[g->order[k]];
+        most = plan_chunks(g, sorted, d->column, grouped, budget, cols_at);
     }
     hmmrt_fb_gpu_job *j = &d->job;
+    j->col_stride = grouped ? HMMRT_GROUP : 1;
+    /* each sequence at a multiple of 16 bytes, zero-padded (the kernel reads
+     * sixteen symbols at a time), in the device's order */
+    int64_t *padded_at = ok ? malloc(((size_t)n_seqs + 1) * sizeof *padded_at) : NULL;
+    int64_t padded = padded_at ? hmmrt_code_offsets(sorted, n_seqs, padded_at) : 0;
+    uint8_t *padded_codes = padded_at ? calloc((size_t)padded + 16, 1) : NULL;
+    ok = ok && padded_codes;
+    for (int64_t k = 0; ok && k < n_seqs; k++)
+        memcpy(padded_codes + padded_at[k], codes + start[g->order[k]], (size_t)sorted[k]);
     void *d_codes = NULL, *tables = NULL, *scales = NULL;
-    ok = ok && (d_codes = hmmrt_fb_device_upload(d, codes, (size_t)total, err, errlen)) != NULL;
-    ok = ok && (j->offsets = hmmrt_fb_device_upload(d, start, (size_t)n_seqs * 8, err, errlen));
-    ok = ok && (j->lengths = hmmrt_fb_device_upload(d, lengths, (size_t)n_seqs * 8, err, errlen));
+    ok = ok && (d_codes = hmmrt_fb_device_upload(d, padded_codes, (size_t)padded + 16, err,
+                                                 errlen)) != NULL;
+    ok = ok && (j->offsets = hmmrt_fb_device_upload(d, padded_at, (size_t)n_seqs * 8, err, errlen));
+    free(padded_at), free(padded_codes);
+    ok = ok && (j->lengths = hmmrt_fb_device_upload(d, sorted, (size_t)n_seqs * 8, err, errlen));
     ok = ok && (j->cols_at = hmmrt_fb_device_upload(d, cols_at, (size_t)n_seqs * 8, err, errlen));
+    free(sorted);
     ok = ok && (tables = hmmrt_fb_device_alloc(d, (size_t)most * (size_t)d->column * sizeof(float),
                                                err, errlen)) != NULL;
     ok = ok && (scales = hmmrt_fb_device_alloc(d, (size_t)most * sizeof(int), err, errlen));
@@ -160,9 +212,11 @@ int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double 
         if ((ce = cudaDeviceSynchronize()) != cudaSuccess)
             return hmmrt_fb_device_fail(err, errlen, ce, "the forward-backward kernel");
     }
-    if ((ce = cudaMemcpy(lnp, g->lnp, (size_t)g->n_seqs * sizeof(double),
+    if ((ce = cudaMemcpy(g->lnp_host, g->lnp, (size_t)g->n_seqs * sizeof(double),
                          cudaMemcpyDeviceToHost)) != cudaSuccess)
         return hmmrt_fb_device_fail(err, errlen, ce, "cudaMemcpy of the scores");
+    for (int64_t k = 0; k < g->n_seqs; k++)
+        lnp[g->order[k]] = g->lnp_host[k];
     if ((ce = cudaMemcpy(move_counts, g->counts, nm * sizeof(double), cudaMemcpyDeviceToHost)) !=
             cudaSuccess ||
         (ce = cudaMemcpy(emission_counts, g->counts + nm, d->values * sizeof(double),

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "hmmrt_fb_gpu.h"
+#include "fb_kernel.cuh"
 
 /* Synchronising and summing over a group of G lanes of one warp (G = 4 ..
  * 32), or with G = 0 over the whole block (red: 32 floats of shared). */
@@ -193,7 +194,7 @@ __device__ static void hmmrt_fb_posteriors(const hmmrt_fb_gpu_job &job, const hm
         return;
     grp.argmax(top, arg, red);
     if (grp.lane == 0)
-        job.best[col] = arg;
+        hmmrt_fb_put_best(job, col, arg);
 }
 
 /* One sequence: forward into f (each column divided by 2^scale[i]), then
@@ -214,6 +215,8 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     const bool counting = !job.posterior;
     const uint8_t *x = job.codes + job.offsets[s];
     const int64_t L = job.lengths[s];
+    if (job.longest && L > job.longest)
+        return NAN;
     const int64_t col0 = job.cols_at[s]; /* the sequence's first column */
     float *f = job.f + col0 * n;
     int *scale = job.scale + col0;
@@ -426,241 +429,6 @@ template <int G> __global__ void hmmrt_fb_kernel(const hmmrt_fb_gpu_job job)
     }
 }
 
-/* ---- the HMM form: a thread a sequence ------------------------------------------ */
-
-/* Adds a thread's float sums of one stretch (at most HMMRT_FB_HMM_FLUSH
- * positions, so that float keeps them to about 1e-7) to the double totals. */
-#define HMMRT_FB_HMM_FLUSH 1024
-template <int N, int KB>
-__device__ static void hmmrt_fb_hmm_flush(const hmmrt_fb_gpu_job &job, float (&xi)[N][N],
-                                          float (&first)[N], float (&last)[N], float (&emit)[N][KB])
-{
-    const hmmrt_fb_hmm &h = job.t.hmm;
-#pragma unroll
-    for (int p = 0; p < N; p++) {
-#pragma unroll
-        for (int q = 0; q < N; q++) {
-            if (xi[p][q] != 0)
-                atomicAdd(&job.move_counts[h.move_a[p * N + q]], (double)xi[p][q]);
-            xi[p][q] = 0;
-        }
-        if (first[p] != 0)
-            atomicAdd(&job.move_counts[h.move_initial[p]], (double)first[p]);
-        if (last[p] != 0)
-            atomicAdd(&job.move_counts[h.move_final[p]], (double)last[p]);
-        first[p] = last[p] = 0;
-#pragma unroll
-        for (int k = 0; k < KB; k++) {
-            if (emit[p][k] != 0)
-                atomicAdd(&job.emission_counts[h.table_of[p] * job.t.K + k], (double)emit[p][k]);
-            emit[p][k] = 0;
-        }
-    }
-}
-
-/* Forward then backward of one sequence in registers, in the HMM form: the
- * forward columns (each divided by 2^scale) go to f; backward gives each
- * position's posteriors (POSTERIOR) or adds the expected counts. Returns
- * ln P as hmmrt_fb_sequence does. et: the emission values, et[k * N + q]. */
-template <int N, int KB, bool POSTERIOR>
-__device__ static double hmmrt_fb_hmm_sequence(const hmmrt_fb_gpu_job &job, int64_t s,
-                                               const float *et)
-{
-    const hmmrt_fb_hmm &h = job.t.hmm;
-    const uint8_t *x = job.codes + job.offsets[s];
-    const int64_t L = job.lengths[s];
-    const int64_t col0 = job.cols_at[s];
-    float *f = job.f + col0 * N;
-    int *scale = job.scale + col0;
-    if (L == 0) {
-        if (!(h.empty > 0))
-            return -INFINITY;
-        if (!POSTERIOR)
-            atomicAdd(&job.move_counts[h.move_empty], 1.0);
-        return log((double)h.empty);
-    }
-    float a[N];
-    int64_t exponents = 0;
-    int sym = x[0]; /* each symbol is loaded a position ahead of its use */
-    for (int64_t i = 1; i <= L; i++) {
-        const int ahead = i < L ? x[i] : 0;
-        const float *e = et + sym * N;
-        sym = ahead;
-        float next[N], sum = 0;
-#pragma unroll
-        for (int q = 0; q < N; q++) {
-            float acc = 0;
-            if (i == 1)
-                acc = h.initial[q];
-            else
-#pragma unroll
-                for (int p = 0; p < N; p++)
-                    acc += a[p] * h.a[p * N + q];
-            next[q] = acc * e[q];
-            sum += next[q];
-        }
-        if (!(sum > 0) || !isfinite(sum))
-            return -INFINITY;
-        int ex;
-        frexpf(sum, &ex);
-        const float factor = ldexpf(1.0f, -ex);
-#pragma unroll
-        for (int q = 0; q < N; q++) {
-            a[q] = next[q] * factor;
-            f[i * N + q] = a[q];
-        }
-        scale[i] = ex;
-        exponents += ex;
-    }
-    float p_end = 0;
-#pragma unroll
-    for (int q = 0; q < N; q++)
-        p_end += a[q] * h.final[q];
-    if (!(p_end > 0))
-        return -INFINITY;
-    const double lnp = log((double)p_end) + (double)exponents * 0.69314718055994530942;
-    if (POSTERIOR && p_end < 0x1p-100f)
-        return NAN;
-    if (POSTERIOR && !job.best && !job.post)
-        return lnp;
-
-    const float inv_p = 1.0f / p_end;
-    float b[N], xi[N][N], first[N], last[N], emit[N][KB];
-    if (!POSTERIOR)
-#pragma unroll
-        for (int p = 0; p < N; p++) {
-            first[p] = last[p] = 0;
-#pragma unroll
-            for (int q = 0; q < N; q++)
-                xi[p][q] = 0;
-#pragma unroll
-            for (int k = 0; k < KB; k++)
-                emit[p][k] = 0;
-        }
-#pragma unroll
-    for (int q = 0; q < N; q++)
-        b[q] = h.final[q];
-    /* a holds the forward column of position i; the symbol and the forward
-     * column of the position before are loaded an iteration ahead */
-    sym = x[L - 1];
-    int ex = scale[L];
-    float before[N];
-#pragma unroll
-    for (int p = 0; p < N; p++)
-        before[p] = L > 1 ? f[(L - 1) * N + p] : 0.0f;
-    for (int64_t i = L; i >= 1; i--) {
-        const int sym_ahead = i > 1 ? x[i - 2] : 0, ex_ahead = i > 1 ? scale[i - 1] : 0;
-        float post[N];
-#pragma unroll
-        for (int q = 0; q < N; q++)
-            post[q] = a[q] * b[q] * inv_p;
-        if (POSTERIOR) {
-            int arg = 0;
-#pragma unroll
-            for (int q = 1; q < N; q++)
-                if (post[q] > post[arg])
-                    arg = q;
-            if (job.best)
-                job.best[col0 + i] = h.state_of[arg];
-            if (job.post) {
-                float *row = job.post + (col0 + i) * job.t.n;
-                for (int v = 0; v < job.t.n; v++)
-                    row[v] = 0;
-#pragma unroll
-                for (int q = 0; q < N; q++)
-                    if (h.state_of[q] >= 0)
-                        row[h.state_of[q]] = post[q];
-            }
-        } else {
-#pragma unroll
-            for (int q = 0; q < N; q++) {
-#pragma unroll
-                for (int k = 0; k < KB; k++)
-                    emit[q][k] += k == sym ? post[q] : 0.0f;
-                if (i == L)
-                    last[q] += post[q];
-                if (i == 1)
-                    first[q] += post[q];
-            }
-        }
-        if (i == 1)
-            break;
-        /* what a move into q at position i carries on, then column i - 1 */
-        const float *e = et + sym * N;
-        const float inv_scale = ldexpf(1.0f, -ex);
-        float carry[N];
-#pragma unroll
-        for (int q = 0; q < N; q++)
-            carry[q] = e[q] * b[q] * inv_scale;
-#pragma unroll
-        for (int p = 0; p < N; p++) {
-            a[p] = before[p];
-            before[p] = i > 2 ? f[(i - 2) * N + p] : 0.0f;
-        }
-        sym = sym_ahead;
-        ex = ex_ahead;
-#pragma unroll
-        for (int p = 0; p < N; p++) {
-            float h_p = 0;
-#pragma unroll
-            for (int q = 0; q < N; q++) {
-                const float step = h.a[p * N + q] * carry[q];
-                h_p += step;
-                if (!POSTERIOR)
-                    xi[p][q] += a[p] * step * inv_p;
-            }
-            b[p] = h_p;
-        }
-        if (!POSTERIOR && (L - i + 1) % HMMRT_FB_HMM_FLUSH == 0)
-            hmmrt_fb_hmm_flush<N, KB>(job, xi, first, last, emit);
-    }
-    if (!POSTERIOR)
-        hmmrt_fb_hmm_flush<N, KB>(job, xi, first, last, emit);
-    return lnp;
-}
-
-template <int N, int KB, bool POSTERIOR> __global__ void hmmrt_fb_hmm_kernel(const hmmrt_fb_gpu_job job)
-{
-    const hmmrt_fb_hmm &h = job.t.hmm;
-    __shared__ float et[KB * N]; /* et[k * N + q]: state q's emission value of symbol k */
-    for (int v = threadIdx.x; v < KB * N; v += blockDim.x) {
-        const int k = v / N, q = v % N;
-        et[v] = h.table_of[q] >= 0 && k < job.t.K ? job.t.e[h.table_of[q] * job.t.K + k] : 0.0f;
-    }
-    __syncthreads();
-    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < job.n_seqs; s += threads)
-        job.lnp[s] = hmmrt_fb_hmm_sequence<N, KB, POSTERIOR>(job, s, et);
-}
-
-template <int N, int KB> static int hmmrt_fb_launch_hmm(const hmmrt_fb_gpu_job *job)
-{
-    if (job->posterior)
-        hmmrt_fb_hmm_kernel<N, KB, true><<<job->grid, job->block, 0, (cudaStream_t)job->stream>>>(*job);
-    else
-        hmmrt_fb_hmm_kernel<N, KB, false><<<job->grid, job->block, 0, (cudaStream_t)job->stream>>>(*job);
-    return (int)cudaGetLastError();
-}
-
-/* The instantiations: N x KB <= 64 (registers for the emission counts). */
-static int hmmrt_fb_launch_hmm_form(const hmmrt_fb_gpu_job *job)
-{
-    const int N = job->t.hmm.N, KB = job->t.hmm.KB;
-    if (N == 2 && KB <= 8)
-        return hmmrt_fb_launch_hmm<2, 8>(job);
-    if (N == 2)
-        return hmmrt_fb_launch_hmm<2, 32>(job);
-    if (N == 4 && KB <= 4)
-        return hmmrt_fb_launch_hmm<4, 4>(job);
-    if (N == 4 && KB <= 8)
-        return hmmrt_fb_launch_hmm<4, 8>(job);
-    if (N == 4)
-        return hmmrt_fb_launch_hmm<4, 16>(job);
-    if (KB <= 4)
-        return hmmrt_fb_launch_hmm<8, 4>(job);
-    return hmmrt_fb_launch_hmm<8, 8>(job);
-}
-
 template <int G> static int hmmrt_fb_launch_group(const hmmrt_fb_gpu_job *job)
 {
     const size_t shared = job->block_bytes + job->group_bytes * (size_t)(G ? job->block / G : 1);
@@ -680,7 +448,7 @@ extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job)
     if (job->n_seqs == 0)
         return 0;
     if (job->t.hmm.N)
-        return hmmrt_fb_launch_hmm_form(job);
+        return hmmrt_fb_hmm_launch(job);
     switch (job->group) {
     case 4: return hmmrt_fb_launch_group<4>(job);
     case 8: return hmmrt_fb_launch_group<8>(job);

@@ -3,8 +3,9 @@
  * program's fb_launch) on the model as written, a chunk at a time: the score
  * and, when printed, each position's state of highest posterior and the
  * posteriors come back; the forward tables stay on the device. In double,
- * and for a sequence the float kernel cannot hold (a NaN or -inf score), the
- * CPU engine (runtime/posterior.c) fills the row's columns instead. */
+ * for a sequence the float kernel cannot hold (a NaN or -inf score) and for
+ * one longer than HMMRT_FB_GPU_LONGEST, the CPU engine (runtime/posterior.c)
+ * fills the row's columns instead. */
 #include "driver.h"
 #include "fb_device.h"
 
@@ -18,6 +19,7 @@ typedef struct gpu_posterior {
     hmmrt_fb_device dev;   /* on the device, when on_device */
     int on_device;
     int decodes, table;    /* decode or segments printed; probability& printed */
+    int64_t on_cpu;        /* sequences the CPU engine scored (--timing) */
 } gpu_posterior;
 
 int gpu_open_posteriors(hmmrt_gpu *g)
@@ -82,11 +84,17 @@ void gpu_posterior_shapes(hmmrt_gpu *g)
         const gpu_posterior *p = g->posteriors ? &g->posteriors[c] : NULL;
         if (!p || !p->fb)
             continue;
-        /* a back pointer a column: the state of highest posterior */
+        /* a back pointer a column: the state of highest posterior, in the
+         * fewest bytes that hold every state */
         g->n_states[c] = 1;
-        g->bp_bytes[c] = p->on_device && p->decodes ? (int)sizeof(int) : 0;
+        g->bp_bytes[c] = !p->on_device || !p->decodes ? 0 : p->fb->n <= 256 ? 1
+                         : p->fb->n <= 65536 ? 2 : 4;
         g->fb_states[c] = p->on_device ? p->dev.column : 0;
         g->fb_table[c] = p->on_device && p->table;
+        /* the HMM form: a thread a sequence, each warp's records side by side */
+        g->fb_grouped[c] = p->on_device && p->dev.job.t.hmm.N;
+        if (g->fb_grouped[c])
+            g->min_chunk_sequences = (int64_t)g->multiprocessors * 2048;
     }
 }
 
@@ -107,9 +115,13 @@ int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c)
     job.lengths = gpu_device_at(s, lay->lengths);
     job.cols_at = gpu_device_at(s, lay->bp_offsets[c]);
     job.f = gpu_device_at(s, lay->work[c]);
-    job.scale = (int *)(job.f + cells * (size_t)p->dev.column);
+    job.scale = (int *)(job.f + cells * (size_t)p->dev.column); /* not the HMM form's */
+    job.rec_at = gpu_device_at(s, lay->rec_offsets[c]);
+    job.col_stride = job.rec_at ? HMMRT_GROUP : 1;
     job.lnp = gpu_device_at(s, lay->scores[c]);
     job.best = gpu_device_at(s, lay->bp[c]);
+    job.best_bytes = g->bp_bytes[c];
+    job.longest = HMMRT_FB_GPU_LONGEST;
     job.post = gpu_device_at(s, lay->post[c]);
     job.stream = s->stream;
     char what[256];
@@ -152,17 +164,21 @@ static int on_cpu(const hmmrt_gpu *g, const hmmrt_gpu_call *call, int64_t i, hmm
 int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, hmmrt_value *row)
 {
     const hmmrt_gpu_call *call = &g->gp->calls[c];
-    const gpu_posterior *p = &g->posteriors[c];
+    gpu_posterior *p = &g->posteriors[c];
     const hmmrt_chunk_layout *lay = &s->layout;
     int64_t i = g->order[s->first + j];
     double lnp = p->on_device ? ((const double *)((const char *)s->host + lay->scores[c]))[j] : NAN;
-    if (!isfinite(lnp))
+    if (!isfinite(lnp)) {
+#pragma omp atomic
+        p->on_cpu++;
         return on_cpu(g, call, i, row);
+    }
     const int64_t L = ((const int64_t *)((const char *)s->host + lay->lengths))[j];
     const int64_t col0 = ((const int64_t *)((const char *)s->host + lay->bp_offsets[c]))[j];
-    const int *best = lay->bp[c] == HMMRT_NO_SECTION
-                          ? NULL
-                          : (const int *)((const char *)s->host + lay->bp[c]) + col0 + 1;
+    const int bytes = g->bp_bytes[c];
+    const void *best = lay->bp[c] == HMMRT_NO_SECTION
+                           ? NULL
+                           : (const char *)s->host + lay->bp[c] + (size_t)(col0 + 1) * (size_t)bytes;
     const float *post = lay->post[c] == HMMRT_NO_SECTION
                             ? NULL
                             : (const float *)((const char *)s->host + lay->post[c]) +
@@ -179,12 +195,12 @@ int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, 
         if (L == 0) {
             hmmrt_buf_puts(&v->text, "-");
         } else if (kind == HMMRT_OUT_SEGMENTS) {
-            hmmrt_write_segments(&v->text, names, best, L);
+            hmmrt_write_segments(&v->text, names, best, bytes, L);
         } else if (kind == HMMRT_OUT_DECODE) {
             for (int64_t x = 0; x < L; x++) {
                 if (x)
                     hmmrt_buf_putc(&v->text, ' ');
-                hmmrt_buf_puts(&v->text, names[best[x]]);
+                hmmrt_buf_puts(&v->text, names[hmmrt_state_at(best, bytes, x)]);
             }
         } else {
             const int n = p->fb->n;
@@ -206,21 +222,23 @@ void gpu_describe_posterior(const hmmrt_gpu *g, int c, char *buf, size_t len)
 {
     const gpu_posterior *p = &g->posteriors[c];
     const hmmrt_fb_gpu_job *j = &p->dev.job;
-    if (!p->on_device)
+    char shape[256];
+    if (!p->on_device) {
         snprintf(buf, len, "the CPU engine (libhmmrt's posterior), every sequence: %s",
                  g->use_double ? "the forward-backward kernel is float's"
                                : hmmrt_fb_device_unsuitable(p->fb));
-    else if (j->t.hmm.N)
-        snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, the HMM form: a "
-                 "thread a sequence, the columns in registers (%d emitting states, alphabet up "
-                 "to %d); a sequence it cannot hold in float to the CPU engine", p->fb->n,
-                 j->t.hmm.N, j->t.hmm.KB);
+        return;
+    }
+    if (j->t.hmm.N)
+        snprintf(shape, sizeof shape, "the HMM form: a thread a sequence, the columns in "
+                 "registers (%d emitting states, alphabet up to %d)", j->t.hmm.N, j->t.hmm.KB);
     else if (j->group)
-        snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, a sequence to %d "
-                 "lanes of a warp, blocks of %d%s; a sequence it cannot hold in float to the "
-                 "CPU engine", p->fb->n, j->group, j->block, j->t.dense ? ", dense form" : "");
+        snprintf(shape, sizeof shape, "a sequence to %d lanes of a warp, blocks of %d%s",
+                 j->group, j->block, j->t.dense ? ", dense form" : "");
     else
-        snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, a sequence to a "
-                 "block of %d%s; a sequence it cannot hold in float to the CPU engine",
-                 p->fb->n, j->block, j->t.dense ? ", dense form" : "");
+        snprintf(shape, sizeof shape, "a sequence to a block of %d%s", j->block,
+                 j->t.dense ? ", dense form" : "");
+    snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, %s; to the CPU "
+             "engine: sequences it cannot hold in float or longer than %d symbols (%lld so far)",
+             p->fb->n, shape, HMMRT_FB_GPU_LONGEST, (long long)p->on_cpu);
 }

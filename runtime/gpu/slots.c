@@ -20,9 +20,10 @@ static int create_slot(hmmrt_gpu *g, gpu_slot *s)
     s->layout.bp = malloc(per_call);
     s->layout.post = malloc(per_call);
     s->layout.work = malloc(per_call);
+    s->layout.rec_offsets = malloc(per_call);
     s->events = calloc((size_t)n_calls + EVENT_CALLS + 1, sizeof *s->events);
     if (!s->layout.bp_offsets || !s->layout.scores || !s->layout.bp || !s->layout.post ||
-        !s->layout.work || !s->events)
+        !s->layout.work || !s->layout.rec_offsets || !s->events)
         return gpu_error(g, "out of memory");
     if (gpu_check(g, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags") != 0)
@@ -78,6 +79,7 @@ void gpu_destroy_slots(hmmrt_gpu *g)
         free(s->layout.bp);
         free(s->layout.post);
         free(s->layout.work);
+        free(s->layout.rec_offsets);
     }
 }
 

@@ -254,6 +254,8 @@ static long double expect_plain_number(Lexer *lx)
     return value;
 }
 
+#include "hmmref_length.h"
+
 /* NUMBER or NUMBER / NUMBER */
 static long double expect_probability(Lexer *lx)
 {
@@ -298,6 +300,7 @@ typedef struct {
     long double log_weight;
     int fixed;          /* `fixed`: training keeps the weight */
     int decl;           /* index in Model.declared */
+    char *length_expr;  /* `(EXPR)` of L as written (hmmref_length.h), or NULL */
     size_t span_start, span_end; /* where the weight is written in the source */
 } Transition;
 
@@ -316,6 +319,7 @@ typedef struct {
     Transition *transitions; /* those that exist: weight > 0, on a complete path */
     int declared_count;
     Transition *declared;    /* every transition as written, weight 0 included */
+    int length_weights;      /* transitions written (EXPR) of L: set_length sets them */
 } Model;
 
 typedef struct {
@@ -420,7 +424,25 @@ static void parse_transition(Lexer *lx, Model *m, char *from_name)
     expect(lx, "->");
     t.to_name = expect_identifier(lx);
     t.span_start = lx->tok.start;
-    t.weight = expect_probability(lx);
+    if (token_is(lx, "(")) { /* a length-dependent weight: its text, evaluated per sequence */
+        for (int depth = 0;;) {
+            if (lx->tok.kind == TOK_END)
+                lex_error(lx, "unclosed length-dependent weight");
+            depth += token_is(lx, "(") - token_is(lx, ")");
+            next_token(lx);
+            if (depth == 0)
+                break;
+        }
+        size_t n = lx->prev_end - t.span_start;
+        t.length_expr = xcalloc(n + 1, 1);
+        memcpy(t.length_expr, lx->src + t.span_start, n);
+        t.length_expr[n] = '\0';
+        t.weight = length_value(t.length_expr, 1); /* checked; set_length sets it */
+        t.weight = 1;
+        m->length_weights++;
+    } else {
+        t.weight = expect_probability(lx);
+    }
     t.span_end = lx->prev_end;
     for (int word = 0; word < 2; word++) { /* `fixed` before or after `emits EM` */
         if (token_is(lx, "emits") && !t.emission_name) {
@@ -1356,7 +1378,21 @@ static void print_row(const char *name, double forward, double backward, const M
     putchar('\n');
 }
 
-static void score_records(const Model *m, const RecordList *records, int brute, long max_moves, int segments)
+/* Every length-dependent weight at length L. */
+static void set_length(Model *m, long L)
+{
+    for (int i = 0; i < m->transition_count; i++) {
+        Transition *t = &m->transitions[i];
+        if (!t->length_expr)
+            continue;
+        t->weight = length_value(t->length_expr, (long double)L);
+        if (!(t->weight >= 0) || isinf(t->weight))
+            die("the weight %s is not finite and >= 0 at L = %ld", t->length_expr, L);
+        t->log_weight = logl(t->weight);
+    }
+}
+
+static void score_records(Model *m, const RecordList *records, int brute, long max_moves, int segments)
 {
     SilentStates silent = find_silent_states(m);
     if (brute && max_moves <= 0 && has_silent_cycle(m))
@@ -1369,6 +1405,13 @@ static void score_records(const Model *m, const RecordList *records, int brute, 
         if (!codes) {
             printf("%s\tINVALID\n", rec->name);
             continue;
+        }
+        if (m->length_weights) { /* the weights, and the silent systems, of this length */
+            set_length(m, rec->length);
+            free_factored(&forward_system);
+            free_factored(&backward_system);
+            forward_system = factor_silent_system(m, &silent, 1);
+            backward_system = factor_silent_system(m, &silent, 0);
         }
         if (brute) {
             double sum;
@@ -1548,7 +1591,10 @@ int main(int argc, char **argv)
     if ((viterbi_training && brute) || (segments && (em || posterior || path_mode)))
         usage();
     SourceFile source = parse_source(files[0]);
-    const Model *m = choose_model(&source, model_name);
+    Model *m = choose_model(&source, model_name);
+    if (m->length_weights && (path_mode || posterior || em))
+        die("model %s has length-dependent weights: only scoring (with or without --brute) "
+            "takes them", m->name);
     RecordList records = read_fasta(files[1]);
     CountMethod method = brute ? COUNT_BRUTE : viterbi_training ? COUNT_VITERBI : COUNT_EXACT;
     if (path_mode)

@@ -107,7 +107,7 @@ static Import import_text(const char *text, char **path_out)
     text_open(&out);
     text_open(&verbose);
     Import r;
-    r.status = import_hmmer(path, out.f, verbose.f);
+    r.status = import_hmmer(path, out.f, HMMER_MODE_DEFAULT, verbose.f);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

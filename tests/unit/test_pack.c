@@ -198,6 +198,32 @@ static void test_layout_double_scores_take_more(void **state)
     assert_true(hmmrt_chunk_bytes(&twice, &size) >= hmmrt_chunk_bytes(&single, &size));
 }
 
+/* Interleaved records: every (sequence, position) its own record, within
+ * the total, which the incremental measure counts the same (any order of
+ * lengths: a group's longest need not come first). */
+static void test_group_offsets(void **state)
+{
+    enum { N = 100 };
+    int64_t lengths[N], rec_at[N];
+    for (int k = 0; k < N; k++)
+        lengths[k] = (k * 37) % 23 + (k == 70 ? 40 : 0);
+    int64_t total = hmmrt_group_offsets(lengths, N, rec_at);
+    assert_int_equal(total, hmmrt_measure(lengths, N).grouped_columns);
+    static unsigned char used[N * 64 * HMMRT_GROUP];
+    assert_true(total <= (int64_t)sizeof used);
+    memset(used, 0, sizeof used);
+    for (int k = 0; k < N; k++)
+        for (int64_t i = 0; i <= lengths[k]; i++) {
+            int64_t r = rec_at[k] + HMMRT_GROUP * i;
+            assert_true(r >= 0 && r < total);
+            assert_int_equal(used[r], 0);
+            used[r] = 1;
+        }
+    /* a group of one sequence still takes a group's width */
+    int64_t one = 5;
+    assert_int_equal(hmmrt_group_offsets(&one, 1, rec_at), 6 * HMMRT_GROUP);
+}
+
 /* ---- chunks ---------------------------------------------------------------------------- */
 
 static size_t bytes_of(const hmmrt_chunk_shape *shape, const int64_t *lengths, int64_t n)
@@ -295,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_bp_offsets),
         cmocka_unit_test(test_layout_sections),
         cmocka_unit_test(test_layout_double_scores_take_more),
+        cmocka_unit_test(test_group_offsets),
         cmocka_unit_test(test_plan_chunks),
         cmocka_unit_test(test_plan_long_sequence_alone),
         cmocka_unit_test(test_plan_nothing),

@@ -458,7 +458,7 @@ static void test_unexpected_token_names_its_text(void **state)
                   "t.hmm:2:20: error: syntax error: unexpected number '0.5', expecting ':'\n"
                   "    2 |   emission e = { a 0.5 };\n"
                   "      |                    ^~~\n"
-                  "t.hmm:3:10: error: syntax error: unexpected quoted symbol '*', expecting number or '-'\n"
+                  "t.hmm:3:10: error: syntax error: unexpected quoted symbol '*', expecting number, '(' or '-'\n"
                   "    3 |   x -> y '*';\n"
                   "      |          ^~~\n");
 }

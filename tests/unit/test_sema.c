@@ -866,6 +866,42 @@ static void test_fixed_flags_and_places_of_numbers(void **state)
     checked_free(&c);
 }
 
+/* `(EXPR)` of L: a move marked with its length weight (constant factor 1),
+ * whose expression has the language's precedence; without L, a plain
+ * weight. Values at a length worked out by hand. */
+static void test_length_dependent_weights(void **state)
+{
+    Checked c;
+    Program *p = check_ok(&c, "hmm m scores { alphabet [a]; startstate s; state x emits e;\n"
+                              "  endstate t; emission e = [1];\n"
+                              "  s -> x (L / (L + 3)); x -> x (-L^2 + 2 * L ^ 3 ^ 0.5 + L^2 * 2);\n"
+                              "  x -> t (2 ^ 3 ^ 2 / 1024);\n"
+                              "}\n"
+                              "main { print forward(new m()).score; }\n");
+    const IrModel *m = &p->models[0];
+    assert_int_equal(m->n_length_weights, 2);
+    assert_int_equal(m->n_moves, 3);
+    assert_int_equal(m->moves[0].length_weight, 1);
+    assert_int_equal(m->moves[1].length_weight, 2);
+    assert_int_equal(m->moves[2].length_weight, 0);
+    assert_close(m->moves[0].lw_sum, 0);
+    /* 3 / (3 + 3) = 0.5 at L = 3 */
+    assert_close(lexpr_eval(m->length_weights[0].expr, 3), 0.5);
+    /* -(4^2) + 2 * 4^(3^0.5) + 4^2 * 2 at L = 4, 4^1.7320508075688772 = 11.0356646... */
+    assert_close(lexpr_eval(m->length_weights[1].expr, 4), -16 + 2 * 11.03566463596361 + 32);
+    /* 2^(3^2) / 1024 = 512 / 1024: ln 0.5 */
+    assert_close(m->moves[2].lw_sum, -LN_2);
+    checked_free(&c);
+    expect_errors("hmm m { alphabet [a]; startstate s; endstate t;\n"
+                  "  s -> t (L - 3); }\n"
+                  "main { print forward(new m()).score; }\n",
+                  1, "this weight is negative at L = 0");
+    expect_errors("hmm m { alphabet [a]; startstate s; endstate t;\n"
+                  "  s -> t (K / 2); }\n"
+                  "main { print forward(new m()).score; }\n",
+                  1, "unknown name 'K' in a length-dependent weight");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -897,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_posterior_calls_and_their_attributes),
         cmocka_unit_test(test_attributes_of_the_wrong_algorithm),
         cmocka_unit_test(test_fixed_flags_and_places_of_numbers),
+        cmocka_unit_test(test_length_dependent_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,6 +243,9 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
               p->suffix, x_type(w), p->type);
     w->dp.value_type = p->type;
     write_columns(w, p->type);
+    dp_length_weights(&w->dp, 0);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 0);
     emit_line(w->e, "*scale = -%d;", SUM_EXP);
     emit_comment(w->e, "both columns from 0: a folded state's value, never written, stays 0 "
                        "when rescaled (memory of an earlier sequence could underflow and send the "
@@ -303,6 +306,9 @@ static void write_viterbi(CallWriter *w)
     emit_open(w->e, "static double %s(%sx, int64_t L, double *columns, "
                     "double *table, %s *bp_table)", name_of(w, "viterbi"), x_type(w), type);
     write_columns(w, "double");
+    dp_length_weights(&w->dp, 1);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 1);
     if (bytes) {
         emit_line(w->e, "%s *bp = bp_table;", type);
         emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, m->n_states);
@@ -695,6 +701,7 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
 
 /* ---- the program: models for the sampler, columns, main -------------------- */
 
+
 static void write_source_model(Emitter *e, const Program *p, int model_index, int index,
                                const char *data_prefix)
 {
@@ -722,11 +729,14 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         fprintf(o, "HMMC_INCBIN(hmmrt_model_move, m%d_moves, %s);\n", index,
                 emit_string(arena_printf(p->arena, "%s.m%d.moves", data_prefix, model_index)));
     } else {
+        if (m->n_length_weights)
+            emit_comment(e, "length-dependent weights taken at L = %d for --sample, which "
+                            "does not know the length it will draw", SAMPLE_LENGTH);
         fprintf(o, "static const hmmrt_model_move m%d_moves[] = {\n", index);
         for (int i = 0; i < m->n_moves; i++) {
             const IrMove *mv = &m->moves[i];
             fprintf(o, "    {%d, %d, %d, %s},\n", mv->from, mv->to, mv->emission,
-                    emit_double(num, exp(mv->lw_sum)));
+                    emit_double(num, sample_move_weight(m, mv)));
         }
         if (!m->n_moves)
             fprintf(o, "    {0, 0, -1, 0.0},\n");

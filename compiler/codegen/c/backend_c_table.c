@@ -230,11 +230,20 @@ static void write_phase(TableWriter *t, const PhaseTable *p, const char *name, i
     int n = p->n_entries;
     int *other = ARENA_ARRAY(a, int, n ? n : 1), *bp = ARENA_ARRAY(a, int, n ? n : 1);
     double *weight = ARENA_ARRAY(a, double, n ? n : 1);
+    int phase = strcmp(name, "sl") == 0; /* the length weights of this phase's entries */
+    w->phase_entries[phase] = n;
+    w->length_entry[phase] = ARENA_ARRAY(a, int, n ? n : 1);
+    w->length_entry_weight[phase] = ARENA_ARRAY(a, int, n ? n : 1);
     for (int k = 0; k < n; k++) {
         const IrMove *mv = &m->moves[p->entry_move[k]];
         other[k] = backward && mv->emission >= 0 ? mv->to : mv->from;
         weight[k] = viterbi ? mv->lw_max : mv->lw_sum;
         bp[k] = incoming_index(w, p->entry_move[k]);
+        if (mv->length_weight) {
+            int i = w->n_length_entries[phase]++;
+            w->length_entry[phase][i] = k;
+            w->length_entry_weight[phase][i] = mv->length_weight;
+        }
     }
     Lines lines = entry_lines(a, p);
     const char *state_type = index_type(m->n_states);
@@ -286,6 +295,7 @@ void c_table_write_tables(DpWriter *w, const IrCall *call, const Layout *layout,
 {
     TableWriter t = {w, call, w->e->out, layout_name(layout, index, ""), 0, NULL};
     w->tables = t.prefix;
+    w->weights = w->m->n_length_weights ? "" : t.prefix; /* c_table_length_weights */
     const IrModel *m = w->m;
     int backward = call->alg == ALG_BACKWARD;
     emit_comment(w->e, "call %d in the table shape: the moves of each phase as tables, walked by "
@@ -306,6 +316,25 @@ void c_table_write_tables(DpWriter *w, const IrCall *call, const Layout *layout,
     PhaseTable silent = silent_into(&t);
     write_ints(&t, index_type(m->n_states), "sl_state", silent.row_state, silent.n_rows, NULL);
     write_phase(&t, &silent, "sl", 0, 0);
+}
+
+void c_table_length_weights(DpWriter *w, int logs)
+{
+    static const char *phase_name[2] = {"em", "sl"};
+    if (!w->m->n_length_weights)
+        return;
+    const char *type = !logs && w->wide_tables ? "long double" : "double";
+    emit_comment(w->e, "the weight tables with this sequence's length-dependent weights in "
+                       "them (the static tables hold their constant factors)");
+    for (int phase = 0; phase < 2; phase++) {
+        const char *name = phase_name[phase];
+        int n = w->phase_entries[phase] ? w->phase_entries[phase] : 1;
+        emit_line(w->e, "%s %s_w[%d];", type, name, n);
+        emit_line(w->e, "memcpy(%s_w, %s%s_w, sizeof %s_w);", name, w->tables, name, name);
+        for (int i = 0; i < w->n_length_entries[phase]; i++)
+            emit_line(w->e, "%s_w[%d] %s %s;", name, w->length_entry[phase][i], logs ? "+=" : "*=",
+                      dp_length_weight_name(w->arena, w->length_entry_weight[phase][i]));
+    }
 }
 
 /* ---- the loops of one position -------------------------------------------- */
@@ -353,7 +382,7 @@ static void table_forward_emitting(DpWriter *w)
     emit_open(w->e, "for (int g = %sem_row[r]; g < %sem_row[r + 1]; g++)", t, t);
     emit_line(w->e, "%s group = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %sem_group[g]; k < %sem_group[g + 1]; k++)", t, t);
-    emit_line(w->e, "    group += %sem_w[k] * prev[%sem_from[k]];", t, t);
+    emit_line(w->e, "    group += %sem_w[k] * prev[%sem_from[k]];", w->weights, t);
     emit_line(w->e, "value += emission[%sem_table[g]] * group;", t);
     emit_close(w->e, "");
     emit_line(w->e, "cur[%slive[r]] = value;", t);
@@ -370,7 +399,7 @@ static void table_forward_silent(DpWriter *w)
     emit_open(w->e, "for (int r = 0; r < %d; r++)", w->m->n_silent_order);
     emit_line(w->e, "%s add = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %ssl_row[r]; k < %ssl_row[r + 1]; k++)", t, t);
-    emit_line(w->e, "    add += %ssl_w[k] * cur[%ssl_from[k]];", t, t);
+    emit_line(w->e, "    add += %ssl_w[k] * cur[%ssl_from[k]];", w->weights, t);
     emit_line(w->e, "cur[%ssl_state[r]] += add;", t);
     emit_close(w->e, "");
 }
@@ -385,7 +414,8 @@ static void table_backward_emitting(DpWriter *w)
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %sem_row[r]; k < %sem_row[r + 1]; k++)", t, t);
-    emit_line(w->e, "    value += emission[%sem_table[k]] * (%sem_w[k] * prev[%sem_to[k]]);", t, t, t);
+    emit_line(w->e, "    value += emission[%sem_table[k]] * (%sem_w[k] * prev[%sem_to[k]]);", t,
+              w->weights, t);
     emit_line(w->e, "cur[%slive[r]] = value;", t);
     emit_close(w->e, "");
     emit_close(w->e, "");
@@ -400,7 +430,7 @@ static void table_backward_silent(DpWriter *w)
     emit_open(w->e, "for (int r = %d; r >= 0; r--)", w->m->n_silent_order - 1);
     emit_line(w->e, "const int s = %ssl_state[r];", t);
     emit_line(w->e, "for (int k = %ssl_row[r]; k < %ssl_row[r + 1]; k++)", t, t);
-    emit_line(w->e, "    cur[%ssl_from[k]] += %ssl_w[k] * cur[s];", t, t);
+    emit_line(w->e, "    cur[%ssl_from[k]] += %ssl_w[k] * cur[s];", t, w->weights);
     emit_close(w->e, "");
 }
 
@@ -424,7 +454,7 @@ static void table_viterbi_emitting(DpWriter *w)
     if (w->back_pointers)
         emit_line(w->e, "int arg = -1;");
     emit_open(w->e, "for (int k = %sem_group[g]; k < %sem_group[g + 1]; k++)", t, t);
-    emit_line(w->e, "const double v = prev[%sem_from[k]] + %sem_w[k];", t, t);
+    emit_line(w->e, "const double v = prev[%sem_from[k]] + %sem_w[k];", t, w->weights);
     if (w->back_pointers)
         emit_line(w->e, "if (v > group) { group = v; arg = %sem_bp[k]; }", t);
     else
@@ -450,7 +480,7 @@ static void table_viterbi_silent(DpWriter *w)
     emit_open(w->e, "for (int r = 0; r < %d; r++)", w->m->n_silent_order);
     emit_line(w->e, "const int s = %ssl_state[r];", t);
     emit_open(w->e, "for (int k = %ssl_row[r]; k < %ssl_row[r + 1]; k++)", t, t);
-    emit_line(w->e, "const double v = cur[%ssl_from[k]] + %ssl_w[k];", t, t);
+    emit_line(w->e, "const double v = cur[%ssl_from[k]] + %ssl_w[k];", t, w->weights);
     if (w->back_pointers)
         emit_line(w->e, "if (v > cur[s]) { cur[s] = v; bp[s] = %ssl_bp[k]; }", t);
     else

@@ -37,7 +37,14 @@ extern const PositionWriter position_table;
 
 /* Writes the static const tables of call `index` in the table shape: the
  * emission values (symbol-major), the live states, and the moves of each
- * phase in evaluation order; sets w->tables to their name prefix. */
+ * phase in evaluation order; sets w->tables to their name prefix (and
+ * w->weights, and the entries with length-dependent weights). */
 void c_table_write_tables(DpWriter *w, const IrCall *call, const Layout *layout, int index);
+
+/* At the top of a DP function of a model with length-dependent weights
+ * (after dp_length_weights): the function's own copies em_w and sl_w of the
+ * weight tables, with this sequence's length weights multiplied (logs:
+ * added) in. Nothing for a model without them. */
+void c_table_length_weights(DpWriter *w, int logs);
 
 #endif

@@ -146,6 +146,9 @@ static const char *not_trainable(const Program *p, int model_index)
                "training keeps HMMER's scores as they are)";
     if (m->real_dim)
         return "training gaussians is not implemented yet (alphabet real[D])";
+    if (m->n_length_weights)
+        return "some of its weights depend on the sequence length (written (EXPR) of L), which "
+               "training does not fit";
     if (!m->move_span || m->n_moves > SOURCE_MOVES_INLINE_MAX)
         return "too many transitions to keep their places in the source";
     if (!move_order(p, model_index))

@@ -111,8 +111,11 @@ static void plan_posterior(const Program *p, const IrCall *call, GpuPlan *plan, 
         return;
     if (plan->fb_kernel)
         fprintf(verbose, "hmmc: plan %s: GPU: libhmmrt_gpu's forward-backward kernel on the "
-                "model as written (%d states), in float; --double and sequences float cannot "
-                "hold: the CPU engine\n", call->label, m->n_states);
+                "model as written (%d states), in float: a thread a sequence when only the start "
+                "and the end are silent and at most %d states emit, else lanes of a warp or a "
+                "block a sequence (PROG --timing says which); --double and sequences float "
+                "cannot hold: the CPU engine\n", call->label, m->n_states,
+                HMMRT_FB_HMM_MAX_STATES);
     else
         fprintf(verbose, "hmmc: plan %s: GPU: none, the CPU engine (%s)\n", call->label,
                 plan->fb_why);
@@ -135,6 +138,14 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
                 fprintf(verbose, "hmmc: plan %s: GPU: none, the program scores on the CPU: its "
                         "observations are real vectors (alphabet real[%d])\n", call->label,
                         m->real_dim);
+            continue;
+        }
+        if (m->n_length_weights) { /* computed per sequence: the C path's code */
+            plan->length_cpu = 1;
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: none: %d weight%s depend on the sequence "
+                        "length, so the program scores on its CPU path\n", call->label,
+                        m->n_length_weights, m->n_length_weights == 1 ? "" : "s");
             continue;
         }
         plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
@@ -178,6 +189,10 @@ void gpu_plan_dump(const GpuPlan *plan, FILE *out)
     }
     if (plan->posterior) {
         fprintf(out, "  gpu-plan %s\n", plan->fb_kernel ? "fb-kernel" : "cpu-engine");
+        return;
+    }
+    if (plan->length_cpu) {
+        fprintf(out, "  gpu-plan cpu (length-dependent weights)\n");
         return;
     }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "
@@ -319,7 +334,7 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plans[c].real) /* no kernel (backend_cuda.c) */
+            plans[c].length_cpu || plans[c].real) /* no kernel (backend_cuda.c) */
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);
