@@ -122,7 +122,8 @@ golden: $(HMMC_BIN)
 # The differential test: every model as pass_plan shapes it; every model with
 # the C table shape forced, which must print the straight-line shape's
 # numbers digit for digit; random models of thousands of states; arrows and
-# matrices; and extreme weights (1e-300 to 1e300, subnormals) in both shapes.
+# matrices; extreme weights (1e-300 to 1e300, subnormals) in both shapes; and
+# real observations (gaussians, mixtures) against hmmlearn and numpy.
 differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table \
@@ -132,6 +133,7 @@ differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/spans
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/posterior
+	@HMMC=$(HMMC_BIN) tests/differential/real-check
 
 # The IR verifier (compiler/ir/ir_verify.c) checks the IR after sema and
 # after every pass wherever the tests run hmmc.
@@ -189,7 +191,7 @@ valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a
 FUZZ_SECONDS ?= 1800
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_NAMES := frontend fasta
+FUZZ_NAMES := frontend fasta real
 FUZZ_MAKE := $(MAKE) --no-print-directory BUILD=build-fuzz HMMC_BIN=build-fuzz/bin/hmmc CC=$(FUZZ_CC) \
 	CFLAGS="$(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link" GPU_LIB=
 fuzz-build: deps

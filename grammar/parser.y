@@ -59,6 +59,9 @@ typedef struct SymbolListBuilder { SymbolList *head, *tail; } SymbolListBuilder;
 typedef struct EntryList { EmissionEntry *head, *tail; } EntryList;
 typedef struct StmtList { Stmt *head, *tail; } StmtList;
 typedef struct IdentListBuilder { IdentList *head, *tail; int n; } IdentListBuilder;
+typedef struct NumberListBuilder { NumberList *head, *tail; int n; } NumberListBuilder;
+typedef struct VectorListBuilder { Vector *head, *tail; int n; } VectorListBuilder;
+typedef struct DensityArgList { DensityArg *head, *tail; } DensityArgList;
 }
 
 %code {
@@ -142,6 +145,85 @@ static Decl *decl_matrix(Arena *a, IdentListBuilder sources, IdentListBuilder ta
     d->targets = targets.head;
     d->n_targets = targets.n;
     d->matrix = matrix;
+    return d;
+}
+
+static NumberListBuilder numbers_add(Arena *a, NumberListBuilder list, Number n)
+{
+    NumberList *item = ast_number(a, n);
+    if (list.tail)
+        list.tail->next = item;
+    else
+        list.head = item;
+    list.tail = item;
+    list.n++;
+    return list;
+}
+
+static VectorListBuilder vectors_add(VectorListBuilder list, Vector *v)
+{
+    if (list.tail)
+        list.tail->next = v;
+    else
+        list.head = v;
+    list.tail = v;
+    list.n++;
+    return list;
+}
+
+static DensityArgList density_args_add(DensityArgList list, DensityArg *d)
+{
+    if (list.tail)
+        list.tail->next = d;
+    else
+        list.head = d;
+    list.tail = d;
+    return list;
+}
+
+/* A density's argument: a vector, a matrix (its rows) or a weighted name. */
+static DensityArg *density_vector(Arena *a, Vector *v, Loc loc)
+{
+    DensityArg *d = ast_density_arg(a, DARG_VECTOR, loc);
+    d->rows = v;
+    d->n_rows = 1;
+    return d;
+}
+
+static DensityArg *density_matrix(Arena *a, VectorListBuilder rows, Loc loc)
+{
+    DensityArg *d = ast_density_arg(a, DARG_MATRIX, loc);
+    d->rows = rows.head;
+    d->n_rows = rows.n;
+    return d;
+}
+
+static DensityArg *density_weighted(Arena *a, Prob weight, Ident name, Loc loc)
+{
+    DensityArg *d = ast_density_arg(a, DARG_WEIGHTED, loc);
+    d->weight = weight;
+    d->name = name;
+    return d;
+}
+
+/* `alphabet real[D];` (sema checks that the word is `real`). */
+static Decl *decl_alphabet_real(Arena *a, Ident word, Number dim, Loc loc)
+{
+    Decl *d = ast_decl(a, DECL_ALPHABET, loc);
+    d->is_real = 1;
+    d->kind_word = word;
+    d->real_dim = dim;
+    return d;
+}
+
+/* `emission NAME = KIND(ARGS);` (sema resolves KIND: gaussian, mixture). */
+static Decl *decl_density(Arena *a, Ident name, Ident kind, DensityArg *args, int fixed, Loc loc)
+{
+    Decl *d = ast_decl(a, DECL_EMISSION, loc);
+    d->fixed = fixed;
+    d->name = name;
+    d->kind_word = kind;
+    d->args = args;
     return d;
 }
 
@@ -272,6 +354,11 @@ static Expr *whole_table(Expr *attr)
     Matrix *matrix;
     LExpr *lexpr;
     int flag;
+    NumberListBuilder numbers;
+    Vector *vector;
+    VectorListBuilder vectors;
+    DensityArg *density_arg;
+    DensityArgList density_args;
 }
 
 /* The aliases are the names the error messages use. */
@@ -300,6 +387,11 @@ static Expr *whole_table(Expr *attr)
 %type <expr> expr
 %type <idents> state_list
 %type <flag> fixed
+%type <numbers> numbers number_list
+%type <vector> vector
+%type <vectors> vector_list
+%type <density_arg> density_arg
+%type <density_args> density_args density_arg_list
 %type <lexpr> lexpr lterm lunary lpower latom
 
 %initial-action { @$ = (Loc){1, 1, 1, 1}; }
@@ -329,6 +421,7 @@ decls
 
 decl
     : ALPHABET '[' symbols ']' ';'                  { $$ = decl_alphabet(pc->arena, $3.head, @$); }
+    | ALPHABET IDENT '[' NUMBER ']' ';'             { $$ = decl_alphabet_real(pc->arena, $2, $4, @$); }
     | STARTSTATE IDENT ';'                          { $$ = decl_named(pc->arena, DECL_STARTSTATE, $2, NO_IDENT, @$); }
     | ENDSTATE IDENT ';'                            { $$ = decl_named(pc->arena, DECL_ENDSTATE, $2, NO_IDENT, @$); }
     | STATE IDENT ';'                               { $$ = decl_named(pc->arena, DECL_STATE, $2, NO_IDENT, @$); }
@@ -336,6 +429,8 @@ decl
     | EMISSION IDENT '=' '[' list_entries ']' fixed ';'   { $$ = decl_emission(pc->arena, $2, 0, $5.head, $7, @$); }
     | EMISSION IDENT '=' '{' dict_entries '}' fixed ';'   { $$ = decl_emission(pc->arena, $2, 1, $5.head, $7, @$); }
     | EMISSION IDENT '=' '{' error '}' ';'          { $$ = NULL; yyerrok; }
+    | EMISSION IDENT '=' IDENT '(' density_args ')' fixed ';'
+                                                    { $$ = decl_density(pc->arena, $2, $4, $6.head, $8, @$); }
     | IDENT ARROW IDENT weight fixed ';'              { $$ = decl_transition(pc->arena, $1, $3, $4, NO_IDENT, $5, @$); }
     | IDENT ARROW IDENT weight fixed EMITS IDENT fixed ';'
                                                     { $$ = decl_transition(pc->arena, $1, $3, $4, $7, $5 || $8, @$); }
@@ -439,6 +534,43 @@ latom
 number
     : NUMBER
     | '-' NUMBER                { $$ = number_negated(pc->arena, $2, @$); }
+    ;
+
+/* The arguments of a density: gaussian([m1, m2], [v1, v2]) or
+ * gaussian([m1, m2], [[c11, c12], [c21, c22]]), mixture(0.4 g1, 0.6 g2). */
+density_args
+    : %empty                    { $$ = (DensityArgList){0}; }
+    | density_arg_list
+    ;
+
+density_arg_list
+    : density_arg                       { $$ = density_args_add((DensityArgList){0}, $1); }
+    | density_arg_list ',' density_arg  { $$ = density_args_add($1, $3); }
+    ;
+
+density_arg
+    : vector                    { $$ = density_vector(pc->arena, $1, @$); }
+    | '[' vector_list ']'       { $$ = density_matrix(pc->arena, $2, @$); }
+    | prob IDENT                { $$ = density_weighted(pc->arena, $1, $2, @$); }
+    ;
+
+vector_list
+    : vector                    { $$ = vectors_add((VectorListBuilder){0}, $1); }
+    | vector_list ',' vector    { $$ = vectors_add($1, $3); }
+    ;
+
+vector
+    : '[' numbers ']'           { $$ = ast_vector(pc->arena, $2.head, $2.n, @$); }
+    ;
+
+numbers
+    : %empty                    { $$ = (NumberListBuilder){0}; }
+    | number_list
+    ;
+
+number_list
+    : number                    { $$ = numbers_add(pc->arena, (NumberListBuilder){0}, $1); }
+    | number_list ',' number    { $$ = numbers_add(pc->arena, $1, $3); }
     ;
 
 main_block

@@ -94,6 +94,8 @@ typedef struct hmmrt_seq {
     const uint8_t *const *codes; /* codes[a][i]: symbol i as an index into alphabet a */
     int64_t length;
     int64_t index;               /* 0-based position in the input */
+    const double *obs;           /* a real alphabet's observations: length x D values, one
+                                    observation after the other (codes is NULL then) */
 } hmmrt_seq;
 
 /* ---- the model as written, for the sampler ------------------------------- */
@@ -129,6 +131,9 @@ typedef struct hmmrt_model {
     const struct hmmrt_span *move_span;  /* n_moves: the weight's text */
     const struct hmmrt_span *emission_span; /* n_emissions x K: each value's text */
     const char *not_trainable;           /* why the tables above are missing, or NULL */
+    /* A real alphabet's emissions (hmmrt_program.real_dim > 0), one density
+     * per emission in the model's order, for the sampler; NULL otherwise. */
+    const struct hmmrt_densities *densities;
 } hmmrt_model;
 
 /* Bytes [begin, end) of hmmrt_program.source_text; begin -1: not written
@@ -232,6 +237,48 @@ double hmmrt_dense_backward(hmmrt_dense *d, const uint8_t *x, int64_t L, double 
 double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, double *columns,
                            int *best_from, void *bp, int bp_bytes);
 
+/* ---- continuous observations (runtime/gaussian.c) -------------------------- */
+
+/* A gaussian density over vectors of D reals, N(mean, C) with C = L L^T
+ * (Cholesky, computed by hmmc at compile time): ln density(x) = log_norm -
+ * |L^-1 (x - mean)|^2 / 2, log_norm = -D/2 ln(2 pi) - sum ln L_ii. */
+typedef struct hmmrt_gaussian {
+    int diagonal;         /* 1: factor holds D standard deviations (L diagonal) */
+    const double *mean;   /* D */
+    const double *factor; /* diagonal: D; else L, D x D row-major, lower triangular */
+    double log_norm;
+} hmmrt_gaussian;
+
+/* An emission of a real alphabet: a gaussian (one part, log_weights NULL)
+ * or a mixture, sum_k w_k N_k (log_weights: ln w_k, -inf for 0). */
+typedef struct hmmrt_density {
+    int n_parts;
+    const hmmrt_gaussian *const *parts;
+    const double *log_weights;
+} hmmrt_density;
+
+/* The emissions a call reads at each position, in its tables' order. */
+typedef struct hmmrt_densities {
+    int D, n;
+    const hmmrt_density *d;
+} hmmrt_densities;
+
+/* ln of gaussian g at x (D values). */
+double hmmrt_gaussian_log(const hmmrt_gaussian *g, int D, const double *x);
+/* row[t] = ln of density t at x, for each of s->n densities (viterbi). */
+void hmmrt_density_logs(const hmmrt_densities *s, const double *x, double *row);
+/* row[t] = density t at x times 2^-k, for the k returned (the largest near
+ * 1): forward and backward add k to their column's exponent. A density far
+ * below the largest underflows and raises FE_UNDERFLOW, so that the caller
+ * sums again in long double, where hmmrt_density_probs_wide holds it. */
+int64_t hmmrt_density_probs(const hmmrt_densities *s, const double *x, double *row);
+int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long double *row);
+/* Draws an observation x (D values) from density d: a part in proportion
+ * to its weight, then mean + L z with z standard normal; uniform(state)
+ * gives numbers in [0, 1). Returns 0, or -1 when every weight is 0. */
+int hmmrt_density_draw(const hmmrt_density *d, int D, double (*uniform)(void *), void *state,
+                       double *x);
+
 /* ---- a generated program ------------------------------------------------- */
 struct hmmrt_gpu_program;
 typedef struct hmmrt_program {
@@ -252,6 +299,8 @@ typedef struct hmmrt_program {
     int (*score_cpu)(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch);
     /* The GPU side (hmmrt_gpu.h) of a program built for CUDA; NULL for C. */
     const struct hmmrt_gpu_program *gpu;
+    int real_dim;             /* > 0: the models observe vectors of real_dim reals, read
+                                 from text (runtime/real_read.c), scored on the CPU */
 } hmmrt_program;
 
 /* The whole program: parses argv, reads the input, scores, prints; returns the

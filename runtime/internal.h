@@ -176,6 +176,8 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o);
 
 /* ---- score.c: reading, scoring and printing every sequence ----------------- */
 int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o);
+/* ---- real_score.c: the same for real observations (prog->real_dim > 0) ------- */
+int hmmrt_score_real_files(const hmmrt_program *prog, const hmmrt_options *o);
 
 /* ---- timing.c: where the time of a scoring run went (--timing) ------------ */
 double hmmrt_seconds(void); /* a monotonic clock, in seconds */

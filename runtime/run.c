@@ -35,10 +35,17 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_print_version(stdout, prog);
         return finish_stdout();
     }
+    if (prog->real_dim > 0 && (o->train || o->make_db)) {
+        hmmrt_error("%s over real observations (alphabet real[%d]) is not implemented yet",
+                    o->train ? "--train" : "--make-db", prog->real_dim);
+        return HMMRT_EXIT_USAGE;
+    }
     if (o->sample)
         return sample(prog, o);
     if (o->train)
         return hmmrt_train(prog, o);
+    if (prog->real_dim > 0)
+        return hmmrt_score_real_files(prog, o);
     if (o->make_db)
         return hmmrt_make_db(prog, o);
     return hmmrt_score_files(prog, o);

@@ -68,6 +68,8 @@ typedef struct sampler {
     int *by_state;        /* indexes into model->moves, grouped by the state they leave */
     rng rng;
     hmmrt_buf residues, path;
+    int real_dim;         /* > 0: observations of real_dim reals, one line each in residues */
+    int64_t emitted;      /* symbols or observations drawn so far */
 } sampler;
 
 static int usable_weight(double w)
@@ -172,6 +174,31 @@ static int no_move_error(const sampler *s, int state, int64_t emitted, int64_t l
     return HMMRT_EXIT_INPUT;
 }
 
+static double uniform_of(void *g)
+{
+    return rng_uniform(g);
+}
+
+/* A real observation from the move's density, as a line of the text form
+ * (17 significant digits: read back, it is the same double). */
+static int draw_observation(sampler *s, const hmmrt_model_move *mv)
+{
+    double x[s->real_dim];
+    if (hmmrt_density_draw(&s->model->densities->d[mv->emission], s->real_dim, uniform_of,
+                           &s->rng, x) != 0) {
+        hmmrt_error("sampling model %s: the move %s -> %s emits from a mixture whose weights "
+                    "are all 0", s->model->name, state_name(s, mv->from), state_name(s, mv->to));
+        return HMMRT_EXIT_INPUT;
+    }
+    for (int i = 0; i < s->real_dim; i++) {
+        char v[32];
+        snprintf(v, sizeof v, "%s%.17g", i ? " " : "", x[i]);
+        hmmrt_buf_puts(&s->residues, v);
+    }
+    hmmrt_buf_putc(&s->residues, '\n');
+    return 0;
+}
+
 /* Takes move j: its state joins the path, its emission (if any) a symbol. */
 static int take_move(sampler *s, int j, int with_path, int *silent_run)
 {
@@ -186,6 +213,9 @@ static int take_move(sampler *s, int j, int with_path, int *silent_run)
         return HMMRT_EXIT_INPUT;
     }
     *silent_run = 0;
+    s->emitted++;
+    if (s->real_dim)
+        return draw_observation(s, mv);
     int symbol = draw_symbol(s, mv->emission);
     if (symbol < 0) {
         hmmrt_error("sampling model %s: the move %s -> %s emits from a row of weights that "
@@ -202,10 +232,11 @@ static int draw_sequence(sampler *s, int64_t length, int with_path)
     const hmmrt_model *m = s->model;
     hmmrt_buf_reset(&s->residues);
     hmmrt_buf_reset(&s->path);
+    s->emitted = 0;
     int state = m->start, silent_run = 0;
     add_to_path(s, state, with_path);
     for (;;) {
-        int64_t emitted = (int64_t)s->residues.len;
+        int64_t emitted = s->emitted;
         if (length > 0 ? emitted == length : state == m->end)
             return 0;
         int j = pick_move(s, state, length > 0);
@@ -218,7 +249,7 @@ static int draw_sequence(sampler *s, int64_t length, int with_path)
             hmmrt_error("out of memory while sampling model %s", m->name);
             return HMMRT_EXIT_INTERNAL;
         }
-        if (length == 0 && s->residues.len > MAX_SYMBOLS_UNTIL_END) {
+        if (length == 0 && s->emitted > MAX_SYMBOLS_UNTIL_END) {
             hmmrt_error("sampling model %s: the end state was not reached after %d symbols: "
                         "pass --length L to draw sequences of L symbols",
                         m->name, MAX_SYMBOLS_UNTIL_END);
@@ -234,6 +265,11 @@ static void write_record(const sampler *s, long number, int with_path, FILE *out
     if (with_path)
         fprintf(out, " path=%s", s->path.len ? s->path.data : "");
     fputc('\n', out);
+    if (s->real_dim) { /* one observation a line already */
+        if (s->residues.len)
+            fwrite(s->residues.data, 1, s->residues.len, out);
+        return;
+    }
     for (size_t at = 0; at < s->residues.len; at += RESIDUES_PER_LINE) {
         size_t n = s->residues.len - at;
         fwrite(s->residues.data + at, 1, n < RESIDUES_PER_LINE ? n : RESIDUES_PER_LINE, out);
@@ -294,6 +330,7 @@ int hmmrt_sample(const hmmrt_program *prog, int model, long n, int64_t length, u
     }
     s.alphabet = prog->alphabets[s.model->alphabet];
     s.n_symbols = (int)strlen(s.alphabet);
+    s.real_dim = s.model->densities ? prog->real_dim : 0;
     rng_seed(&s.rng, seed);
     if (index_moves(&s) != 0) {
         hmmrt_error("out of memory while sampling model %s", s.model->name);

@@ -8,6 +8,11 @@
 static const char *cpu_only_reason(const Program *p)
 {
     for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].model->real_dim)
+            return arena_printf(p->arena, "%s observes real vectors (alphabet real[%d]), scored "
+                                "on the CPU for now", p->calls[c].label,
+                                p->calls[c].model->real_dim);
+    for (int c = 0; c < p->n_calls; c++)
         if (p->calls[c].model->n_length_weights)
             return arena_printf(p->arena, "%s has length-dependent weights, computed per "
                                 "sequence on the CPU path (the GPU kernels take fixed weights)",

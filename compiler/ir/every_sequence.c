@@ -68,14 +68,21 @@ static int *fewest_emissions(Arena *a, const Graph *silent, const Graph *emittin
 int ir_every_sequence_from(Arena *a, const IrModel *m)
 {
     int K = m->K;
-    if (K <= 0 || m->n_states <= 0 || m->n_moves > MOST_MOVES)
+    if ((K <= 0 && !m->real_dim) || m->n_states <= 0 || m->n_moves > MOST_MOVES)
         return -1;
     unsigned char *universal = ARENA_ARRAY(a, unsigned char, m->n_emissions ? m->n_emissions : 1);
     for (int e = 0; e < m->n_emissions; e++) {
+        const IrEmission *em = &m->emissions[e];
         universal[e] = 1;
         for (int s = 0; s < K; s++)
-            if (!(m->emissions[e].logp[s] > -INFINITY))
+            if (!(em->logp[s] > -INFINITY))
                 universal[e] = 0;
+        /* a density is above 0 everywhere; a mixture if a weight is above 0 */
+        if (em->kind == EMISSION_MIXTURE) {
+            universal[e] = 0;
+            for (int k = 0; k < em->n_parts; k++)
+                universal[e] |= em->log_weights[k] > -INFINITY;
+        }
     }
     /* the moves a path may take: silent, or emitting from a universal table */
     char *silent = ARENA_ARRAY(a, char, m->n_moves ? m->n_moves : 1);

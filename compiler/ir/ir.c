@@ -177,9 +177,38 @@ static void dump_weight(FILE *out, double lw)
         fprintf(out, "%.9g", lw);
 }
 
+/* A density emission: gaussian(mean; factor; log_norm) or mixture(w name, ...). */
+static void dump_density(const IrModel *m, const IrEmission *em, FILE *out, const char *indent)
+{
+    int D = m->real_dim;
+    fprintf(out, "%s  emission %s ", indent, em->name);
+    if (em->kind == EMISSION_MIXTURE) {
+        fprintf(out, "mixture(");
+        for (int k = 0; k < em->n_parts; k++) {
+            fprintf(out, "%s", k ? ", " : "");
+            dump_weight(out, em->log_weights[k]);
+            fprintf(out, " %s", m->emissions[em->parts[k]].name);
+        }
+        fprintf(out, ")\n");
+        return;
+    }
+    fprintf(out, "gaussian(mean");
+    for (int i = 0; i < D; i++)
+        fprintf(out, " %.9g", em->mean[i]);
+    fprintf(out, "; %s", em->diagonal ? "sd" : "cholesky");
+    int n = em->diagonal ? D : D * D;
+    for (int i = 0; i < n; i++)
+        if (em->diagonal || i % D <= i / D)
+            fprintf(out, " %.9g", em->factor[i]);
+    fprintf(out, "; log-norm %.9g)\n", em->log_norm);
+}
+
 static void dump_model(const IrModel *m, FILE *out, const char *indent)
 {
-    fprintf(out, "%smodel %s: alphabet \"%s\" (K=%d)\n", indent, m->name, m->symbols, m->K);
+    if (m->real_dim > 0)
+        fprintf(out, "%smodel %s: alphabet real[%d]\n", indent, m->name, m->real_dim);
+    else
+        fprintf(out, "%smodel %s: alphabet \"%s\" (K=%d)\n", indent, m->name, m->symbols, m->K);
     for (int s = 0; s < m->n_states; s++) {
         const IrState *st = &m->states[s];
         fprintf(out, "%s  state %d %s %s", indent, s, st->name, kind_name(st->kind));
@@ -194,6 +223,10 @@ static void dump_model(const IrModel *m, FILE *out, const char *indent)
         fprintf(out, "\n");
     }
     for (int e = 0; e < m->n_emissions; e++) {
+        if (m->emissions[e].kind != EMISSION_TABLE) {
+            dump_density(m, &m->emissions[e], out, indent);
+            continue;
+        }
         fprintf(out, "%s  emission %s [", indent, m->emissions[e].name);
         for (int k = 0; k < m->K; k++) {
             if (k)

@@ -36,10 +36,29 @@ typedef struct IrState {
                      never printed in a traceback or a table */
 } IrState;
 
+typedef enum EmissionKind {
+    EMISSION_TABLE,    /* one value per symbol (logp) */
+    EMISSION_GAUSSIAN, /* a density over real vectors (alphabet real[D]) */
+    EMISSION_MIXTURE   /* a weighted sum of gaussians of the same model */
+} EmissionKind;
+
 typedef struct IrEmission {
     const char *name;
     Loc loc;
-    double *logp; /* K natural logs, -inf for 0 */
+    double *logp; /* EMISSION_TABLE: K natural logs, -inf for 0 */
+    EmissionKind kind;
+    /* EMISSION_GAUSSIAN: N(mean, C) with C = L L^T (Cholesky, computed by sema
+     * in double). diagonal: factor holds the D standard deviations; else L,
+     * D x D row-major, lower triangular. log_norm is -D/2 ln(2 pi) - sum ln L_ii,
+     * so that ln density(x) = log_norm - |L^-1 (x - mean)|^2 / 2. */
+    int diagonal;
+    double *mean, *factor;
+    double log_norm;
+    /* EMISSION_MIXTURE: n_parts gaussians (indexes of this model's emissions)
+     * with the natural logs of their weights (-inf for 0). */
+    int n_parts;
+    int *parts;
+    double *log_weights;
 } IrEmission;
 
 /* A move from one state to another. A source transition is one move; a move
@@ -94,7 +113,9 @@ typedef struct IrModel {
     const char *name;
     Loc loc;
     const char *symbols; /* the alphabet, one character a symbol, in order */
-    int K;               /* alphabet size */
+    int K;               /* alphabet size (0 for a real alphabet) */
+    int real_dim;        /* > 0: `alphabet real[D]`, each observation D reals, every
+                            emission a density (EMISSION_GAUSSIAN, EMISSION_MIXTURE) */
     int n_states;
     IrState *states;     /* in declaration order; indexes are stable across passes */
     int start, end;

@@ -41,6 +41,8 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
         const char *not_dense = NULL;
         if (call->storage == STORE_WHOLE_TABLE)
             not_dense = "whole tables are asked for";
+        else if (m->real_dim)
+            not_dense = "its observations are real vectors (not in the dense shape yet)";
         plan->float_underflow = call->alg != ALG_VITERBI ? ir_float_underflow(m) : 0;
         plan->float_overflow = call->alg != ALG_VITERBI ? ir_float_overflow(m) : 0;
         plan->long_double_only = call->alg != ALG_VITERBI && ir_outside_double(m);

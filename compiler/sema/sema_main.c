@@ -54,6 +54,40 @@ static int find_or_add_call(MainScope *sc, Algorithm alg, int model, Loc loc)
 
 static Value eval(MainScope *sc, const Expr *e);
 
+/* What a model observes, for messages: "symbols" or "vectors of D reals". */
+static const char *observes(MainScope *sc, const IrModel *m)
+{
+    return m->real_dim ? arena_printf(sc->arena, "vectors of %d real%s", m->real_dim,
+                                      m->real_dim == 1 ? "" : "s")
+                       : "symbols";
+}
+
+/* Real observations (alphabet real[D]): what this slice of hmmc runs over
+ * them, and one kind of input a program. 0 after an error. */
+static int real_input_fits(MainScope *sc, Algorithm alg, int model, const Expr *e)
+{
+    const Program *p = sc->p;
+    const IrModel *m = &p->models[model];
+    if (m->real_dim && alg == ALG_POSTERIOR) {
+        diag_error(sc->diag, e->ident.loc, "posterior over real observations is not "
+                   "implemented yet (model '%s' has alphabet real[%d]): use forward, backward "
+                   "or viterbi (its .segments give the runs of the best path)", m->name,
+                   m->real_dim);
+        return 0;
+    }
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrModel *other = &p->models[p->calls[c].model_index];
+        if (other->real_dim != m->real_dim) {
+            diag_error(sc->diag, e->loc, "model '%s' observes %s but model '%s', which main "
+                       "runs too, observes %s: a program reads one kind of input", m->name,
+                       observes(sc, m), other->name, observes(sc, other));
+            diag_note(sc->diag, p->calls[c].loc, "'%s' is run here", other->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static Value eval_call(MainScope *sc, const Expr *e)
 {
     Value err = {VAL_ERROR, 0, 0};
@@ -83,6 +117,8 @@ static Value eval_call(MainScope *sc, const Expr *e)
                   m->name);
         return err;
     }
+    if (!real_input_fits(sc, (Algorithm)alg, arg.index, e))
+        return err;
     Value v = {VAL_TABLE, find_or_add_call(sc, (Algorithm)alg, arg.index, e->loc), 0};
     return v;
 }

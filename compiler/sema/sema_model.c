@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sema/sema_density.h"
 #include "syntax/matrix.h"
 #include "syntax/number.h"
 #include "support/symtab.h"
@@ -26,6 +27,7 @@ typedef struct ModelScope {
     int stamp;
     const Decl *alphabet, *start, *end;
     int alphabet_broken;  /* an alphabet error (or none, or empty): emissions are not measured against it */
+    int real_alphabet;    /* `alphabet real[D];` (m->real_dim is 0 after an error in it) */
     Symtab written;       /* every symbol the alphabet lists, even those in error */
     Symtab length_texts;  /* C text of each length weight -> its index (sema_length.c) */
     IrModel *m;
@@ -51,6 +53,12 @@ static void check_alphabet(ModelScope *sc, const Decl *d)
 {
     if (!once(sc, &sc->alphabet, d, "alphabet"))
         return;
+    if (d->is_real) {
+        sc->real_alphabet = 1;
+        sc->m->real_dim = sema_real_dim(sc->diag, d);
+        sc->alphabet_broken = sc->m->real_dim == 0;
+        return;
+    }
     int k = 0, errors_before = sc->diag->errors;
     for (const SymbolList *s = d->symbols; s; s = s->next)
         k++;
@@ -158,7 +166,22 @@ static void check_emission_values(ModelScope *sc, int index)
     const Decl *d = sc->emission_decl[index];
     IrEmission *e = &sc->m->emissions[index];
     int K = sc->m->K, errors_before = sc->diag->errors;
+    if (sc->real_alphabet) {
+        if (sc->m->real_dim > 0)
+            sema_density(sc->arena, sc->diag, sc->m, index, sc->emission_decl, &sc->emissions,
+                         sc->emission_used);
+        else
+            e->logp = ARENA_ARRAY(sc->arena, double, 1);
+        return;
+    }
     e->logp = ARENA_ARRAY(sc->arena, double, K ? K : 1);
+    if (d->kind_word.name) {
+        e->logp[0] = -INFINITY;
+        diag_error(sc->diag, d->kind_word.loc, "emission '%s' is a density (%s), but the "
+                   "alphabet of model '%s' is of symbols: densities need `alphabet real[D];`",
+                   d->name.name, d->kind_word.name, sc->ast->name.name);
+        return;
+    }
     if (!d->is_dict) {
         int n = 0;
         for (const EmissionEntry *x = d->entries; x; x = x->next)

@@ -71,6 +71,30 @@ IdentList *ast_ident(Arena *a, Ident id)
     return l;
 }
 
+NumberList *ast_number(Arena *a, Number n)
+{
+    NumberList *l = ARENA_NEW(a, NumberList);
+    l->num = n;
+    return l;
+}
+
+Vector *ast_vector(Arena *a, NumberList *values, int n, Loc loc)
+{
+    Vector *v = ARENA_NEW(a, Vector);
+    v->values = values;
+    v->n = n;
+    v->loc = loc;
+    return v;
+}
+
+DensityArg *ast_density_arg(Arena *a, DensityArgKind kind, Loc loc)
+{
+    DensityArg *d = ARENA_NEW(a, DensityArg);
+    d->kind = kind;
+    d->loc = loc;
+    return d;
+}
+
 /* ---- ast_dump ---- */
 
 static void indent(FILE *out, int depth)
@@ -114,6 +138,11 @@ static void print_emits(FILE *out, const Ident *emits)
 
 static void dump_alphabet(const Decl *d, FILE *out, int depth)
 {
+    if (d->is_real) {
+        fprintf(out, "alphabet %s[%s]", d->kind_word.name, d->real_dim.text);
+        print_loc(out, d->loc);
+        return;
+    }
     fputs("alphabet", out);
     print_loc(out, d->loc);
     for (const SymbolList *s = d->symbols; s; s = s->next) {
@@ -124,8 +153,40 @@ static void dump_alphabet(const Decl *d, FILE *out, int depth)
     }
 }
 
+static void dump_vector(const Vector *v, FILE *out)
+{
+    fputc('[', out);
+    for (const NumberList *n = v->values; n; n = n->next)
+        fprintf(out, "%s%s", n == v->values ? "" : ", ", n->num.text);
+    fputc(']', out);
+}
+
+/* A density emission: its kind, then one line per argument. */
+static void dump_density(const Decl *d, FILE *out, int depth)
+{
+    fprintf(out, "emission %s %s%s", d->name.name, d->kind_word.name, d->fixed ? " fixed" : "");
+    print_loc(out, d->loc);
+    for (const DensityArg *a = d->args; a; a = a->next) {
+        indent(out, depth + 1);
+        if (a->kind == DARG_WEIGHTED) {
+            fputs("component ", out);
+            print_prob(out, &a->weight);
+            fprintf(out, " %s", a->name.name);
+        } else {
+            fputs(a->kind == DARG_VECTOR ? "vector " : "matrix ", out);
+            for (const Vector *v = a->rows; v; v = v->next)
+                dump_vector(v, out);
+        }
+        print_loc(out, a->loc);
+    }
+}
+
 static void dump_emission(const Decl *d, FILE *out, int depth)
 {
+    if (d->kind_word.name) {
+        dump_density(d, out, depth);
+        return;
+    }
     fprintf(out, "emission %s %s%s", d->name.name, d->is_dict ? "dict" : "list",
             d->fixed ? " fixed" : "");
     print_loc(out, d->loc);

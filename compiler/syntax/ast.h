@@ -90,6 +90,38 @@ typedef struct Matrix {
     const char *source; /* the source text the offsets of rows count into */
 } Matrix;
 
+/* Continuous observations (`alphabet real[D];`): an emission may be a density,
+ * `gaussian(MEAN, VAR)` or `mixture(w1 E1, ...)`, whose arguments are vectors
+ * `[a, b]`, matrices `[[a, b], [c, d]]` or weighted names `0.4 g1`. */
+typedef struct NumberList {
+    Number num;
+    struct NumberList *next;
+} NumberList;
+
+/* One vector as written: its numbers and their count. */
+typedef struct Vector {
+    NumberList *values;
+    int n;
+    Loc loc; /* from '[' to ']' */
+    struct Vector *next; /* the next row of a matrix */
+} Vector;
+
+typedef enum DensityArgKind {
+    DARG_VECTOR,  /* [a, b, ...] */
+    DARG_MATRIX,  /* [[a, b], [c, d]]: rows */
+    DARG_WEIGHTED /* WEIGHT NAME (mixture components) */
+} DensityArgKind;
+
+typedef struct DensityArg {
+    DensityArgKind kind;
+    Loc loc;
+    Vector *rows;  /* DARG_VECTOR: one; DARG_MATRIX: each row */
+    int n_rows;
+    Prob weight;   /* DARG_WEIGHTED */
+    Ident name;    /* DARG_WEIGHTED */
+    struct DensityArg *next;
+} DensityArg;
+
 typedef enum DeclKind {
     DECL_ALPHABET,   /* alphabet [a, b, ...]; */
     DECL_STARTSTATE, /* startstate S; */
@@ -106,6 +138,12 @@ typedef struct Decl {
     Ident name;               /* state, start, end or emission name */
     Ident emits;              /* emission named by 'emits'; name NULL if none */
     SymbolList *symbols;      /* DECL_ALPHABET */
+    int is_real;              /* DECL_ALPHABET: `alphabet real[D];` (then `kind_word` is
+                                 `real` as written and real_dim is D) */
+    Ident kind_word;          /* DECL_ALPHABET: the word before '['; DECL_EMISSION: the
+                                 density's kind (`gaussian`, `mixture`), name NULL for a table */
+    Number real_dim;          /* DECL_ALPHABET with is_real */
+    DensityArg *args;         /* DECL_EMISSION of a density: its arguments in order */
     int is_dict;              /* DECL_EMISSION: 1 for the { a: p } form */
     EmissionEntry *entries;   /* DECL_EMISSION */
     Ident from, to;           /* DECL_TRANSITION */
@@ -179,6 +217,9 @@ MainBlock *ast_main(Arena *a, Stmt *stmts, Loc loc);
 EmissionEntry *ast_entry(Arena *a, Symbol sym, Prob p);
 SymbolList *ast_symbol(Arena *a, Symbol sym);
 IdentList *ast_ident(Arena *a, Ident id);
+NumberList *ast_number(Arena *a, Number n);
+Vector *ast_vector(Arena *a, NumberList *values, int n, Loc loc);
+DensityArg *ast_density_arg(Arena *a, DensityArgKind kind, Loc loc);
 
 /* The place of value `column` of row `row` of a matrix (found by reading
  * the row again), or the row's place when the row is shorter. */

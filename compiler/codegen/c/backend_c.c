@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "codegen/backend_dense.h"
+#include "codegen/c/backend_c_density.h"
 #include "codegen/c/backend_c_table.h"
 #include "codegen/c/c_plan.h"
 #include "codegen/c/backend_c_train.h"
@@ -161,11 +162,48 @@ static void write_columns(CallWriter *w, const char *type)
     emit_line(w->e, "%s *prev = column0, *cur = column1;", type);
 }
 
+/* The type of the observations a call's functions read. */
+static const char *x_type(const CallWriter *w)
+{
+    return w->m->real_dim ? "const double *" : "const uint8_t *";
+}
+
+/* What a position reads of a real observation: its densities, as logs
+ * (viterbi: less the previous column's best) or as probabilities times
+ * 2^-k, k added to the column's exponent (forward, backward). */
+static void write_position_densities(CallWriter *w, const char *rows)
+{
+    int *table_of, *emission_of;
+    int n = dp_emission_tables(w->p->arena, w->m, &table_of, &emission_of);
+    const char *densities = name_of(w, "densities");
+    const char *at = arena_printf(w->p->arena, "x + (size_t)i * %d", w->m->real_dim);
+    if (rows == w->dp.log_table && w->position == &position_table) {
+        emit_line(w->e, "double row[%d]; /* ln of the densities at observation i */", n ? n : 1);
+        emit_line(w->e, "hmmrt_density_logs(&%s, %s, row);", densities, at);
+        return;
+    }
+    if (rows == w->dp.log_table) {
+        emit_line(w->e, "double row[%d]; /* ln of the densities at observation i, less the "
+                        "previous column's best */", n ? n : 1);
+        emit_line(w->e, "hmmrt_density_logs(&%s, %s, row);", densities, at);
+        emit_line(w->e, "for (int t = 0; t < %d; t++)", n);
+        emit_line(w->e, "    row[t] -= top;");
+        return;
+    }
+    int wide = strcmp(w->dp.value_type, "long double") == 0;
+    emit_line(w->e, "%s row[%d]; /* the densities at observation i, times 2^-k */",
+              wide ? "long double" : "double", n ? n : 1);
+    emit_line(w->e, "*scale += hmmrt_density_probs%s(&%s, %s, row); /* + k */",
+              wide ? "_wide" : "", densities, at);
+}
+
 /* What a position reads of its symbol: the straight-line code the row of
  * its emission values, the table shape the symbol itself. */
 static void write_position_symbol(CallWriter *w, const char *rows)
 {
-    if (w->position == &position_table) {
+    if (w->m->real_dim) {
+        write_position_densities(w, rows);
+    } else if (w->position == &position_table) {
         emit_line(w->e, "const int c = x[i];");
     } else if (rows == w->dp.log_table) {
         int *table_of, *emission_of;
@@ -200,9 +238,9 @@ static void write_sum(CallWriter *w, int backward, const SumPrecision *p)
         emit_comment(w->e, "ln of the forward score in %s; column values are probabilities times "
                            "2^-*scale. table, when not NULL, receives every column in logs.",
                      p->type);
-    emit_open(w->e, "static double %s%s(const uint8_t *x, int64_t L, %s *columns, "
+    emit_open(w->e, "static double %s%s(%sx, int64_t L, %s *columns, "
                     "double *table, int64_t *scale)", name_of(w, backward ? "backward" : "forward"),
-              p->suffix, p->type);
+              p->suffix, x_type(w), p->type);
     w->dp.value_type = p->type;
     write_columns(w, p->type);
     dp_length_weights(&w->dp, 0);
@@ -265,8 +303,8 @@ static void write_viterbi(CallWriter *w)
                        "offsets are summed with their rounding errors kept (Neumaier): over "
                        "10^7 positions a plain running sum drifted by 7e-4.", bytes,
                  bytes == 1 ? "" : "s");
-    emit_open(w->e, "static double %s(const uint8_t *x, int64_t L, double *columns, "
-                    "double *table, %s *bp_table)", name_of(w, "viterbi"), type);
+    emit_open(w->e, "static double %s(%sx, int64_t L, double *columns, "
+                    "double *table, %s *bp_table)", name_of(w, "viterbi"), x_type(w), type);
     write_columns(w, "double");
     dp_length_weights(&w->dp, 1);
     if (w->position == &position_table)
@@ -477,7 +515,11 @@ static void write_run(CallWriter *w)
     int bp_bytes = call->plan.bp_bytes;
     emit_open(w->e, "static int %s(const hmmrt_seq *seq, hmmrt_value *values, "
                     "hmmrt_scratch *scratch)", name_of(w, "run"));
-    emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->layout->calls[w->index].alphabet);
+    if (m->real_dim)
+        emit_line(w->e, "const double *x = seq->obs; /* L observations of %d reals */",
+                  m->real_dim);
+    else
+        emit_line(w->e, "const uint8_t *x = seq->codes[%d];", w->layout->calls[w->index].alphabet);
     emit_line(w->e, "const int64_t L = seq->length;");
     if (want_table || bp_bytes)
         emit_line(w->e, "const size_t cells = (size_t)(L + 1) * %d;", n);
@@ -630,9 +672,11 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
         write_run(&w);
         return;
     }
+    if (w.m->real_dim)
+        c_write_call_densities(e, p, call, plans->layout->calls[index].prefix);
     if (table_shape)
         c_table_write_tables(&w.dp, call, plans->layout, index);
-    else
+    else if (!w.m->real_dim)
         write_emission_tables(&w);
     if (call->plan.bp_bytes)
         write_paths(&w);
@@ -703,7 +747,18 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         for (int k = 0; k < m->K; k++)
             fprintf(o, "%s%s", em || k ? ", " : "", emit_double(num, exp(m->emissions[em].logp[k])));
     fprintf(o, "%s};\n", m->n_emissions && m->K ? "" : "0.0");
+    if (m->real_dim)
+        c_write_model_densities(e, p, model_index);
     c_write_training_tables(e, p, model_index, index);
+}
+
+/* ".real_dim = D" for a program over real observations, else "". */
+static const char *real_dim_field(const Program *p)
+{
+    for (int c = 0; c < p->n_calls; c++)
+        if (p->calls[c].model->real_dim)
+            return arena_printf(p->arena, " .real_dim = %d,", p->calls[c].model->real_dim);
+    return "";
 }
 
 static void write_program(Emitter *e, const Program *p, const Plans *plans, const char *name,
@@ -783,8 +838,10 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
                     layout_name(layout, dense, "dense"), i, c_training_fields(p, order[i], i));
         else
             fprintf(o, "     .n_moves = %d, .moves = m%d_moves, .n_emissions = %d, .emissions = "
-                       "m%d_emissions%s},\n", m->n_moves, i, m->n_emissions, i,
-                    c_training_fields(p, order[i], i));
+                       "m%d_emissions%s%s},\n", m->n_moves, i, m->n_emissions, i,
+                    c_training_fields(p, order[i], i),
+                    m->real_dim ? arena_printf(p->arena, ", .densities = &r%d_densities",
+                                               order[i]) : "");
     }
     fprintf(o, "};\n");
     if (gpu)
@@ -795,9 +852,9 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
-            gpu ? "&gpu_program" : "NULL");
+            gpu ? "&gpu_program" : "NULL", real_dim_field(p));
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
@@ -822,6 +879,9 @@ int backend_c_write(const Program *p, const Plans *plans, FILE *out, const char 
         emit_blank(&e);
         dense_write_incbin_macro(&e);
     }
+    for (int i = 0; i < plans->layout->n_used; i++)
+        if (p->models[plans->layout->used_models[i]].real_dim)
+            c_write_model_gaussians(&e, p, plans->layout->used_models[i]);
     for (int c = 0; c < p->n_calls; c++)
         write_call(&e, p, plans, c, data_prefix);
     write_program(&e, p, plans, name, data_prefix);

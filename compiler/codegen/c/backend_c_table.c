@@ -274,6 +274,8 @@ static void write_emissions(TableWriter *t)
     int *emission_of, logs = t->call->alg == ALG_VITERBI;
     char num[64];
     t->n_tables = dp_emission_tables(t->dp->arena, m, &t->table_of, &emission_of);
+    if (m->real_dim) /* each position's row is computed (backend_c.c): no table */
+        return;
     fprintf(t->out, "static const %s %semit[%d][%d] = {\n",
             t->dp->wide_tables ? "long double" : "double", t->prefix, m->K,
             t->n_tables ? t->n_tables : 1);
@@ -354,6 +356,13 @@ static void table_column_sum(DpWriter *w, const char *target)
     emit_line(w->e, "    %s += cur[%slive[r]];", name, w->tables);
 }
 
+/* Where a position's emission values are: the row of its symbol, or for
+ * real observations the row of densities backend_c.c computes. */
+static const char *emission_row(const DpWriter *w)
+{
+    return w->m->real_dim ? "row" : arena_printf(w->arena, "%semit[c]", w->tables);
+}
+
 /* The type of the emission tables: long double where the call's values lie
  * outside double's range (the straight-line code's long_double_only). */
 static const char *emission_type(const DpWriter *w)
@@ -366,7 +375,8 @@ static void table_forward_emitting(DpWriter *w)
 {
     const char *t = w->tables;
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
-    emit_line(w->e, "const %s *emission = %semit[c];", emission_type(w), t);
+    emit_line(w->e, "const %s *emission = %s;", w->m->real_dim ? w->value_type : emission_type(w),
+              emission_row(w));
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_open(w->e, "for (int g = %sem_row[r]; g < %sem_row[r + 1]; g++)", t, t);
@@ -399,7 +409,8 @@ static void table_backward_emitting(DpWriter *w)
 {
     const char *t = w->tables;
     emit_open(w->e, "/* the emitting moves, as the tables list them */");
-    emit_line(w->e, "const %s *emission = %semit[c];", emission_type(w), t);
+    emit_line(w->e, "const %s *emission = %s;", w->m->real_dim ? w->value_type : emission_type(w),
+              emission_row(w));
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "%s value = 0.0;", w->value_type);
     emit_line(w->e, "for (int k = %sem_row[r]; k < %sem_row[r + 1]; k++)", t, t);
@@ -434,7 +445,7 @@ static void table_viterbi_emitting(DpWriter *w)
     emit_line(w->e, "double emission[%d]; /* less the previous column's best (backend_c.c) */",
               n ? n : 1);
     emit_line(w->e, "for (int t = 0; t < %d; t++)", n);
-    emit_line(w->e, "    emission[t] = %semit[c][t] - top;", t);
+    emit_line(w->e, "    emission[t] = %s[t] - top;", emission_row(w));
     emit_open(w->e, "for (int r = 0; r < %d; r++)", n_live(w->m));
     emit_line(w->e, "const int q = %slive[r];", t);
     emit_line(w->e, "double best = -INFINITY;");

@@ -144,6 +144,8 @@ static const char *not_trainable(const Program *p, int model_index)
     if (!source_text_of(p))
         return "the program does not carry its source (a file made by hmmc --import-hmmer: "
                "training keeps HMMER's scores as they are)";
+    if (m->real_dim)
+        return "training gaussians is not implemented yet (alphabet real[D])";
     if (m->n_length_weights)
         return "some of its weights depend on the sequence length (written (EXPR) of L), which "
                "training does not fit";

@@ -132,6 +132,14 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
             plan_posterior(p, call, plan, verbose);
             continue;
         }
+        if (m->real_dim) { /* densities: the C path only, for now (layout.c says why) */
+            plan->real = 1;
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: none, the program scores on the CPU: its "
+                        "observations are real vectors (alphabet real[%d])\n", call->label,
+                        m->real_dim);
+            continue;
+        }
         if (m->n_length_weights) { /* computed per sequence: the C path's code */
             plan->length_cpu = 1;
             if (verbose)
@@ -175,6 +183,10 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 
 void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
+    if (plan->real) {
+        fprintf(out, "  gpu-plan cpu (real observations run on the CPU for now)\n");
+        return;
+    }
     if (plan->posterior) {
         fprintf(out, "  gpu-plan %s\n", plan->fb_kernel ? "fb-kernel" : "cpu-engine");
         return;
@@ -322,7 +334,7 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plans[c].length_cpu)
+            plans[c].length_cpu || plans[c].real) /* no kernel (backend_cuda.c) */
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);

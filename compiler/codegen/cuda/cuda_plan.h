@@ -44,6 +44,8 @@ typedef struct GpuPlan {
      * libhmmrt's CPU engine (fb_kernel 0, fb_why says why). */
     int posterior, fb_kernel;
     const char *fb_why;
+    int real;               /* a call over real observations (alphabet real[D]): no kernel,
+                               the program scores on its CPU path for now */
     int length_cpu;         /* a call whose weights depend on the sequence length: no kernel,
                                the program scores on its CPU path (layout's cpu_only) */
 } GpuPlan;
