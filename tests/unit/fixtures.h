@@ -1,10 +1,50 @@
-/* fixtures.h: what several unit tests share: the casino model's source, and
- * finding the one move between two states of an IR model (cmocka must be
- * included first). */
+/* fixtures.h: what several unit tests share: a source compiled with its
+ * messages kept in memory, the casino model's source, and finding the one
+ * move between two states of an IR model (cmocka must be included first). */
 #ifndef HMMC_TEST_FIXTURES_H
 #define HMMC_TEST_FIXTURES_H
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "ir/ir.h"
+#include "sema/sema.h"
+#include "syntax/parse.h"
+
+/* A test source taken through the parser (and sema), its messages in memory. */
+typedef struct TestSource {
+    Arena arena;
+    Diag diag;
+    FILE *stream;
+    char *messages;
+    size_t size;
+    File *file;
+    Program *program; /* NULL without run_sema, or after a syntax error */
+} TestSource;
+
+/* Parses src (len bytes) as t.hmm and, with run_sema and no syntax error,
+ * checks it. */
+static inline void test_source_compile(TestSource *c, const char *src, size_t len, int run_sema)
+{
+    arena_init(&c->arena);
+    c->messages = NULL;
+    c->size = 0;
+    c->stream = open_memstream(&c->messages, &c->size);
+    assert_non_null(c->stream);
+    diag_init(&c->diag, "t.hmm", src, len, c->stream);
+    c->file = parse_source(&c->arena, &c->diag, "t.hmm", src, len);
+    c->program = NULL;
+    if (run_sema && c->diag.errors == 0)
+        c->program = sema(&c->arena, c->file, &c->diag);
+    fflush(c->stream);
+}
+
+static inline void test_source_free(TestSource *c)
+{
+    fclose(c->stream);
+    free(c->messages);
+    arena_free(&c->arena);
+}
 
 /* The occasionally dishonest casino, as in the README, without a main. */
 #define CASINO_MODEL_SOURCE                                           \

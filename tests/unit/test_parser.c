@@ -14,25 +14,11 @@
 #include "syntax/parse.h"
 
 /* One parse of a test string, with its diagnostics kept in memory. */
-typedef struct Parsed {
-    Arena arena;
-    Diag diag;
-    FILE *stream;
-    char *messages;
-    size_t size;
-    File *file;
-} Parsed;
+typedef TestSource Parsed;
 
 static void parse_bytes(Parsed *p, const char *src, size_t len)
 {
-    arena_init(&p->arena);
-    p->messages = NULL;
-    p->size = 0;
-    p->stream = open_memstream(&p->messages, &p->size);
-    assert_non_null(p->stream);
-    diag_init(&p->diag, "t.hmm", src, len, p->stream);
-    p->file = parse_source(&p->arena, &p->diag, "t.hmm", src, len);
-    fflush(p->stream);
+    test_source_compile(p, src, len, 0);
     assert_non_null(p->file);
 }
 
@@ -43,9 +29,7 @@ static void parse(Parsed *p, const char *src)
 
 static void parsed_free(Parsed *p)
 {
-    fclose(p->stream);
-    free(p->messages);
-    arena_free(&p->arena);
+    test_source_free(p);
 }
 
 /* Parses src, which must hold no error, into p. */

@@ -22,37 +22,17 @@
 #include "hmmrt.h"
 #include "real_read.h"
 
-typedef struct Checked {
-    Arena arena;
-    Diag diag;
-    FILE *stream;
-    char *messages;
-    size_t size;
-    File *file;
-    Program *program;
-} Checked;
+typedef TestSource Checked;
 
 /* Parses src (and, with run_sema, checks it), messages kept in memory. */
 static void check(Checked *c, const char *src, int run_sema)
 {
-    arena_init(&c->arena);
-    c->messages = NULL;
-    c->size = 0;
-    c->stream = open_memstream(&c->messages, &c->size);
-    assert_non_null(c->stream);
-    diag_init(&c->diag, "t.hmm", src, strlen(src), c->stream);
-    c->file = parse_source(&c->arena, &c->diag, "t.hmm", src, strlen(src));
-    c->program = NULL;
-    if (run_sema && c->diag.errors == 0)
-        c->program = sema(&c->arena, c->file, &c->diag);
-    fflush(c->stream);
+    test_source_compile(c, src, strlen(src), run_sema);
 }
 
 static void checked_free(Checked *c)
 {
-    fclose(c->stream);
-    free(c->messages);
-    arena_free(&c->arena);
+    test_source_free(c);
 }
 
 static const char *messages(const Checked *c)

@@ -34,28 +34,14 @@
 #define LN_0_75 (-0.2876820724517809)  /* ln 0.75 = ln 3 - 2 ln 2 */
 
 /* One source string taken through the parser and sema, messages kept in memory. */
-typedef struct Checked {
-    Arena arena;
-    Diag diag;
-    FILE *stream;
-    char *messages;
-    size_t size;
-    Program *program;
-} Checked;
+typedef TestSource Checked;
 
 static void check_source(Checked *c, const char *src)
 {
-    arena_init(&c->arena);
-    c->messages = NULL;
-    c->size = 0;
-    c->stream = open_memstream(&c->messages, &c->size);
-    assert_non_null(c->stream);
-    diag_init(&c->diag, "t.hmm", src, strlen(src), c->stream);
-    File *f = parse_source(&c->arena, &c->diag, "t.hmm", src, strlen(src));
-    fflush(c->stream);
+    test_source_compile(c, src, strlen(src), 0);
     if (c->diag.errors)
         fail_msg("the test source has syntax errors:\n%s", c->messages);
-    c->program = sema(&c->arena, f, &c->diag);
+    c->program = sema(&c->arena, c->file, &c->diag);
     fflush(c->stream);
 }
 
@@ -71,9 +57,7 @@ static Program *check_ok(Checked *c, const char *src)
 
 static void checked_free(Checked *c)
 {
-    fclose(c->stream);
-    free(c->messages);
-    arena_free(&c->arena);
+    test_source_free(c);
 }
 
 /* Checks src, which must fail with `errors` errors and messages holding `phrase`. */
