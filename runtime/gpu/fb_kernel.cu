@@ -83,14 +83,20 @@ template <int G> struct hmmrt_fb_group {
     __device__ void argmax(float &v, int &q, float *red) const { hmmrt_fb_lanes<G>::argmax(v, q, mask, red); }
 };
 
-/* Silent moves within a column, forward: level by level, a lane a
- * component, each gathering what enters its states, then spreading it over
- * the component's path sums. */
-template <int G>
-__device__ static void hmmrt_fb_silent_forward(const hmmrt_fb_gpu_tables &t,
-                                               const hmmrt_fb_group<G> &grp, float *col)
+/* Silent moves within a column, level by level, a lane a component.
+ * Forward, each component gathers what its silent moves bring in from
+ * earlier levels and spreads it over its path sums (g C); BACKWARD, col
+ * holds what each state gets from the next column, and each component
+ * gathers what its moves lead to in later levels (C g). */
+template <int G, bool BACKWARD>
+__device__ static void hmmrt_fb_silent(const hmmrt_fb_gpu_tables &t, const hmmrt_fb_group<G> &grp,
+                                       float *col)
 {
-    for (int l = 0; l < t.n_levels; l++) {
+    const int *list_start = BACKWARD ? t.out_start : t.in_start;
+    const int *list = BACKWARD ? t.out : t.in;
+    const int *other_end = BACKWARD ? t.move_to : t.move_from;
+    for (int step = 0; step < t.n_levels; step++) {
+        const int l = BACKWARD ? t.n_levels - 1 - step : step;
         for (int ci = t.level_start[l] + grp.lane; ci < t.level_start[l + 1]; ci += grp.lanes) {
             const int c = t.level_comp[ci];
             const int *st = t.comp_state + t.comp_start[c];
@@ -99,8 +105,8 @@ __device__ static void hmmrt_fb_silent_forward(const hmmrt_fb_gpu_tables &t,
             for (int k = 0; k < m; k++) {
                 const int v = st[k];
                 float sum = col[v];
-                for (int j = t.in_start[v]; j < t.in_start[v + 1]; j++)
-                    sum += col[t.move_from[t.in[j]]] * t.w[t.in[j]];
+                for (int j = list_start[v]; j < list_start[v + 1]; j++)
+                    sum += col[other_end[list[j]]] * t.w[list[j]];
                 g[k] = sum;
             }
             const int64_t at = t.closure_at[c];
@@ -111,42 +117,8 @@ __device__ static void hmmrt_fb_silent_forward(const hmmrt_fb_gpu_tables &t,
             for (int k = 0; k < m; k++) {
                 float sum = 0;
                 for (int u = 0; u < m; u++)
-                    sum += g[u] * t.closure[at + (int64_t)u * m + k];
+                    sum += g[u] * t.closure[at + (BACKWARD ? (int64_t)k * m + u : (int64_t)u * m + k)];
                 col[st[k]] = sum;
-            }
-        }
-        grp.sync();
-    }
-}
-
-/* The same backward: col holds what each state gets from the next column. */
-template <int G>
-__device__ static void hmmrt_fb_silent_backward(const hmmrt_fb_gpu_tables &t,
-                                                const hmmrt_fb_group<G> &grp, float *col)
-{
-    for (int l = t.n_levels - 1; l >= 0; l--) {
-        for (int ci = t.level_start[l] + grp.lane; ci < t.level_start[l + 1]; ci += grp.lanes) {
-            const int c = t.level_comp[ci];
-            const int *st = t.comp_state + t.comp_start[c];
-            const int m = t.comp_start[c + 1] - t.comp_start[c];
-            float g[HMMRT_FB_GPU_MAX_CYCLE];
-            for (int k = 0; k < m; k++) {
-                const int u = st[k];
-                float sum = col[u];
-                for (int j = t.out_start[u]; j < t.out_start[u + 1]; j++)
-                    sum += t.w[t.out[j]] * col[t.move_to[t.out[j]]];
-                g[k] = sum;
-            }
-            const int64_t at = t.closure_at[c];
-            if (at < 0) {
-                col[st[0]] = g[0];
-                continue;
-            }
-            for (int r = 0; r < m; r++) {
-                float sum = 0;
-                for (int k = 0; k < m; k++)
-                    sum += t.closure[at + (int64_t)r * m + k] * g[k];
-                col[st[r]] = sum;
             }
         }
         grp.sync();
@@ -224,7 +196,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     for (int q = grp.lane; q < n; q += grp.lanes)
         cur[q] = q == t.start ? 1.0f : 0.0f;
     grp.sync();
-    hmmrt_fb_silent_forward(t, grp, cur);
+    hmmrt_fb_silent<G, false>(t, grp, cur);
     int64_t exponents = 0;
     for (int64_t i = 0;; i++) {
         float part = 0;
@@ -269,7 +241,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
             }
         }
         grp.sync();
-        hmmrt_fb_silent_forward(t, grp, cur);
+        hmmrt_fb_silent<G, false>(t, grp, cur);
     }
     const float p_end = cur[t.end];
     if (!(p_end > 0))
@@ -286,7 +258,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
     for (int q = grp.lane; q < n; q += grp.lanes)
         cur[q] = q == t.end ? 1.0f : 0.0f;
     grp.sync();
-    hmmrt_fb_silent_backward(t, grp, cur);
+    hmmrt_fb_silent<G, true>(t, grp, cur);
     for (int64_t i = L;; i--) {
         const float *fi = f + i * n;
         for (int j = grp.lane; counting && j < t.n_silent; j += grp.lanes) {
@@ -349,7 +321,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
             if (p < n)
                 cur[p] = h;
             grp.sync();
-            hmmrt_fb_silent_backward(t, grp, cur);
+            hmmrt_fb_silent<G, true>(t, grp, cur);
             continue;
         }
         for (int p = grp.lane; p < n; p += grp.lanes) {
@@ -372,7 +344,7 @@ __device__ static double hmmrt_fb_sequence(const hmmrt_fb_gpu_job &job, const hm
             cur[p] = h;
         }
         grp.sync();
-        hmmrt_fb_silent_backward(t, grp, cur);
+        hmmrt_fb_silent<G, true>(t, grp, cur);
     }
     grp.sync();
     return lnp;
