@@ -147,17 +147,12 @@ static void find_hmm_form(const hmmrt_fb *fb, const int *tables_of, hmmrt_fb_hmm
     int *slot = malloc((size_t)fb->n * sizeof *slot);
     if (!slot)
         return;
-    int emitting = 0, ok = 1;
-    for (int q = 0; q < fb->n; q++) {
-        slot[q] = -1;
-        if (q != fb->start && q != fb->end && tables_of[q] >= 0 && emitting < HMMRT_FB_HMM_MAX_STATES)
-            slot[q] = emitting++;
-        else if (q != fb->start && q != fb->end && tables_of[q] >= 0)
-            ok = 0;
-    }
+    int emitting = 0;
+    for (int q = 0; q < fb->n; q++)
+        slot[q] = q != fb->start && q != fb->end && tables_of[q] >= 0 ? emitting++ : -1;
     int N = emitting <= 2 ? 2 : emitting <= 4 ? 4 : 8;
     int KB = fb->K <= 4 ? 4 : fb->K <= 8 ? 8 : fb->K <= 16 ? 16 : 32;
-    ok = ok && emitting > 0 && fb->K <= 32 && N * KB <= 64;
+    int ok = emitting > 0 && emitting <= HMMRT_FB_HMM_MAX_STATES && fb->K <= 32 && N * KB <= 64;
     for (int v = 0; v < HMMRT_FB_HMM_MAX_STATES * HMMRT_FB_HMM_MAX_STATES; v++)
         h->move_a[v] = -1;
     for (int q = 0; q < HMMRT_FB_HMM_MAX_STATES; q++)

@@ -115,9 +115,10 @@ int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c)
     job.lengths = gpu_device_at(s, lay->lengths);
     job.cols_at = gpu_device_at(s, lay->bp_offsets[c]);
     job.f = gpu_device_at(s, lay->work[c]);
-    job.scale = (int *)(job.f + cells * (size_t)p->dev.column); /* not the HMM form's */
     job.rec_at = gpu_device_at(s, lay->rec_offsets[c]);
     job.col_stride = job.rec_at ? HMMRT_GROUP : 1;
+    /* the scales follow the tables; the HMM form's records hold their own */
+    job.scale = job.rec_at ? NULL : (int *)(job.f + cells * (size_t)p->dev.column);
     job.lnp = gpu_device_at(s, lay->scores[c]);
     job.best = gpu_device_at(s, lay->bp[c]);
     job.best_bytes = g->bp_bytes[c];
