@@ -16,6 +16,16 @@
 #define HMMRT_SCORE_MAX 400
 /* Writes score as the output table does into out; returns its length. */
 size_t hmmrt_format_score(char out[HMMRT_SCORE_MAX], double score);
+/* decimal.c: x with `decimals` decimals (0..9) into out (at least 32 bytes),
+ * as printf's "%.*f" writes it but without a sign when it reads as zero; its
+ * length, or -1 where x is beyond 2^52 / 10^decimals, NaN or infinite. */
+int hmmrt_fixed_text(char *out, double x, int decimals);
+/* stores.c: memory for the FASTA parser's stores, given back when their
+ * records are done with and taken again by the next pieces (malloc's
+ * memory: realloc and free also take it); the kept ones freed at the end. */
+void *hmmrt_store_take(size_t need);
+void hmmrt_store_give_back(void *store);
+void hmmrt_stores_free_kept(void);
 void hmmrt_buf_append(hmmrt_buf *b, const char *s, size_t n);
 /* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it.
  * Until then the failure is sticky: no buffer of this thread grows. */
@@ -36,6 +46,11 @@ const char *hmmrt_progname(void);
 void hmmrt_error(const char *fmt, ...) HMMRT_PRINTF(1, 2);   /* "PROG: error: ..." */
 void hmmrt_warning(const char *fmt, ...) HMMRT_PRINTF(1, 2); /* "PROG: warning: ..." */
 void hmmrt_note(const char *fmt, ...) HMMRT_PRINTF(1, 2);    /* "PROG: note: ..." */
+/* gpu_leave.c: the GPU driver says at open whether its device may be left to
+ * a child's teardown; a scoring run then ends in hmmrt_exit_leaving_gpu,
+ * which exits with status (and returns only where it cannot leave). */
+void hmmrt_gpu_teardown_leavable(int yes);
+void hmmrt_exit_leaving_gpu(int status);
 
 /* ---- alphabet.c ------------------------------------------------------------ */
 /* A byte as messages show it: itself when printable, else \xNN. */
@@ -52,6 +67,10 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 /* ---- fasta.c --------------------------------------------------------------- */
 /* Where the reader is: the file it reads (or failed to open) and the line. */
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
+/* The reader's time so far in reading blocks (pread, inflating), parsing
+ * them (every thread) and handing their records over (one thread). */
+enum { HMMRT_READER_BLOCKS, HMMRT_READER_PARSING, HMMRT_READER_HANDING, HMMRT_READER_PHASES };
+void hmmrt_reader_seconds(const hmmrt_reader *r, double seconds[HMMRT_READER_PHASES]);
 /* 1 when the reader's error was a failed allocation. */
 int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
 /* Opens every file of the reader now, keeping the descriptors for the
@@ -187,6 +206,7 @@ typedef struct hmmrt_run_timing {
     int fused;                /* the CPU maps, scores and formats in one pass */
     double opening;           /* opening the GPU (its context; overlaps the first read) */
     double reading;           /* in read_batch, on whichever thread read */
+    double reader[HMMRT_READER_PHASES]; /* the reader's own phases, within reading */
     double mapping, scoring, formatting, writing;
     double waiting;           /* the main thread waiting: the GPU to open, a batch, the printer */
     double total;

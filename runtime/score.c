@@ -122,11 +122,18 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
     free(w->codes);
 }
 
-/* The batch limits of the scorer: the GPU's are larger. */
+/* The batch limits of the scorer: the GPU's are larger. HMMRT_GPU_BATCH
+ * sets the GPU's records a batch, for measuring (docs/internals.md). */
 static void set_batch_limits(run *r, int for_gpu)
 {
     r->max_records = for_gpu ? GPU_BATCH_RECORDS : CPU_BATCH_RECORDS;
     r->max_residues = for_gpu ? GPU_BATCH_RESIDUES : CPU_BATCH_RESIDUES;
+    const char *records = for_gpu ? getenv("HMMRT_GPU_BATCH") : NULL;
+    long n = records ? atol(records) : 0;
+    if (n >= 1024 && n <= (1L << 24)) {
+        r->max_records = n;
+        r->max_residues = (int64_t)n * 1024 > r->max_residues ? (int64_t)n * 1024 : r->max_residues;
+    }
 }
 
 /* Sets up the run for the GPU (the larger batches, a third batch, and a
@@ -181,6 +188,7 @@ static void close_run(run *r)
         free(r->batches[k].records);
     }
     hmmrt_reader_close(r->reader);
+    hmmrt_stores_free_kept();
     hmmrt_names_free(r->names);
     free(r->below_range);
     hmmrt_out_close(&r->out);
@@ -371,6 +379,7 @@ static void warn_below_range(const run *r)
 static void report_timing(run *r, double started)
 {
     r->timing.total = hmmrt_seconds() - started;
+    hmmrt_reader_seconds(r->reader, r->timing.reader);
     hmmrt_print_timing(stderr, &r->timing);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
@@ -439,6 +448,8 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     }
     if (o->timing)
         report_timing(&r, started);
+    if (r.gpu || r.gpu_double)
+        hmmrt_exit_leaving_gpu(status); /* every row is out: no waiting for the driver */
     if (r.gpu_double)
         prog->gpu->close(r.gpu_double);
     close_run(&r);

@@ -115,6 +115,8 @@ static int pick_device(hmmrt_gpu *g, int device, char *err, size_t errlen)
         say(err, errlen, "device %d (%s) is in the prohibited compute mode", device, prop.name);
         return -1;
     }
+    /* a run may end while a child gives the context back (gpu_leave.c) */
+    hmmrt_gpu_teardown_leavable(mode == cudaComputeModeDefault);
     g->device = device;
     snprintf(g->device_name, sizeof g->device_name, "%s", prop.name);
     g->multiprocessors = prop.multiProcessorCount;
