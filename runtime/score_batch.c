@@ -63,15 +63,18 @@ static int size_code_arrays(const run *r, const batch *b, work *w)
     size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
     if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
         return 0;
+    /* a quarter more than this batch needs, so that the next, a little
+     * longer, finds room: new memory costs a page fault every 4 KB */
+    size_t cap = need + need / 4;
     for (int a = 0; a < r->prog->n_alphabets; a++) {
         free(w->codes[a]);
-        w->codes[a] = malloc(need);
+        w->codes[a] = malloc(cap);
         if (!w->codes[a]) {
             w->codes_cap = 0;
             return -1;
         }
     }
-    w->codes_cap = need;
+    w->codes_cap = cap;
     return 0;
 }
 
