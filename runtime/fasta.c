@@ -663,6 +663,27 @@ static int read_on(hmmrt_reader *r)
     return 1;
 }
 
+int64_t hmmrt_reader_take(hmmrt_reader *r, hmmrt_record *recs, int64_t max, int64_t max_residues,
+                          int64_t *residues, int *status, char *err, size_t errlen)
+{
+    int64_t n = 0;
+    *status = 1;
+    while (n < max && *residues < max_residues) {
+        if (r->failed || read_on(r) == 0 || r->next_pending == r->n_pending) {
+            *status = hmmrt_reader_next(r, &recs[n], err, errlen); /* the end, or an error */
+            if (*status <= 0)
+                return n;
+            *residues += recs[n++].length;
+            continue;
+        }
+        while (n < max && *residues < max_residues && r->next_pending < r->n_pending) {
+            recs[n] = r->pending[r->next_pending++];
+            *residues += recs[n++].length;
+        }
+    }
+    return n;
+}
+
 int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen)
 {
     if (r->failed) {

@@ -342,6 +342,12 @@ void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes);
 /* 1: a record was read; 0: end of all input; -1: error, message (naming the
  * file and line) written into err. */
 int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen);
+/* Takes records into recs while fewer than max are taken and *residues
+ * (which it adds their lengths to) is below max_residues: how many; *status
+ * is then 1 (more may follow), 0 (the input ended) or -1 (an error, in err),
+ * as hmmrt_reader_next would have said at the record after the last taken. */
+int64_t hmmrt_reader_take(hmmrt_reader *r, hmmrt_record *recs, int64_t max, int64_t max_residues,
+                          int64_t *residues, int *status, char *err, size_t errlen);
 /* A record's name and residues live until it is released, also after the
  * reader is closed; release each record once, from any thread. */
 void hmmrt_record_release(hmmrt_record *rec);

@@ -29,15 +29,11 @@ static void read_records(const run *r, batch *b)
 {
     b->n = b->residues = 0;
     b->ended = b->failed = 0;
-    while (b->n < r->max_records && b->residues < r->max_residues) {
-        int got = hmmrt_reader_next(r->reader, &b->records[b->n], b->error, sizeof b->error);
-        b->ended = got == 0;
-        b->failed = got < 0;
-        if (got <= 0)
-            return;
-        b->residues += b->records[b->n].length;
-        b->n++;
-    }
+    int got = 1;
+    b->n = hmmrt_reader_take(r->reader, b->records, r->max_records, r->max_residues, &b->residues,
+                             &got, b->error, sizeof b->error);
+    b->ended = got == 0;
+    b->failed = got < 0;
 }
 
 /* One thread at a time reads (and so updates these counts). */
