@@ -227,6 +227,8 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
         free_driver(g);
         return NULL;
     }
+    if (g->gp->dense_sums > 0 && !use_double) /* cuBLAS's first product takes 0.1 s: now */
+        hmmrt_cublas_warm(g->gp->dense_sums);
     if (gpu_open_posteriors(g) != 0) {
         free_driver(g);
         return NULL;

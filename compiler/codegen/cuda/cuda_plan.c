@@ -220,8 +220,14 @@ void cuda_launch_shape(const Program *p, const GpuPlan *plan, int index, LaunchS
     const IrCall *call = &p->calls[index];
     const IrModel *m = call->model;
     if (plan->shape == GPU_DENSE) {
-        /* libhmmrt's tiled product (hmmrt_dense.cuh): 256 threads, static shared memory */
-        *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
+        /* libhmmrt's products (hmmrt_dense.cuh): cuBLAS for float sums where the
+         * program finds it at run time, else tiles of 256 threads */
+        *shape = (LaunchShape){call->alg == ALG_VITERBI || call->plan.bp_bytes
+                                   ? "dense, tiled matrix products of 128 x 128 (8 x 8 a thread)"
+                                   : "dense, matrix products through cuBLAS (TF32, tensor cores) "
+                                     "where the program finds libcublas at run time, else tiled "
+                                     "products of 128 x 128 (8 x 8 a thread)",
+                               0,
                                call->plan.n_live, 0, 0};
     } else if (plan->shape == GPU_PROFILE) {
         int lanes = plan->profile_lanes;
