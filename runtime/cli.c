@@ -282,7 +282,8 @@ static int parse_any_real(const char *text, double *out)
 static int positive(const char *option, const char *what, const char *v, double *out)
 {
     if (parse_real(v, out) != 0 || *out <= 0)
-        return usage_error("%s takes %s above 0 (e.g. 0.01), not '%s'", option, what, v);
+        return usage_error("%s takes %s above 0 (e.g. %s), not '%s'", option, what,
+                           strchr(option, 'Z') ? "1000000" : "0.01", v);
     return 0;
 }
 
