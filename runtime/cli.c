@@ -677,6 +677,41 @@ static void print_gpu_options(FILE *f, const hmmrt_program *prog)
                    "                   --device and --double need a rebuild: hmmc --target=cuda\n");
 }
 
+/* Only a HMMER3 import has them (a program with no `// hmmer:` header keeps
+ * its help as it was). */
+static void print_hits_options(FILE *f, const hmmrt_program *prog)
+{
+    const hmmrt_hits_info *h = prog->hits;
+    if (!h)
+        return;
+    fprintf(f, "\n"
+               "Hits mode, as hmmsearch searches (any of these turns it on; docs/hmmer.md):\n"
+               "standard output holds the hits ranked by E-value instead of the rows.\n");
+    if (h->refused) {
+        fprintf(f, "  This program has none: %s.\n", h->refused);
+        return;
+    }
+    fprintf(f,
+            "  --hits           the hits mode with hmmsearch's default thresholds\n"
+            "  --tblout FILE    a table of the hits, in hmmsearch's --tblout layout\n"
+            "  --domtblout FILE a table of their domains (hmmsearch's --domtblout)\n"
+            "  -E X             report sequences of E-value <= X (default 10)\n"
+            "  -T X             report sequences of score >= X bits instead\n"
+            "  -Z N             E-values for a database of N sequences (default: those read)\n"
+            "  --domE X, --domT X  report domains of conditional E-value <= X (default\n"
+            "                   10), or score >= X bits\n"
+            "  --domZ N         conditional E-values for N sequences (default: those reported)\n"
+            "  --incE X, --incT X, --incdomE X, --incdomT X  the inclusion thresholds\n"
+            "                   (default E-value 0.01): '!' and the tables' inc column\n"
+            "  --cut_ga, --cut_tc, --cut_nc  the model's gathering, trusted or noise cutoffs\n"
+            "                   (%s%s%s%s%s) as the thresholds of sequences and domains\n",
+            h->has_cut[0] ? "GA" : "", h->has_cut[0] && (h->has_cut[1] || h->has_cut[2]) ? ", " : "",
+            h->has_cut[1] ? "TC" : "", h->has_cut[1] && h->has_cut[2] ? ", " : "",
+            h->has_cut[2] ? "NC" : "");
+    if (!h->has_cut[0] && !h->has_cut[1] && !h->has_cut[2])
+        fprintf(f, "                   This model has none of them.\n");
+}
+
 void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
 {
     const char *me = hmmrt_progname();
@@ -736,6 +771,7 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "  --model NAME     with --sample or --train: the model (default the first):\n"
             "                   ", me);
     print_models(f, prog);
+    print_hits_options(f, prog);
     fprintf(f,
             "\n"
             "  --help           show this help;  --version  show the version\n\n"

@@ -12,7 +12,7 @@
 typedef struct hmmrt_domain {
     int64_t ali_from, ali_to; /* 1-based residues of its first and last emitting move */
     long hmm_from, hmm_to;    /* its first and last match state (k of Mk) */
-    double bits;              /* its score alone (docs/hmmer.md, "Domains") */
+    double bits;              /* its envelope's score (docs/hmmer.md, "Domains") */
     double lnP;               /* ln of its P-value, from the same tau and lambda */
     int reported, included;
 } hmmrt_domain;
@@ -35,10 +35,11 @@ hmmrt_path_model *hmmrt_path_model_new(const hmmrt_model *m, const char *alphabe
 void hmmrt_path_model_free(hmmrt_path_model *pm);
 /* The domains of a sequence (codes of the model's alphabet, L residues) from
  * its viterbi traceback (state names separated by single spaces): *out
- * (malloc'd, *n of them; NULL and 0 when there are none), bits set, the rest
- * of each domain's numbers left to the caller. 0, -1 out of memory, or -2
- * when the traceback does not follow the model's moves (an internal error). */
-int hmmrt_find_domains(const hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
+ * (malloc'd, *n of them; NULL and 0 when there are none), bits set (the
+ * envelope's score), the rest of each domain's numbers left to the caller.
+ * 0, -1 out of memory, or -2 when the traceback does not follow the model's
+ * moves (an internal error). One thread at a time: pm holds scratch. */
+int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
                        int64_t L, hmmrt_domain **out, int *n);
 /* ln of esl_exp_surv: the probability that a score exceeds bits in the
  * exponential tail of tau and lambda (0 at or below tau). */

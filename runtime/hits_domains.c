@@ -1,10 +1,13 @@
 /* hits_domains.c: the domains of a hit, from the viterbi traceback of the
  * searched model: each B .. E stretch of the best path is one domain, with
- * its residues (the emitting moves between B and E), its match states, and
- * its score alone: the path's own weights and emissions from B to E, plus
- * HMMER3's length model and null model for a sequence of L residues that
- * holds this domain only (docs/hmmer.md, "Domains"). */
+ * its residues (the emitting moves between B and E) and its match states.
+ * Its score is HMMER3's domain score with that stretch as the envelope: the
+ * forward score of the stretch alone in the model's configuration for the
+ * whole sequence's length L, plus the N and C loops of the L - Ld residues
+ * outside it (docs/hmmer.md, "Domains"). */
 #include "hits.h"
+
+#include "fb.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +20,12 @@ struct hmmrt_path_model {
     int *out_start;     /* moves out of s: out[out_start[s] .. out_start[s + 1] - 1] */
     int *out;           /* move indexes, by destination within a state */
     int begin, end_state; /* B and E */
-    double ln_e_to_c;   /* ln of E -> C */
+    /* forward over a stretch (fb.h), its length-dependent weights set for
+     * each sequence's length: S -> N, N -> N, N -> B, J -> J, J -> B, C -> C,
+     * C -> T */
+    hmmrt_fb *fb;
+    int sn, nn, nb, jj, jb, cc, ct;
+    hmmrt_scratch scratch;
 };
 
 static const hmmrt_model *sort_model; /* qsort's context: one sort at a time */
@@ -109,13 +117,21 @@ hmmrt_path_model *hmmrt_path_model_new(const hmmrt_model *m, const char *alphabe
               sizeof *pm->out, by_destination);
     pm->begin = find_state(pm, "B", 1);
     pm->end_state = find_state(pm, "E", 1);
-    int c = find_state(pm, "C", 1);
-    int ec = pm->end_state >= 0 && c >= 0 ? find_move(pm, pm->end_state, c) : -1;
-    if (pm->begin < 0 || ec < 0) { /* not an import's profile */
+    int S = m->start, N = find_state(pm, "N", 1), C = find_state(pm, "C", 1);
+    int J = find_state(pm, "J", 1), T = m->end;
+    pm->sn = N >= 0 ? find_move(pm, S, N) : -1;
+    pm->nn = N >= 0 ? find_move(pm, N, N) : -1;
+    pm->nb = N >= 0 && pm->begin >= 0 ? find_move(pm, N, pm->begin) : -1;
+    pm->jj = J >= 0 ? find_move(pm, J, J) : -1;
+    pm->jb = J >= 0 && pm->begin >= 0 ? find_move(pm, J, pm->begin) : -1;
+    pm->cc = C >= 0 ? find_move(pm, C, C) : -1;
+    pm->ct = C >= 0 ? find_move(pm, C, T) : -1;
+    char err[256];
+    if (pm->sn < 0 || pm->nn < 0 || pm->nb < 0 || pm->end_state < 0 || pm->cc < 0 || pm->ct < 0 ||
+        !(pm->fb = hmmrt_fb_new(m, pm->K, err, sizeof err))) { /* not an import's profile */
         hmmrt_path_model_free(pm);
         return NULL;
     }
-    pm->ln_e_to_c = log(m->moves[ec].weight);
     return pm;
 }
 
@@ -126,6 +142,9 @@ void hmmrt_path_model_free(hmmrt_path_model *pm)
     free(pm->by_name);
     free(pm->out_start);
     free(pm->out);
+    if (pm->fb)
+        hmmrt_fb_free(pm->fb);
+    hmmrt_scratch_free(&pm->scratch);
     free(pm);
 }
 
@@ -134,15 +153,33 @@ double hmmrt_hits_lnP(double bits, double tau, double lambda)
     return bits <= tau ? 0.0 : -lambda * (bits - tau);
 }
 
-/* The rest of a one-domain path of a sequence of L residues whose domain
- * emits Ld of them, in nats: S -> N (the null model's length divided out:
- * ((L + 1) / L)^L (L + 1)), L - Ld loops of N and C (L / (L + 3)), N -> B and
- * C -> T (3 / (L + 3) each), E -> C. */
-static double flanks(const hmmrt_path_model *pm, int64_t L, int64_t Ld)
+/* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
+ * residues [from, to] (1-based) of x as the envelope, in bits: the forward
+ * score of the envelope alone in the model's own configuration for the
+ * whole sequence's length L (multihit; S -> N divides the null model of L
+ * out), plus L - Ld loops of N or C, L / (L + 3), for the residues outside
+ * it. NaN when memory runs out. */
+static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from,
+                            int64_t to)
 {
-    double l = (double)L;
-    return l * log1p(1.0 / l) + log(l + 1.0) + (double)(L - Ld) * log(l / (l + 3.0)) +
-           2.0 * log(3.0 / (l + 3.0)) + pm->ln_e_to_c;
+    hmmrt_fb *fb = pm->fb;
+    double l = (double)L, loop = l / (l + 3.0), move = 3.0 / (l + 3.0);
+    int64_t Ld = to - from + 1;
+    fb->w[pm->sn] = exp(l * log1p(1.0 / l) + log(l + 1.0));
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    char err[256];
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return NAN;
+    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
+    if (!scratch)
+        return NAN;
+    double env = hmmrt_fb_run(fb, x + from - 1, Ld, scratch, NULL, NULL, NULL);
+    return (env + (double)(L - Ld) * log(loop)) / M_LN2;
 }
 
 /* k of a match state's name "Mk", or -1. */
@@ -167,7 +204,7 @@ static int add_domain(hmmrt_domain **out, int *n, int *cap, const hmmrt_domain *
     return 0;
 }
 
-int hmmrt_find_domains(const hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
+int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
                        int64_t L, hmmrt_domain **out, int *n)
 {
     const hmmrt_model *m = pm->m;
@@ -176,7 +213,6 @@ int hmmrt_find_domains(const hmmrt_path_model *pm, const char *traceback, const 
     *n = 0;
     int prev = -1, inside = 0;
     int64_t pos = 0, emitted = 0; /* residues so far; in the current domain */
-    double path = 0;              /* the current domain's ln weights and emissions */
     hmmrt_domain d = {0};
     for (const char *t = traceback; *t;) {
         size_t len = strcspn(t, " ");
@@ -188,13 +224,10 @@ int hmmrt_find_domains(const hmmrt_path_model *pm, const char *traceback, const 
             int k = find_move(pm, prev, s);
             if (k < 0)
                 return -2;
-            const hmmrt_model_move *mv = &m->moves[k];
-            double w = inside ? log(mv->weight) : 0;
-            if (mv->emission >= 0) {
+            if (m->moves[k].emission >= 0) {
                 if (pos >= L)
                     return -2;
                 if (inside) {
-                    w += log(m->emissions[(size_t)mv->emission * (size_t)pm->K + codes[pos]]);
                     if (!emitted)
                         d.ali_from = pos + 1;
                     d.ali_to = pos + 1;
@@ -202,7 +235,6 @@ int hmmrt_find_domains(const hmmrt_path_model *pm, const char *traceback, const 
                 }
                 pos++;
             }
-            path += w;
         }
         long k = inside ? match_number(m->state_names[s]) : -1;
         if (k > 0) {
@@ -212,20 +244,27 @@ int hmmrt_find_domains(const hmmrt_path_model *pm, const char *traceback, const 
         }
         if (s == pm->begin) {
             inside = 1;
-            path = 0;
             emitted = 0;
             d = (hmmrt_domain){0};
         } else if (s == pm->end_state && inside) {
             inside = 0;
-            d.bits = (path + flanks(pm, L, emitted)) / M_LN2;
-            if (emitted > 0 && add_domain(out, n, &cap, &d) != 0) {
-                free(*out);
-                *out = NULL;
-                *n = 0;
-                return -1;
-            }
+            if (emitted > 0 && add_domain(out, n, &cap, &d) != 0)
+                goto out_of_memory;
         }
         prev = s;
     }
-    return pos == L ? 0 : -2;
+    if (pos != L)
+        return -2;
+    for (int i = 0; i < *n; i++) {
+        hmmrt_domain *dom = &(*out)[i];
+        dom->bits = envelope_bits(pm, codes, L, dom->ali_from, dom->ali_to);
+        if (isnan(dom->bits))
+            goto out_of_memory;
+    }
+    return 0;
+out_of_memory:
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return -1;
 }
