@@ -279,6 +279,25 @@ int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long
 int hmmrt_density_draw(const hmmrt_density *d, int D, double (*uniform)(void *), void *state,
                        double *x);
 
+/* ---- HMMER3 search answers (runtime/hits.c; docs/hmmer.md) ---------------- */
+
+/* What the hits mode (--tblout, -E, --cut_ga ...) needs of a program imported
+ * from a HMMER3 file: the `// hmmer:` header lines of its source, and which
+ * columns hold the search score and the domains. hmmc writes one when the
+ * source has such a header; refused says why it cannot search then. */
+typedef struct hmmrt_hits_info {
+    const char *query;       /* the model's NAME in the HMMER file */
+    const char *acc, *desc;  /* ACC and DESC, NULL where the file has none */
+    long M;                  /* LENG: match states */
+    const char *refused;     /* NULL, or why this program has no hits mode */
+    double tau, lambda;      /* STATS LOCAL FORWARD */
+    int has_cut[3];          /* GA, TC, NC lines present */
+    double cut[3][2];        /* ... each per sequence, then per domain, in bits */
+    int score_column;        /* forward(MODEL).score: the search score (nats) */
+    int traceback_column;    /* viterbi(MODEL).traceback: the domains, or -1 */
+    int model;               /* MODEL's index into hmmrt_program.models, or -1 */
+} hmmrt_hits_info;
+
 /* ---- a generated program ------------------------------------------------- */
 struct hmmrt_gpu_program;
 typedef struct hmmrt_program {
@@ -301,6 +320,7 @@ typedef struct hmmrt_program {
     const struct hmmrt_gpu_program *gpu;
     int real_dim;             /* > 0: the models observe vectors of real_dim reals, read
                                  from text (runtime/real_read.c), scored on the CPU */
+    const hmmrt_hits_info *hits; /* a HMMER3 import's header (the hits mode), or NULL */
 } hmmrt_program;
 
 /* The whole program: parses argv, reads the input, scores, prints; returns the

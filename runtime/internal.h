@@ -145,6 +145,19 @@ void hmmrt_out_release_signals(void);
 /* ---- cli.c: the command line of generated programs ------------------------ */
 enum { HMMRT_PROGRESS_AUTO = -1, HMMRT_PROGRESS_OFF = 0, HMMRT_PROGRESS_ON = 1 };
 
+/* The hits mode's options (hmmsearch's names; runtime/hits.c). Thresholds
+ * are on E-values (by_E ...) unless a score threshold or a cutoff is given. */
+enum { HMMRT_CUT_NONE = -1, HMMRT_CUT_GA = 0, HMMRT_CUT_TC = 1, HMMRT_CUT_NC = 2 };
+typedef struct hmmrt_hits_options {
+    const char *first;            /* the first hits option given (NULL: no hits mode) */
+    const char *tblout, *domtblout;
+    double E, T, domE, domT, incE, incT, incdomE, incdomT;
+    int by_E, dom_by_E, inc_by_E, incdom_by_E;
+    double Z, domZ;               /* set by -Z, --domZ when Z_set, domZ_set */
+    int Z_set, domZ_set;
+    int cut;                      /* HMMRT_CUT_*: --cut_ga, --cut_tc, --cut_nc */
+} hmmrt_hits_options;
+
 typedef struct hmmrt_options {
     int help, version;
     int threads;           /* --threads, else OMP_NUM_THREADS (checked), else every core;
@@ -170,6 +183,9 @@ typedef struct hmmrt_options {
     const char *make_db;   /* --make-db DB: pack the files into the database DB instead */
     const char **files;    /* malloc'd array of pointers into argv */
     int n_files;
+    hmmrt_hits_options hits; /* the hits mode: -E, --tblout ... (hits.first != NULL) */
+    int argc;              /* the command line, for the tables' trailers */
+    char **argv;
 } hmmrt_options;
 
 /* Fills o from argv: 0, or HMMRT_EXIT_USAGE after printing why. */

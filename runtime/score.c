@@ -5,6 +5,7 @@
  * maps and prints a batch for both paths. */
 #include "score_run.h"
 #include "score_gpu.h"
+#include "hits.h"
 
 #include "hmmrt_gpu.h"
 
@@ -212,11 +213,12 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
                      .index = r->first_index + i};
     hmmrt_buf_take_failure();
     int failed = prog->score_cpu(&seq, values, scratch);
-    if (!failed) {
+    if (!failed && !r->hits) { /* the hits mode prints no rows */
         hmmrt_buf_reset(&r->w->rows[i]);
         hmmrt_format_row(&r->w->rows[i], prog, rec->name, values);
-        hmmrt_count_below_range(r, rec, values);
     }
+    if (!failed)
+        hmmrt_count_below_range(r, rec, values);
     failed |= hmmrt_buf_take_failure();
     r->w->results[i].status = failed ? SEQ_OUT_OF_MEMORY : SEQ_SCORED;
     hmmrt_progress_add(1, rec->length);
@@ -427,10 +429,23 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    hmmrt_hits hits;
+    if (o->hits.first) {
+        int hits_status = hmmrt_hits_open(&hits, prog, o);
+        if (hits_status) {
+            hmmrt_hits_close(&hits);
+            close_run(&r);
+            void *gpu = hmmrt_finish_opening_gpu(&opening);
+            if (gpu)
+                prog->gpu->close(gpu);
+            return hits_status;
+        }
+        r.hits = &hits;
+    }
     hmmrt_out_catch_signals(&r.out);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);
-    if (o->header) /* out at once: a run stopped by a signal keeps it */
+    if (o->header && !r.hits) /* out at once: a run stopped by a signal keeps it */
         hmmrt_out_header(&r.out, prog);
     hmmrt_flush_output(&r);
     int status = score_everything(&r);
@@ -438,6 +453,8 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     warn_skipped_total(&r);
     warn_duplicates_total(&r);
     warn_below_range(&r);
+    if (r.hits && (status == 0 || status == HMMRT_EXIT_SKIPPED)) /* the list, the tables */
+        status = hmmrt_hits_finish(r.hits, &r.out);
     int flushed = hmmrt_flush_output(&r);
     hmmrt_out_release_signals(); /* every row is out, or cannot be */
     if (flushed != 0) {
@@ -453,6 +470,8 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     if (r.gpu_double)
         prog->gpu->close(r.gpu_double);
     close_run(&r);
+    if (r.hits)
+        hmmrt_hits_close(r.hits);
     if (r.gpu)
         prog->gpu->close(r.gpu);
     return status;

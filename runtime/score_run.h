@@ -87,6 +87,7 @@ typedef struct run {
     long duplicates;         /* ... and how many were there already */
     int names_unchecked;     /* the table is full: later names are not checked */
     hmmrt_run_timing timing;
+    struct hmmrt_hits *hits; /* the hits mode (hits.h): scored sequences go there, not out */
 } run;
 
 /* Opening the GPU while the run reads its first batch (gpu_opening.c). */

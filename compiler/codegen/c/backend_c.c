@@ -27,6 +27,7 @@
 #include "codegen/c/backend_c_density.h"
 #include "codegen/c/backend_c_table.h"
 #include "codegen/c/c_plan.h"
+#include "codegen/c/backend_c_hits.h"
 #include "codegen/c/backend_c_train.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
@@ -847,14 +848,15 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     if (gpu)
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
+    const char *hits = c_write_hits(e, p);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,%s\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s%s%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
-            gpu ? "&gpu_program" : "NULL", real_dim_field(p));
+            gpu ? "&gpu_program" : "NULL", real_dim_field(p), *hits ? "\n    " : "", hits);
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
