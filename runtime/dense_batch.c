@@ -146,13 +146,16 @@ int hmmrt_dense_batch_score(run *r)
     for (int k = 0; k < db->n_sums; k++) {
         const hmmrt_dense_sum *s = &db->sums[k];
         if (!batched(st, s, n)) {
-            st->alone += n;
+            for (int64_t i = 0; i < b->n; i++)
+                st->alone += valid[i];
             continue;
         }
         any = 1;
         for (int64_t i = 0; i < b->n; i++)
-            if (valid[i] && b->records[i].length == 0)
+            if (valid[i] && b->records[i].length == 0) {
                 st->scores[i * db->n_sums + k] = s->d->start_end;
+                st->batched++;
+            }
         for (int64_t row = 0; row < n; row++) {
             st->x[row] = r->w->code_ptrs[st->order[row] * r->prog->n_alphabets + s->alphabet];
             st->lengths[row] = b->records[st->order[row]].length;
