@@ -4,6 +4,7 @@
  * tiles of sequences as matrix products (runtime/dense_blas.c, as
  * runtime/dense_batch.c runs them), and checks that their scores agree.
  *   dense-blas-engine N SEQUENCES LENGTH [TILE_ROWS]    (benchmarks/dense-blas builds it)
+ *   dense-blas-engine --peak SIZE                       (the machine's dgemm rate)
  * Prints one line: seconds and transitions/s (N^2 a symbol) of each, the
  * worst relative difference of the scores. */
 #include "hmmrt.h"
@@ -12,6 +13,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now(void)
@@ -43,8 +45,34 @@ static void random_rows(double *w, int rows, int n, double *end)
     }
 }
 
+/* The machine's dgemm rate: a square product of n x n, on 1 thread and on
+ * every thread OpenBLAS would take. */
+void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta, double *c,
+                 int ldc);
+void openblas_set_num_threads(int threads);
+static int peak(int n)
+{
+    double *a = malloc(sizeof(double) * (size_t)n * n), *b = malloc(sizeof(double) * (size_t)n * n);
+    double *c = malloc(sizeof(double) * (size_t)n * n);
+    for (size_t i = 0; i < (size_t)n * n; i++)
+        a[i] = b[i] = uniform();
+    for (int threads = 1; threads <= omp_get_num_procs(); threads *= 2) {
+        openblas_set_num_threads(threads);
+        cblas_dgemm(101, 111, 111, n, n, n, 1, a, n, b, n, 0, c, n);
+        double t0 = now();
+        for (int r = 0; r < 5; r++)
+            cblas_dgemm(101, 111, 111, n, n, n, 1, a, n, b, n, 0, c, n);
+        printf("dgemm %d x %d, %d thread%s: %.1f GFLOP/s\n", n, n, threads,
+               threads == 1 ? "" : "s", 2.0 * n * n * n * 5 / (now() - t0) / 1e9);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--peak") == 0)
+        return peak(atoi(argv[2]));
     if (argc < 4) {
         fprintf(stderr, "usage: dense-blas-engine N SEQUENCES LENGTH [TILE_ROWS]\n");
         return 2;

@@ -94,12 +94,12 @@ static int grow(struct dense_batch_state *st, int64_t n, int n_sums)
     return st->cap ? 0 : -1;
 }
 
-static const batch *sorting_batch; /* qsort's context (one thread sorts) */
-
-static int longest_first(const void *a, const void *b)
+/* qsort_r's order of a batch's sequences: longest first, then in input order. */
+static int longest_first(const void *a, const void *b, void *context)
 {
+    const batch *sorting = context;
     int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
-    int64_t li = sorting_batch->records[i].length, lj = sorting_batch->records[j].length;
+    int64_t li = sorting->records[i].length, lj = sorting->records[j].length;
     return li != lj ? (li < lj ? 1 : -1) : (i > j) - (i < j);
 }
 
@@ -140,8 +140,7 @@ int hmmrt_dense_batch_score(run *r)
             st->order[n++] = i;
     for (int64_t i = 0; i < b->n * db->n_sums; i++)
         st->scores[i] = NAN;
-    sorting_batch = b;
-    qsort(st->order, (size_t)n, sizeof *st->order, longest_first);
+    qsort_r(st->order, (size_t)n, sizeof *st->order, longest_first, (void *)b);
     int failed = 0, any = 0;
     for (int k = 0; k < db->n_sums; k++) {
         const hmmrt_dense_sum *s = &db->sums[k];
