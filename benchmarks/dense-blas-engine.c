@@ -85,7 +85,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (rows <= 0) /* runtime/dense_batch.c's rule (hmmrt_dense_tile_rows) */
-        rows = (B + 15) / 16 < 16 ? 16 : (B + 15) / 16 > 128 ? 128 : (B + 15) / 16;
+        rows = (B + 15) / 16 < 32 ? 32 : (B + 15) / 16 > 128 ? 128 : (B + 15) / 16;
     double *matrix = malloc(sizeof(double) * (size_t)n * n), *start = malloc(sizeof(double) * n);
     double *end = malloc(sizeof(double) * n), *emission = malloc(sizeof(double) * (size_t)K * n);
     int *state_of = malloc(sizeof(int) * n);
