@@ -106,8 +106,8 @@ static int longest_first(const void *a, const void *b, void *context)
 /* Rows of a tile: a 16th of the batch's sequences, 32 to 128: a share that
  * does not depend on the number of threads (so neither do the scores),
  * large enough for the products to run near the BLAS's rate (each product
- * packs the whole matrix: 16 rows ran at 0.6 times 64 rows' rate at 1,024
- * states), small enough to spread over 16 threads. */
+ * packs the whole matrix: 16 rows ran at 0.6 to 0.7 times 64 rows' rate at
+ * 1,024 states), small enough to spread over 16 threads. */
 int hmmrt_dense_tile_rows(int64_t n)
 {
     int64_t rows = (n + 15) / 16;
