@@ -25,25 +25,29 @@ struct dense_batch_state {
     double seconds;
 };
 
-enum { DENSE_AUTO, DENSE_ON, DENSE_OFF };
+int hmmrt_dense_blas_mode(void)
+{
+    const char *env = getenv("HMMC_DENSE_BLAS");
+    if (!env || !*env || strcmp(env, "auto") == 0)
+        return DENSE_AUTO;
+    if (strcmp(env, "on") == 0)
+        return DENSE_ON;
+    if (strcmp(env, "off") == 0)
+        return DENSE_OFF;
+    hmmrt_error("HMMC_DENSE_BLAS is '%s': set it to auto (the default: matrix products "
+                "for models of %d or more states and batches of %d or more sequences a "
+                "thread), on (always) or off (never), or unset it", env,
+                DENSE_BLAS_MIN_STATES, DENSE_BLAS_SEQUENCES_A_THREAD);
+    return -1;
+}
 
 int hmmrt_dense_batch_open(run *r)
 {
     if (!r->prog->dense_batching || r->prog->dense_batching->n_sums == 0)
         return 0;
-    const char *env = getenv("HMMC_DENSE_BLAS");
-    int mode = DENSE_AUTO;
-    if (env && strcmp(env, "on") == 0)
-        mode = DENSE_ON;
-    else if (env && strcmp(env, "off") == 0)
-        mode = DENSE_OFF;
-    else if (env && *env && strcmp(env, "auto") != 0) {
-        hmmrt_error("HMMC_DENSE_BLAS is '%s': set it to auto (the default: matrix products "
-                    "for models of %d or more states and batches of %d or more sequences a "
-                    "thread), on (always) or off (never), or unset it", env,
-                    DENSE_BLAS_MIN_STATES, DENSE_BLAS_SEQUENCES_A_THREAD);
+    int mode = hmmrt_dense_blas_mode();
+    if (mode < 0)
         return -1;
-    }
     r->dense = calloc(1, sizeof *r->dense);
     if (!r->dense) {
         hmmrt_error("out of memory");

@@ -17,6 +17,11 @@ enum { DENSE_BLAS_MIN_STATES = 128, DENSE_BLAS_SEQUENCES_A_THREAD = 4 };
 /* Rows of a tile for a batch of n sequences to score. */
 int hmmrt_dense_tile_rows(int64_t n);
 
+/* HMMC_DENSE_BLAS: DENSE_AUTO (unset, empty or auto), DENSE_ON, DENSE_OFF,
+ * or -1 after a message saying what it may be. */
+enum { DENSE_AUTO, DENSE_ON, DENSE_OFF };
+int hmmrt_dense_blas_mode(void);
+
 /* Reads HMMC_DENSE_BLAS and sets up r->dense for a program with batched
  * dense calls: 0, or after a message -1 (a bad value) or -2 (out of memory). */
 int hmmrt_dense_batch_open(run *r);

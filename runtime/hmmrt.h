@@ -262,6 +262,13 @@ typedef struct hmmrt_dense_sum {
  * Runs on the calling thread. Returns 0, or -1 when memory ran out. */
 int hmmrt_dense_blas_tile(const hmmrt_dense_sum *s, const uint8_t *const *x, const int64_t *L,
                           int rows, double *score);
+/* Training's E-step over a tile of sequences of a model in fb.c's dense
+ * form (runtime/fb_blas.c, declared with hmmrt_fb in fb.h). */
+struct hmmrt_fb;
+int hmmrt_fb_blas_tile(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
+                       int rows, double *lnp, double *uses, double *move_counts,
+                       double *emission_counts);
+void hmmrt_fb_blas_counts(const struct hmmrt_fb *fb, const double *uses, double *move_counts);
 /* The program's batched calls: the dense program sets these, others leave
  * them 0 (and do not link OpenBLAS). */
 typedef struct hmmrt_dense_batching {
@@ -270,6 +277,12 @@ typedef struct hmmrt_dense_batching {
     int (*tile)(const hmmrt_dense_sum *s, const uint8_t *const *x, const int64_t *L, int rows,
                 double *score); /* hmmrt_dense_blas_tile */
     void (*single_threaded)(void); /* makes the BLAS run on its caller's thread only */
+    /* training (runtime/train.c) of a model in fb.c's dense form */
+    int (*fb_tile)(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
+                   int rows, double *lnp, double *uses, double *move_counts,
+                   double *emission_counts); /* hmmrt_fb_blas_tile */
+    void (*fb_counts)(const struct hmmrt_fb *fb, const double *uses,
+                      double *move_counts); /* hmmrt_fb_blas_counts */
 } hmmrt_dense_batching;
 void hmmrt_dense_blas_single_threaded(void);
 

@@ -33,7 +33,8 @@ void c_write_dense_batching(Emitter *e, const Program *p, const Layout *layout)
     emit_blank(e);
     emit_comment(e, "The dense forward and backward calls, which the CPU path scores over a "
                     "whole batch of sequences at once: a matrix product per position "
-                    "(libhmmrt's dense_blas.c, OpenBLAS; HMMC_DENSE_BLAS=auto|on|off).");
+                    "(libhmmrt's dense_blas.c, OpenBLAS; HMMC_DENSE_BLAS=auto|on|off); "
+                    "--train's E-step likewise for a model in fb.c's dense form (fb_blas.c).");
     fprintf(e->out, "static const hmmrt_dense_sum hmmc_dense_sums[] = {\n");
     for (int c = 0; c < p->n_calls; c++)
         if (is_dense_sum(&p->calls[c]))
@@ -43,5 +44,6 @@ void c_write_dense_batching(Emitter *e, const Program *p, const Layout *layout)
     fprintf(e->out, "};\nstatic const hmmrt_dense_batching hmmc_dense_batching = {\n"
                     "    .n_sums = sizeof hmmc_dense_sums / sizeof hmmc_dense_sums[0], .sums = "
                     "hmmc_dense_sums,\n    .tile = hmmrt_dense_blas_tile, .single_threaded = "
-                    "hmmrt_dense_blas_single_threaded,\n};\n");
+                    "hmmrt_dense_blas_single_threaded,\n"
+                    "    .fb_tile = hmmrt_fb_blas_tile, .fb_counts = hmmrt_fb_blas_counts,\n};\n");
 }
