@@ -98,7 +98,8 @@ typedef struct hmmrt_seq {
                                     observation after the other (codes is NULL then) */
     const double *dense_scores;  /* NULL, or the scores of the program's batched dense
                                     calls (hmmrt_dense_batching.sums), worked out for the
-                                    whole batch before this sequence's turn */
+                                    whole batch before this sequence's turn (NaN: a call
+                                    not batched, which the sequence's turn scores) */
 } hmmrt_seq;
 
 /* ---- the model as written, for the sampler ------------------------------- */

@@ -578,11 +578,13 @@ static void write_run(CallWriter *w)
             emit_line(w->e, "const double score = %s(x, L, %s, %s, %s);", name_of(w, "viterbi"),
                       columns, table, bp_bytes ? "bp" : "NULL");
     } else if (call->plan.dense) {
-        emit_comment(w->e, "scored with the whole batch (dense_scores), or here on its own");
-        emit_line(w->e, "const double score = seq->dense_scores ? seq->dense_scores[%d]",
+        emit_comment(w->e, "scored with the whole batch (dense_scores; NaN: not so), or here on "
+                           "its own");
+        emit_line(w->e, "double score = seq->dense_scores ? seq->dense_scores[%d] : NAN;",
                   c_dense_sum_index(w->p, w->index));
-        emit_line(w->e, "                                       : hmmrt_dense_%s(&hmmc_%s, x, L, "
-                        "columns);", algorithm_name(call->alg), name_of(w, "dense"));
+        emit_line(w->e, "if (isnan(score))");
+        emit_line(w->e, "    score = hmmrt_dense_%s(&hmmc_%s, x, L, columns);",
+                  algorithm_name(call->alg), name_of(w, "dense"));
         emit_line(w->e, "if (isnan(score))");
         emit_line(w->e, "    return 1; /* no memory for the probabilities */");
     } else {
