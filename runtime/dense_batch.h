@@ -30,6 +30,9 @@ void hmmrt_dense_batch_close(run *r);
  * (its own OpenMP regions), setting r->dense_scores (n_sums per sequence)
  * or NULL: 0, or -1 when memory ran out. */
 int hmmrt_dense_batch_score(run *r);
+/* The batched scores of a sequence: its dense sums', then its posterior
+ * calls' (hmmrt_seq.dense_scores). */
+int hmmrt_dense_batch_width(const hmmrt_program *prog);
 /* One line for --timing: how many sequences went which way. */
 void hmmrt_dense_batch_report(const run *r, FILE *out);
 

@@ -1,5 +1,6 @@
-/* fb_blas.c: training's E-step over a tile of sequences at once for the
- * dense form of fb.c: hmmrt_fb_run's forward and backward with each
+/* fb_blas.c: training's E-step and posterior calls over a tile of
+ * sequences at once for the dense form of fb.c: hmmrt_fb_run's forward and
+ * backward with each
  * position's vector-matrix products made matrix products over the tile's
  * rows (OpenBLAS dgemm, on the calling thread), the silent moves, the
  * scaling and the silent counts row by row as hmmrt_fb_run does them. The
@@ -84,7 +85,8 @@ static void forward(const hmmrt_fb *fb, const uint8_t *const *x, const int64_t *
 }
 
 int hmmrt_fb_blas_tile(const hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L, int rows,
-                       double *lnp, double *uses, double *move_counts, double *emission_counts)
+                       double *lnp, double *uses, double *move_counts, double *emission_counts,
+                       hmmrt_fb_row_done *done, void *context)
 {
     if (rows <= 0)
         return 0;
@@ -110,7 +112,7 @@ int hmmrt_fb_blas_tile(const hmmrt_fb *fb, const uint8_t *const *x, const int64_
         memset(b, 0, n * sizeof *b);
         b[fb->end] = 1;
         hmmrt_fb_silent_backward(fb, b, g);
-        if (inv_p[r] > 0)
+        if (inv_p[r] > 0 && move_counts)
             hmmrt_fb_count_silent(fb, f + (size_t)L[r] * block + (size_t)r * n, b, inv_p[r],
                                   move_counts);
     }
@@ -143,7 +145,9 @@ int hmmrt_fb_blas_tile(const hmmrt_fb *fb, const uint8_t *const *x, const int64_
                     b_cur, nn);
         cblas_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, nn, nn, 1.0, from, nn, fb->matrix, nn, 0.0,
                     into, nn);
-        cblas_dgemm(ROW_MAJOR, TRANS, NO_TRANS, nn, nn, m, 1.0, from, nn, carry, nn, 1.0, uses, nn);
+        if (uses)
+            cblas_dgemm(ROW_MAJOR, TRANS, NO_TRANS, nn, nn, m, 1.0, from, nn, carry, nn, 1.0, uses,
+                        nn);
         for (int r = 0; r < running; r++) {
             const int64_t i = L[r] - 1 - s;
             const int sym = x[r][i];
@@ -152,16 +156,23 @@ int hmmrt_fb_blas_tile(const hmmrt_fb *fb, const uint8_t *const *x, const int64_
             const double inv_scale = exp(-ls[(size_t)r * (longest + 1) + i + 1]);
             double *b = b_cur + (size_t)r * n;
             const double *c = carry + (size_t)r * n, *e = into + (size_t)r * n;
+            /* the posteriors of position i + 1 (1-based) over its forward row, done with */
+            double *post = done ? f + (size_t)(i + 1) * block + (size_t)r * n : NULL;
             for (size_t q = 0; q < n; q++) {
                 b[q] *= inv_scale;
-                if (fb->state_table[q] >= 0)
+                if (post)
+                    post[q] = e[q] * c[q];
+                if (emission_counts && fb->state_table[q] >= 0)
                     emission_counts[(size_t)fb->state_table[q] * K + sym] += e[q] * c[q];
             }
             hmmrt_fb_silent_backward(fb, b, g);
-            hmmrt_fb_count_silent(fb, f + (size_t)i * block + (size_t)r * n, b, inv_p[r],
-                                  move_counts);
+            if (move_counts)
+                hmmrt_fb_count_silent(fb, f + (size_t)i * block + (size_t)r * n, b, inv_p[r],
+                                      move_counts);
         }
     }
+    for (int r = 0; done && r < rows; r++)
+        done(context, r, lnp[r], f + block + (size_t)r * n, block);
     free(f);
     return 0;
 }

@@ -266,9 +266,13 @@ int hmmrt_dense_blas_tile(const hmmrt_dense_sum *s, const uint8_t *const *x, con
 /* Training's E-step over a tile of sequences of a model in fb.c's dense
  * form (runtime/fb_blas.c, declared with hmmrt_fb in fb.h). */
 struct hmmrt_fb;
+/* Called for each row r of a tile with its ln P and, at post[(i - 1) *
+ * stride + q], the posterior of state q at position i (1-based). */
+typedef void hmmrt_fb_row_done(void *context, int r, double lnp, const double *post,
+                               size_t stride);
 int hmmrt_fb_blas_tile(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
                        int rows, double *lnp, double *uses, double *move_counts,
-                       double *emission_counts);
+                       double *emission_counts, hmmrt_fb_row_done *done, void *context);
 void hmmrt_fb_blas_counts(const struct hmmrt_fb *fb, const double *uses, double *move_counts);
 /* The program's batched calls: the dense program sets these, others leave
  * them 0 (and do not link OpenBLAS). */
@@ -281,7 +285,11 @@ typedef struct hmmrt_dense_batching {
     /* training (runtime/train.c) of a model in fb.c's dense form */
     int (*fb_tile)(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
                    int rows, double *lnp, double *uses, double *move_counts,
-                   double *emission_counts); /* hmmrt_fb_blas_tile */
+                   double *emission_counts, hmmrt_fb_row_done *done,
+                   void *context); /* hmmrt_fb_blas_tile */
+    /* posterior calls of models in that form, scored over the batch likewise */
+    int n_posteriors;
+    const struct hmmrt_posterior_call *const *posteriors;
     void (*fb_counts)(const struct hmmrt_fb *fb, const double *uses,
                       double *move_counts); /* hmmrt_fb_blas_counts */
 } hmmrt_dense_batching;

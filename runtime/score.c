@@ -198,14 +198,15 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
     const hmmrt_record *rec = &b->records[i];
     if (hmmrt_map_sequence(r, r->w, rec, i) != 0)
         return;
-    hmmrt_clear_values(r, r->w, i);
+    if (!r->dense_scores) /* else cleared, and some filled, for the whole batch (dense_batch.c) */
+        hmmrt_clear_values(r, r->w, i);
     hmmrt_value *values = r->w->values + i * prog->n_columns;
     hmmrt_seq seq = {.name = rec->name,
                      .codes = r->w->code_ptrs + i * prog->n_alphabets,
                      .length = rec->length,
                      .index = r->first_index + i,
                      .dense_scores = r->dense_scores
-                                         ? r->dense_scores + i * prog->dense_batching->n_sums
+                                         ? r->dense_scores + i * hmmrt_dense_batch_width(prog)
                                          : NULL};
     hmmrt_buf_take_failure();
     int failed = prog->score_cpu(&seq, values, scratch);

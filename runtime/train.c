@@ -226,7 +226,8 @@ static void expect_share_tiles(share *sh, double *mc, double *ec, double *scratc
             rows = 1;
             lengths[0] = i; /* the sequence, for the bookkeeping below */
         } else {
-            sh->failed |= t->tiles->fb_tile(fb, x, lengths, rows, lnp, uses, mc, ec) != 0;
+            sh->failed |=
+                t->tiles->fb_tile(fb, x, lengths, rows, lnp, uses, mc, ec, NULL, NULL) != 0;
             for (int r = 0; r < rows; r++)
                 lengths[r] = order[k + r];
             k += rows;
