@@ -22,8 +22,14 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
                            "scores, which sum in long double", call->label, m->name);
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: plan %s: libhmmrt's posterior engine (runtime/"
-                        "posterior.c) on the model as written, %d states, %d moves\n",
-                        call->label, m->n_states, m->n_moves);
+                        "posterior.c) on the model as written, %d states, %d moves%s\n",
+                        call->label, m->n_states, m->n_moves,
+                        !m->real_dim && dense_fits(p->arena, m, NULL)
+                            ? "; dense: on the CPU over each batch of 4 or more sequences a "
+                              "thread as matrix products through OpenBLAS, up to 2,048 states "
+                              "(runtime/fb_blas.c; "
+                              "HMMC_DENSE_BLAS=auto|on|off at run time)"
+                            : "");
             continue;
         }
         int *in_degree = ARENA_ARRAY(p->arena, int, m->n_states);
