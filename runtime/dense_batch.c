@@ -1,9 +1,10 @@
-/* dense_batch.c: the CPU path's batched dense forward and backward. Before
- * the sequences of a batch are scored one by one, the program's dense sums
- * (hmmrt_program.dense_batching) are scored over the whole batch: sequences
- * sorted by length into tiles, each tile one matrix product per position
- * (runtime/dense_blas.c) on one thread, the tiles shared by the run's OpenMP
- * threads (OpenBLAS itself is kept to one thread: one pool, not two). */
+/* dense_batch.c: the CPU path's batched dense forward, backward and
+ * posterior. Before the sequences of a batch are scored one by one, the
+ * program's dense sums and posterior calls (hmmrt_program.dense_batching)
+ * are scored over the whole batch: sequences sorted by length into tiles,
+ * each tile matrix products per position (dense_blas.c, fb_blas.c) on one
+ * thread, the tiles shared by the run's OpenMP threads (OpenBLAS itself is
+ * kept to one thread: one pool, not two). */
 #include "dense_batch.h"
 #include "fb.h"
 
@@ -14,7 +15,7 @@
 
 struct dense_batch_state {
     int mode;            /* HMMC_DENSE_BLAS: DENSE_AUTO, DENSE_ON, DENSE_OFF */
-    double *scores;      /* n_sums per sequence of the current batch */
+    double *scores;      /* hmmrt_dense_batch_width per sequence of the current batch */
     int64_t *order;      /* the batch's scored sequences, longest first */
     const uint8_t **x;   /* per sorted row, its codes (of the call's alphabet) */
     int64_t *lengths;    /* per sorted row, its length */

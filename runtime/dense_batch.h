@@ -1,5 +1,6 @@
-/* dense_batch.h: the CPU path's batched dense forward and backward
- * (dense_batch.c), called by score.c around each batch. Private to the
+/* dense_batch.h: the CPU path's batched dense forward, backward and
+ * posterior (dense_batch.c), called by score.c around each batch, and the
+ * rule both it and train.c follow (HMMC_DENSE_BLAS). Private to the
  * runtime. */
 #ifndef HMMRT_DENSE_BATCH_H
 #define HMMRT_DENSE_BATCH_H
@@ -8,10 +9,11 @@
 
 #include <stdio.h>
 
-/* HMMC_DENSE_BLAS=auto (the default) batches a dense call's forward or
- * backward from this many states (every dense model) and this many
- * sequences of a batch a thread on (measured on 2 cores:
- * benchmarks/history/2026-11-26-blas.md); on batches every one, off none. */
+/* HMMC_DENSE_BLAS=auto (the default) batches a dense call's forward,
+ * backward or posterior (and training's E-step) from this many states
+ * (every dense model) and this many sequences of a batch a thread on
+ * (measured on 2 cores: benchmarks/history/2026-11-26-blas.md); on batches
+ * every one, off none. */
 enum { DENSE_BLAS_MIN_STATES = 128, DENSE_BLAS_SEQUENCES_A_THREAD = 4 };
 
 /* Rows of a tile for a batch of n sequences to score. */
