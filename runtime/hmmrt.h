@@ -96,6 +96,10 @@ typedef struct hmmrt_seq {
     int64_t index;               /* 0-based position in the input */
     const double *obs;           /* a real alphabet's observations: length x D values, one
                                     observation after the other (codes is NULL then) */
+    const double *dense_scores;  /* NULL, or the scores of the program's batched dense
+                                    calls (hmmrt_dense_batching.sums), worked out for the
+                                    whole batch before this sequence's turn (NaN: a call
+                                    not batched, which the sequence's turn scores) */
 } hmmrt_seq;
 
 /* ---- the model as written, for the sampler ------------------------------- */
@@ -236,6 +240,60 @@ double hmmrt_dense_backward(hmmrt_dense *d, const uint8_t *x, int64_t L, double 
  * hmmrt_paths' layout, holding model states. */
 double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, double *columns,
                            int *best_from, void *bp, int bp_bytes);
+/* The probabilities of d's tables, made once (thread-safe): 1, or 0 when
+ * memory ran out. */
+int hmmrt_dense_prepare(hmmrt_dense *d);
+/* Rescales a column of n probabilities by a power of two when its sum
+ * leaves [2^-256, 2^256], adding the exponent to *scale; 0 when the column
+ * is all 0 (no path left). */
+int hmmrt_dense_rescale(double *col, int n, int64_t *scale);
+
+/* A dense call's forward or backward that the CPU path may score over a
+ * whole batch of sequences at once, as matrix products (runtime/dense_blas.c,
+ * OpenBLAS; the run decides which batches: runtime/dense_batch.c). */
+typedef struct hmmrt_dense_sum {
+    hmmrt_dense *d;
+    int backward; /* 0: forward, 1: backward */
+    int alphabet; /* the sequence's codes it reads: seq->codes[alphabet] */
+} hmmrt_dense_sum;
+
+/* Scores `rows` sequences x[r] of L[r] >= 1 symbols, sorted longest first,
+ * by call s, into score[r] (as hmmrt_dense_forward or _backward would, up to
+ * the order of the sums): a (rows x n) by (n x n) product per position.
+ * Runs on the calling thread. Returns 0, or -1 when memory ran out. */
+int hmmrt_dense_blas_tile(const hmmrt_dense_sum *s, const uint8_t *const *x, const int64_t *L,
+                          int rows, double *score);
+/* Training's E-step over a tile of sequences of a model in fb.c's dense
+ * form (runtime/fb_blas.c, declared with hmmrt_fb in fb.h). */
+struct hmmrt_fb;
+/* Called for each row r of a tile with its ln P and, at post[(i - 1) *
+ * stride + q], the posterior of state q at position i (1-based). */
+typedef void hmmrt_fb_row_done(void *context, int r, double lnp, const double *post,
+                               size_t stride);
+int hmmrt_fb_blas_tile(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
+                       int rows, double *lnp, double *uses, double *move_counts,
+                       double *emission_counts, hmmrt_fb_row_done *done, void *context);
+void hmmrt_fb_blas_counts(const struct hmmrt_fb *fb, const double *uses, double *move_counts);
+/* The program's batched calls: the dense program sets these, others leave
+ * them 0 (and do not link OpenBLAS). */
+typedef struct hmmrt_dense_batching {
+    int n_sums;
+    const hmmrt_dense_sum *sums;
+    int (*tile)(const hmmrt_dense_sum *s, const uint8_t *const *x, const int64_t *L, int rows,
+                double *score); /* hmmrt_dense_blas_tile */
+    void (*single_threaded)(void); /* makes the BLAS run on its caller's thread only */
+    /* training (runtime/train.c) of a model in fb.c's dense form */
+    int (*fb_tile)(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
+                   int rows, double *lnp, double *uses, double *move_counts,
+                   double *emission_counts, hmmrt_fb_row_done *done,
+                   void *context); /* hmmrt_fb_blas_tile */
+    /* posterior calls of models in that form, scored over the batch likewise */
+    int n_posteriors;
+    const struct hmmrt_posterior_call *const *posteriors;
+    void (*fb_counts)(const struct hmmrt_fb *fb, const double *uses,
+                      double *move_counts); /* hmmrt_fb_blas_counts */
+} hmmrt_dense_batching;
+void hmmrt_dense_blas_single_threaded(void);
 
 /* ---- continuous observations (runtime/gaussian.c) -------------------------- */
 
@@ -321,6 +379,7 @@ typedef struct hmmrt_program {
     int real_dim;             /* > 0: the models observe vectors of real_dim reals, read
                                  from text (runtime/real_read.c), scored on the CPU */
     const hmmrt_hits_info *hits; /* a HMMER3 import's header (the hits mode), or NULL */
+    const hmmrt_dense_batching *dense_batching; /* NULL: no dense forward or backward */
 } hmmrt_program;
 
 /* The whole program: parses argv, reads the input, scores, prints; returns the

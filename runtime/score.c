@@ -4,6 +4,7 @@
  * or hands the batches to score_gpu.c when a GPU opens; score_batch.c reads,
  * maps and prints a batch for both paths. */
 #include "score_run.h"
+#include "dense_batch.h"
 #include "score_gpu.h"
 #include "hits.h"
 
@@ -195,6 +196,7 @@ static void close_run(run *r)
     hmmrt_out_close(&r->out);
     for (int k = 0; k < 3; k++)
         free_work(&r->works[k], r->prog, r->work_records);
+    hmmrt_dense_batch_close(r);
 }
 
 /* ---- scoring a batch ------------------------------------------------------ */
@@ -205,12 +207,16 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
     const hmmrt_record *rec = &b->records[i];
     if (hmmrt_map_sequence(r, r->w, rec, i) != 0)
         return;
-    hmmrt_clear_values(r, r->w, i);
+    if (!r->dense_scores) /* else cleared, and some filled, for the whole batch (dense_batch.c) */
+        hmmrt_clear_values(r, r->w, i);
     hmmrt_value *values = r->w->values + i * prog->n_columns;
     hmmrt_seq seq = {.name = rec->name,
                      .codes = r->w->code_ptrs + i * prog->n_alphabets,
                      .length = rec->length,
-                     .index = r->first_index + i};
+                     .index = r->first_index + i,
+                     .dense_scores = r->dense_scores
+                                         ? r->dense_scores + i * hmmrt_dense_batch_width(prog)
+                                         : NULL};
     hmmrt_buf_take_failure();
     int failed = prog->score_cpu(&seq, values, scratch);
     if (!failed && !r->hits) { /* the hits mode prints no rows */
@@ -291,8 +297,10 @@ static int process_current_batch(run *r)
 {
     batch *b = r->current;
     int status = hmmrt_place_codes(r, b, r->w) != 0 ? hmmrt_stop_out_of_memory_for_batch(r) : 0;
+    double started = hmmrt_seconds();
+    if (!status && hmmrt_dense_batch_score(r) != 0) /* dense sums over the whole batch first */
+        status = hmmrt_stop_out_of_memory_for_batch(r);
     if (!status) {
-        double started = hmmrt_seconds();
         score_and_read_ahead(r);
         r->timing.scoring += hmmrt_seconds() - started;
         status = hmmrt_print_batch(r, b, r->w);
@@ -383,6 +391,7 @@ static void report_timing(run *r, double started)
     r->timing.total = hmmrt_seconds() - started;
     hmmrt_reader_seconds(r->reader, r->timing.reader);
     hmmrt_print_timing(stderr, &r->timing);
+    hmmrt_dense_batch_report(r, stderr);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
     if (r->gpu && r->in_double && !r->o->use_double)
@@ -441,6 +450,16 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
             return hits_status;
         }
         r.hits = &hits;
+    }
+    int dense_status = hmmrt_dense_batch_open(&r);
+    if (dense_status != 0) {
+        if (r.hits)
+            hmmrt_hits_close(r.hits);
+        close_run(&r);
+        void *gpu = hmmrt_finish_opening_gpu(&opening);
+        if (gpu)
+            prog->gpu->close(gpu);
+        return dense_status < -1 ? HMMRT_EXIT_INTERNAL : HMMRT_EXIT_USAGE;
     }
     hmmrt_out_catch_signals(&r.out);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;

@@ -13,6 +13,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/backend_dense.h"
+#include "codegen/c/backend_c_dense.h"
 #include "codegen/cuda/cuda_plan.h"
 
 #include <dirent.h>
@@ -383,9 +384,11 @@ static int build_cuda(const Program *p, const Plans *plans, const char *c_source
         goto done;
     }
     command_start_cc(&c);
+    /* OpenBLAS only for programs with dense forward or backward calls */
     const char *link[] = {c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static", "-lstdc++",
-                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program};
-    for (size_t i = 0; i < sizeof link / sizeof link[0]; i++)
+                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program,
+                          c_dense_uses_blas(p) ? "-lopenblas" : NULL};
+    for (size_t i = 0; i < sizeof link / sizeof link[0] && link[i]; i++)
         command_add(&c, link[i]);
     status = run_command(c.argv, o->verbose);
     if (status != 0) {
@@ -406,7 +409,8 @@ done:
     return result;
 }
 
-static int build_c(const char *source, const char *program, const BuildOptions *o)
+static int build_c(const Program *p, const char *source, const char *program,
+                   const BuildOptions *o)
 {
     char *include = xasprintf("-I%s/runtime", o->root);
     char *library = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root);
@@ -419,8 +423,10 @@ static int build_c(const char *source, const char *program, const BuildOptions *
     }
     Command c = {.argc = 0};
     command_start_cc(&c);
-    const char *args[] = {include, source, library, "-lz", "-lm", "-o", program};
-    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
+    /* OpenBLAS only for programs with dense forward or backward calls */
+    const char *args[] = {include, source, library, "-lz", "-lm", "-o", program,
+                          c_dense_uses_blas(p) ? "-lopenblas" : NULL};
+    for (size_t i = 0; i < sizeof args / sizeof args[0] && args[i]; i++)
         command_add(&c, args[i]);
     int status = run_command(c.argv, o->verbose);
     free(include);
@@ -518,7 +524,7 @@ int build_program(const Program *p, const Plans *plans, const BuildOptions *o)
                write_source(source, p, plans, name, 0, prefix) == 0 &&
                (!cuda || write_source(cu_source, p, plans, name, 1, prefix) == 0)) {
         result = cuda ? build_cuda(p, plans, source, cu_source, dir, program, o)
-                      : build_c(source, program, o);
+                      : build_c(p, source, program, o);
     }
     if (result == 0 && rename(program, o->output) != 0) {
         fprintf(stderr, "hmmc: error: cannot put the program in place as %s (from %s): %s\n",
