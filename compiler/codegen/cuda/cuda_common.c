@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "codegen/emit_dp.h"
+
 void cuda_write_int_table(Emitter *e, const char *name, const int *v, int n)
 {
     fprintf(e->out, "__device__ const int %s[%d] = {", name, n ? n : 1);
@@ -49,6 +51,41 @@ void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who)
     emit_line(e, "    ((real *)b.scores)[j] = (real)NAN;");
     emit_line(e, "return;");
     emit_close(e, "");
+}
+
+void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs, const char *who)
+{
+    if (!m->n_length_weights)
+        return;
+    emit_comment(e, "the weights that depend on the sequence's length L, once per sequence: in "
+                    "double, as the C path computes them, then in the kernel's precision%s",
+                 logs ? " (their logs)" : "; one that it cannot hold marks the sequence");
+    for (int k = 0; k < m->n_length_weights; k++) {
+        const IrLengthWeight *lw = &m->length_weights[k];
+        const char *name = dp_length_weight_name(a, k + 1);
+        if (logs)
+            emit_line(e, "const real %s = (real)log(%s); /* ln (%s), line %d */", name, lw->c_text,
+                      lexpr_source(a, lw->expr), lw->loc.first_line);
+        else
+            emit_line(e, "const double %s_d = %s; /* (%s), line %d */", name, lw->c_text,
+                      lexpr_source(a, lw->expr), lw->loc.first_line);
+    }
+    if (logs)
+        return;
+    fprintf(e->out, "%*sif (!(", 4 * e->indent, "");
+    for (int k = 0; k < m->n_length_weights; k++)
+        fprintf(e->out, "%s%*shmmc_length_weight_fits<real>(%s_d)", k ? " &&\n" : "",
+                k ? 4 * e->indent + 6 : 0, "", dp_length_weight_name(a, k + 1));
+    fprintf(e->out, ")) {\n");
+    e->indent++;
+    emit_line(e, "if (%s)", who);
+    emit_line(e, "    ((real *)b.scores)[j] = (real)NAN; /* scored again: float in double, double "
+                 "on the CPU */");
+    emit_line(e, "return;");
+    emit_close(e, "");
+    for (int k = 0; k < m->n_length_weights; k++)
+        emit_line(e, "const real %s = (real)%s_d;", dp_length_weight_name(a, k + 1),
+                  dp_length_weight_name(a, k + 1));
 }
 
 void cuda_write_launcher(Emitter *e, const Layout *l, int index, const LaunchShape *shape)

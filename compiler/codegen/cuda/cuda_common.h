@@ -20,6 +20,18 @@ void cuda_write_real_table(Emitter *e, const char *name, const double *v, int n)
  * C condition of the thread that writes. */
 void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who);
 
+/* The per-sequence weights of a model with length-dependent weights
+ * (IrModel.length_weights; nothing for others), written after the kernel
+ * has its sequence's length L: each expression once, in double as the C
+ * path computes it (dp_length_weights), held in the kernel's precision as
+ * `lenwK` (its log with logs, for viterbi), which the moves read by name
+ * (dp_length_weight_name) or multiply into their table entries. In a sum
+ * kernel (not logs) a weight that the precision cannot hold
+ * (hmmc_length_weight_fits) marks the sequence and ends its kernel: the
+ * thread `who` (a C condition) writes the mark, NaN. Every thread of a
+ * sequence computes the same values and leaves together. */
+void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs, const char *who);
+
 /* Writes call `index`'s launch shape (cN_shape) and its entry points
  * cN_launch and cN_describe, which hand its kernel (cN_kernel) to the
  * runtime's hmmc_launch and hmmc_describe (hmmrt_kernel.cuh); every name
