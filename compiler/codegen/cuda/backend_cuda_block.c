@@ -16,7 +16,12 @@
  *   3. forward and backward: a block-wide sum and, when it leaves
  *      [2^-40, 2^40], exact rescaling by a power of two.
  * Viterbi writes each cell's back pointer (the index of the best move among
- * the state's incoming moves, as hmmrt_paths numbers them). */
+ * the state's incoming moves, as hmmrt_paths numbers them). A move whose
+ * weight depends on the sequence's length keeps its constant factor in the
+ * table, and the table's PREFIX_lw entry indexes a shared array of the
+ * sequence's length weights (lenw_s: [0] is 1, or 0 in logs), which the
+ * kernel fills once per sequence (cuda_write_length_weights); only tables
+ * with such an entry read it. */
 #include "codegen/cuda/cuda_shapes.h"
 
 #include <math.h>

@@ -35,7 +35,11 @@
  * per column ("lane scales", profile_tuning.h): values cross between lanes with
  * the difference of their exponents, a lane moves its values down when one
  * read in would not fit, and an empty lane takes the exponent of the first
- * value that enters it. */
+ * value that enters it. Moves between special states may have weights of
+ * the sequence's length (HMMER3's length model: N, J, C and S -> N): the
+ * kernel computes them once per sequence (cuda_write_length_weights) and
+ * the moves read them by name; the moves into and out of the nodes are
+ * constant (cuda_plan.c sends a profile with others to the block shape). */
 #include "codegen/cuda/backend_cuda_profile.h"
 #include "codegen/cuda/cuda_shapes.h"
 

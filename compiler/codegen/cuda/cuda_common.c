@@ -1,7 +1,16 @@
 /* cuda_common.c: what every CUDA kernel shape writes the same way: a call's
- * tables in device memory, the guard of weights outside float's range, and
- * its launch shape and entry points (c<index>_launch, c<index>_describe),
- * which hand the kernels to the runtime's hmmc_launch (hmmrt_kernel.cuh). */
+ * tables in device memory, the guard of weights outside float's range, the
+ * sequence's length-dependent weights, and its launch shape and entry points
+ * (c<index>_launch, c<index>_describe), which hand the kernels to the
+ * runtime's hmmc_launch (hmmrt_kernel.cuh). */
+
+/* Length-dependent weights are computed by the kernel itself from the
+ * sequence's length (b.lengths[j], already on the device), not by the host
+ * into a table of the packed batch: the expression is a few double
+ * operations a sequence against L times the states of DP work, the
+ * kernels of models without such weights do not change at all, the batch
+ * and libhmmrt_gpu stay as they are, and the .cu reads as the C path does
+ * (the same expression, evaluated in double the same way). */
 #include "codegen/cuda/cuda_common.h"
 
 #include <math.h>
