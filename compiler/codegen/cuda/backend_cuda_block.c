@@ -19,7 +19,8 @@
  * the state's incoming moves, as hmmrt_paths numbers them). A move whose
  * weight depends on the sequence's length keeps its constant factor in the
  * table, and the table's PREFIX_lw entry indexes a shared array of the
- * sequence's length weights (lenw_s: [0] is 1, or 0 in logs), which the
+ * sequence's length weights (lenw_s: [0] is 1, or 0 in logs; doubles in
+ * forward and backward, cuda_common.h says why), which the
  * kernel fills once per sequence (cuda_write_length_weights); only tables
  * with such an entry read it. */
 #include "codegen/cuda/cuda_shapes.h"
@@ -311,9 +312,10 @@ static void write_kernel(BlockWriter *w)
         emit_comment(w->e, "for the move tables' entries (PREFIX_lw): [0] the weight as it is, "
                            "[k + 1] times (plus, in logs) length weight k; read after the barrier "
                            "below");
-        emit_line(w->e, "__shared__ real lenw_s[%d];", m->n_length_weights + 1);
+        emit_line(w->e, "__shared__ %s lenw_s[%d];", viterbi ? "real" : "double /* in float too */",
+                  m->n_length_weights + 1);
         emit_open(w->e, "if (threadIdx.x == 0)");
-        emit_line(w->e, "lenw_s[0] = (real)%s;", viterbi ? "0" : "1");
+        emit_line(w->e, "lenw_s[0] = %s;", viterbi ? "(real)0" : "1.0");
         for (int k = 0; k < m->n_length_weights; k++)
             emit_line(w->e, "lenw_s[%d] = %s;", k + 1, dp_length_weight_name(w->p->arena, k + 1));
         emit_close(w->e, "");

@@ -382,7 +382,8 @@ static void write_special_combine(ProfileWriter *w, int move, int previous_colum
                              w->viterbi ? "+" : "*", profile_name(w, "spem"), mv->emission, w->m->K);
     emit_comment(w->e, "%s -> %s", w->m->states[mv->from].name, w->m->states[mv->to].name);
     if (w->lane_scales) {
-        emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, %s * %s, %sspx%d);", t, t, weight, value,
+        emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, %s%s * %s%s, %sspx%d);", t, t,
+                  mv->length_weight ? "(real)(" : "", weight, value, mv->length_weight ? ")" : "",
                   previous_column ? "old_" : "", f);
         return;
     }

@@ -66,9 +66,16 @@ void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs,
 {
     if (!m->n_length_weights)
         return;
-    emit_comment(e, "the weights that depend on the sequence's length L, once per sequence: in "
-                    "double, as the C path computes them, then in the kernel's precision%s",
-                 logs ? " (their logs)" : "; one that it cannot hold marks the sequence");
+    if (logs)
+        emit_comment(e, "the weights that depend on the sequence's length L, once per sequence: "
+                        "their logs in double, as the C path computes them, then in the kernel's "
+                        "precision");
+    else
+        emit_comment(e, "the weights that depend on the sequence's length L, once per sequence, in "
+                        "double as the C path computes them, and kept in double: the products "
+                        "with them are formed in double (a loop's weight rounded to float would "
+                        "err the same way at each position); one outside the kernel's precision "
+                        "marks the sequence");
     for (int k = 0; k < m->n_length_weights; k++) {
         const IrLengthWeight *lw = &m->length_weights[k];
         const char *name = dp_length_weight_name(a, k + 1);
@@ -76,14 +83,14 @@ void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs,
             emit_line(e, "const real %s = (real)log(%s); /* ln (%s), line %d */", name, lw->c_text,
                       lexpr_source(a, lw->expr), lw->loc.first_line);
         else
-            emit_line(e, "const double %s_d = %s; /* (%s), line %d */", name, lw->c_text,
+            emit_line(e, "const double %s = %s; /* (%s), line %d */", name, lw->c_text,
                       lexpr_source(a, lw->expr), lw->loc.first_line);
     }
     if (logs)
         return;
     fprintf(e->out, "%*sif (!(", 4 * e->indent, "");
     for (int k = 0; k < m->n_length_weights; k++)
-        fprintf(e->out, "%s%*shmmc_length_weight_fits<real>(%s_d)", k ? " &&\n" : "",
+        fprintf(e->out, "%s%*shmmc_length_weight_fits<real>(%s)", k ? " &&\n" : "",
                 k ? 4 * e->indent + 6 : 0, "", dp_length_weight_name(a, k + 1));
     fprintf(e->out, ")) {\n");
     e->indent++;
@@ -92,9 +99,6 @@ void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs,
                  "on the CPU */");
     emit_line(e, "return;");
     emit_close(e, "");
-    for (int k = 0; k < m->n_length_weights; k++)
-        emit_line(e, "const real %s = (real)%s_d;", dp_length_weight_name(a, k + 1),
-                  dp_length_weight_name(a, k + 1));
 }
 
 void cuda_write_launcher(Emitter *e, const Layout *l, int index, const LaunchShape *shape)

@@ -23,13 +23,18 @@ void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who);
 /* The per-sequence weights of a model with length-dependent weights
  * (IrModel.length_weights; nothing for others), written after the kernel
  * has its sequence's length L: each expression once, in double as the C
- * path computes it (dp_length_weights), held in the kernel's precision as
- * `lenwK` (its log with logs, for viterbi), which the moves read by name
- * (dp_length_weight_name) or multiply into their table entries. In a sum
- * kernel (not logs) a weight that the precision cannot hold
- * (hmmc_length_weight_fits) marks the sequence and ends its kernel: the
- * thread `who` (a C condition) writes the mark, NaN. Every thread of a
- * sequence computes the same values and leaves together. */
+ * path computes it (dp_length_weights), as `lenwK`, which the moves read by
+ * name (dp_length_weight_name) or multiply into their table entries. With
+ * logs (viterbi) lenwK is its log in the kernel's precision (`real`); in a
+ * sum kernel (forward, backward) it stays a double, so that the products
+ * with it are formed in double and rounded once: a loop weight near 1 (N ->
+ * N, L / (L + 3)) rounded to float would be off by the same part at every
+ * position, up to 3e-8 nats a symbol, beyond the float contract of
+ * tests/gpu/check on sequences of a few hundred symbols whose scores are
+ * near 0 (HMMER3's log-odds). A sum kernel given a weight that its
+ * precision cannot hold (hmmc_length_weight_fits) marks the sequence and
+ * ends: the thread `who` (a C condition) writes the mark, NaN. Every thread
+ * of a sequence computes the same values and leaves together. */
 void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs, const char *who);
 
 /* Writes call `index`'s launch shape (cN_shape) and its entry points
