@@ -30,10 +30,10 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
     if (dense)
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
     for (int c = 0; c < p->n_calls; c++) {
-        /* whole tables, posterior calls, length-dependent weights and real
-         * observations are computed on the CPU */
+        /* whole tables, posterior calls and real observations are computed on
+         * the CPU (length-dependent weights on the GPU: cuda_write_length_weights) */
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plan[c].length_cpu || plan[c].real)
+            plan[c].real)
             continue;
         /* A call with weights below float's range is scored in double; its
          * float kernel only marks each sequence for double (the guard of
