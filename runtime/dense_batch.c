@@ -30,13 +30,19 @@ struct dense_batch_state {
 
 int hmmrt_dense_blas_mode(void)
 {
-    const char *env = getenv("HMMRT_DENSE_BLAS");
-    if (!env || !*env || strcmp(env, "auto") == 0)
-        return DENSE_AUTO;
-    if (strcmp(env, "on") == 0)
-        return DENSE_ON;
-    if (strcmp(env, "off") == 0)
+    const char *env = getenv("HMMRT_DENSE_BLAS"), *why = NULL;
+    if (env && strcmp(env, "off") == 0)
         return DENSE_OFF;
+    int on = env && strcmp(env, "on") == 0;
+    if (!env || !*env || strcmp(env, "auto") == 0 || on) {
+        if (hmmrt_openblas_loaded(&why)) /* loaded at run time: openblas_dl.c */
+            return on ? DENSE_ON : DENSE_AUTO;
+        if (!on)
+            return DENSE_OFF; /* auto: one sequence at a time, as without OpenBLAS */
+        hmmrt_error("HMMRT_DENSE_BLAS is on, but OpenBLAS cannot be loaded (%s): install it "
+                    "(Debian: apt-get install libopenblas0) or set HMMRT_DENSE_BLAS=auto", why);
+        return -1;
+    }
     hmmrt_error("HMMRT_DENSE_BLAS is '%s': set it to auto (the default: matrix products "
                 "for models of %d or more states and batches of %d or more sequences a "
                 "thread), on (always) or off (never), or unset it", env,

@@ -2,28 +2,25 @@
  * sequences at once, one matrix product (OpenBLAS dgemm) per position: the
  * rows are the sequences, sorted longest first, so the rows still running at
  * a position are always the first ones. Each row keeps its own power-of-two
- * scale, exactly as runtime/dense.c does for one sequence. Only programs with
- * dense calls reference this file, so only they link OpenBLAS. */
+ * scale, exactly as runtime/dense.c does for one sequence. OpenBLAS is
+ * loaded at run time (openblas_dl.c); dense_batch.c uses this file only
+ * where it was found. */
 #include "hmmrt.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* OpenBLAS's C interface (cblas.h; declared here, as the header's place
- * differs between Debian's pthread, OpenMP and serial builds). The enums
- * are ints: 101 row-major, 111 no transpose, 112 transpose. */
-void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha,
-                 const double *a, int lda, const double *b, int ldb, double beta, double *c,
-                 int ldc);
-void openblas_set_num_threads(int threads);
+/* OpenBLAS's dgemm through openblas_dl.c (loaded at run time): the enums
+ * are cblas.h's, 101 row-major, 111 no transpose, 112 transpose. */
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 
 static const double LN2 = 0.693147180559945309417232121458176568;
 
 void hmmrt_dense_blas_single_threaded(void)
 {
-    openblas_set_num_threads(1);
+    hmmrt_openblas_single_threaded();
 }
 
 /* The score of a row: its last column against v (the end vector for
@@ -66,7 +63,7 @@ static void forward(const hmmrt_dense *d, const uint8_t *const *x, const int64_t
         }
         if (running == 0)
             return;
-        cblas_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, running, n, n, 1.0, cur, n, d->p_matrix, n,
+        hmmrt_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, running, n, n, 1.0, cur, n, d->p_matrix, n,
                     0.0, next, n);
         for (int r = 0; r < running; r++) {
             if (!alive[r])
@@ -114,7 +111,7 @@ static void backward(const hmmrt_dense *d, const uint8_t *const *x, const int64_
             for (int j = 0; j < n; j++)
                 v[j] = c[j] * e[j];
         }
-        cblas_dgemm(ROW_MAJOR, NO_TRANS, TRANS, running, n, n, 1.0, in, n, d->p_matrix, n, 0.0,
+        hmmrt_dgemm(ROW_MAJOR, NO_TRANS, TRANS, running, n, n, 1.0, in, n, d->p_matrix, n, 0.0,
                     next, n);
         for (int r = 0; r < running; r++)
             if (alive[r])

@@ -7,15 +7,13 @@
  * rows are sorted longest first: forward runs from their starts, backward
  * from their ends, and the rows still running are always the first ones. */
 #include "fb.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* OpenBLAS (as in dense_blas.c): 101 row-major, 111 no transpose, 112 transpose. */
-void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha,
-                 const double *a, int lda, const double *b, int ldb, double beta, double *c,
-                 int ldc);
+/* OpenBLAS's dgemm (openblas_dl.c): 101 row-major, 111 no transpose, 112 transpose. */
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 
 void hmmrt_fb_blas_counts(const hmmrt_fb *fb, const double *uses, double *move_counts)
@@ -55,7 +53,7 @@ static void forward(const hmmrt_fb *fb, const uint8_t *const *x, const int64_t *
             running--;
         const double *prev = f + (size_t)(i - 1) * block;
         double *cur = f + (size_t)i * block;
-        cblas_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, running, (int)n, (int)n, 1.0, prev, (int)n,
+        hmmrt_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, running, (int)n, (int)n, 1.0, prev, (int)n,
                     fb->matrix, (int)n, 0.0, cur, (int)n);
         for (int r = 0; r < running; r++) {
             double *row = cur + (size_t)r * n;
@@ -141,12 +139,12 @@ int hmmrt_fb_blas_tile(const hmmrt_fb *fb, const uint8_t *const *x, const int64_
         }
         const int m = running, nn = (int)n;
         /* b_cur = carry x W^T, what enters q = (from x W) . carry, uses += from^T x carry */
-        cblas_dgemm(ROW_MAJOR, NO_TRANS, TRANS, m, nn, nn, 1.0, carry, nn, fb->matrix, nn, 0.0,
+        hmmrt_dgemm(ROW_MAJOR, NO_TRANS, TRANS, m, nn, nn, 1.0, carry, nn, fb->matrix, nn, 0.0,
                     b_cur, nn);
-        cblas_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, nn, nn, 1.0, from, nn, fb->matrix, nn, 0.0,
+        hmmrt_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, nn, nn, 1.0, from, nn, fb->matrix, nn, 0.0,
                     into, nn);
         if (uses)
-            cblas_dgemm(ROW_MAJOR, TRANS, NO_TRANS, nn, nn, m, 1.0, from, nn, carry, nn, 1.0, uses,
+            hmmrt_dgemm(ROW_MAJOR, TRANS, NO_TRANS, nn, nn, m, 1.0, from, nn, carry, nn, 1.0, uses,
                         nn);
         for (int r = 0; r < running; r++) {
             const int64_t i = L[r] - 1 - s;

@@ -26,6 +26,14 @@ int hmmrt_fixed_text(char *out, double x, int decimals);
 void *hmmrt_store_take(size_t need);
 void hmmrt_store_give_back(void *store);
 void hmmrt_stores_free_kept(void);
+/* openblas_dl.c: OpenBLAS, loaded at run time: 1 when it is there (else
+ * *reason says why not); cblas_dgemm's arguments (101 row-major, 111 no
+ * transpose, 112 transpose), only once it is loaded. */
+int hmmrt_openblas_loaded(const char **reason);
+void hmmrt_openblas_single_threaded(void);
+void hmmrt_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta, double *c,
+                 int ldc);
 void hmmrt_buf_append(hmmrt_buf *b, const char *s, size_t n);
 /* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it.
  * Until then the failure is sticky: no buffer of this thread grows. */

@@ -13,7 +13,6 @@
 
 #include "codegen/backend.h"
 #include "codegen/backend_dense.h"
-#include "codegen/c/backend_c_dense.h"
 #include "codegen/cuda/cuda_plan.h"
 
 #include <dirent.h>
@@ -384,10 +383,8 @@ static int build_cuda(const Program *p, const Plans *plans, const char *c_source
         goto done;
     }
     command_start_cc(&c);
-    /* OpenBLAS only for programs with dense forward or backward calls */
     const char *link[] = {c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static", "-lstdc++",
-                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program,
-                          c_dense_uses_blas(p) ? "-lopenblas" : NULL};
+                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program, NULL};
     for (size_t i = 0; i < sizeof link / sizeof link[0] && link[i]; i++)
         command_add(&c, link[i]);
     status = run_command(c.argv, o->verbose);
@@ -423,9 +420,8 @@ static int build_c(const Program *p, const char *source, const char *program,
     }
     Command c = {.argc = 0};
     command_start_cc(&c);
-    /* OpenBLAS only for programs with dense forward or backward calls */
-    const char *args[] = {include, source, library, "-lz", "-lm", "-o", program,
-                          c_dense_uses_blas(p) ? "-lopenblas" : NULL};
+    /* -ldl: OpenBLAS for dense models is loaded at run time (openblas_dl.c) */
+    const char *args[] = {include, source, library, "-lz", "-ldl", "-lm", "-o", program, NULL};
     for (size_t i = 0; i < sizeof args / sizeof args[0] && args[i]; i++)
         command_add(&c, args[i]);
     int status = run_command(c.argv, o->verbose);
