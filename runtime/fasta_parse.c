@@ -188,32 +188,30 @@ static const char *copy_plain(char **out, const char *at, const char *end)
     return at;
 }
 
-/* Copies the residues of a sequence line from at up to its end (or end),
- * leaving out blanks; other control bytes are residues (that the alphabet
- * then refuses). */
-static const char *sequence_line(fasta_parse *p, const char *at, const char *end)
+/* A line before the first header: white space only, or the error. */
+static const char *line_before_header(fasta_parse *p, const char *at, const char *end)
 {
-    if (!p->in_record) {
-        for (; at < end && !is_line_end((unsigned char)*at); at++)
-            if (!is_blank((unsigned char)*at)) {
-                fail(p, DATA_BEFORE_HEADER);
-                return at;
-            }
-        return at;
-    }
-    if (reserve(p, (size_t)(end - at)) != 0)
-        return at;
-    char *out = p->store + p->store_len;
+    for (; at < end && !is_line_end((unsigned char)*at); at++)
+        if (!is_blank((unsigned char)*at)) {
+            fail(p, DATA_BEFORE_HEADER);
+            return at;
+        }
+    return at;
+}
+
+/* Copies the residues of a sequence line from at up to its end (or end) to
+ * *out, leaving out blanks; other control bytes are residues (that the
+ * alphabet then refuses). Returns where it stopped. */
+static const char *copy_line(char **out, const char *at, const char *end)
+{
     for (;;) {
-        at = copy_plain(&out, at, end);
+        at = copy_plain(out, at, end);
         if (at == end || is_line_end((unsigned char)*at))
-            break;
+            return at;
         if (!is_blank((unsigned char)*at))
-            *out++ = *at;
+            *(*out)++ = *at;
         at++;
     }
-    p->store_len = (size_t)(out - p->store);
-    return at;
 }
 
 /* The lines of a record's sequence one after another, as long as each ends
@@ -226,14 +224,7 @@ static const char *sequence_lines(fasta_parse *p, const char *at, const char *en
         return at;
     char *out = p->store + p->store_len;
     for (;;) {
-        for (;;) {
-            at = copy_plain(&out, at, end);
-            if (at == end || is_line_end((unsigned char)*at))
-                break;
-            if (!is_blank((unsigned char)*at))
-                *out++ = *at;
-            at++;
-        }
+        at = copy_line(&out, at, end);
         p->store_len = (size_t)(out - p->store);
         if (at == end || *at != '\n')
             return at;
@@ -300,7 +291,7 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
             p->state = FASTA_AT_LINE_START;
             return at + 1;
         }
-        return p->in_record ? sequence_lines(p, at, end) : sequence_line(p, at, end);
+        return p->in_record ? sequence_lines(p, at, end) : line_before_header(p, at, end);
     case FASTA_BEFORE_NAME:
         if (is_line_end(c)) {
             fail(p, NO_NAME);
