@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
+
+#include "hmmrt_scan.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,8 +239,8 @@ static void score_and_read_ahead(run *r)
             limit = stop_at;
             r->w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
             results[i].status = SEQ_NOT_RUN;
-            if (i > limit)
-                continue;
+            if (i > limit || hmmrt_scan_defers(b->records[i].length))
+                continue; /* a long sequence: below, with every thread for its scan */
             score_one(r, b, i, scratch);
             if (hmmrt_stops_the_run(r, &results[i])) {
 #pragma omp critical(hmmrt_stop_at)
@@ -250,6 +252,16 @@ static void score_and_read_ahead(run *r)
             if (draws_progress)
                 hmmrt_progress_poll();
         }
+    }
+    /* the long sequences one at a time, each spread over the threads by its
+       calls' scans (runtime/scan.c) */
+    for (int64_t i = 0; i < b->n && i <= stop_at; i++) {
+        if (!hmmrt_scan_defers(b->records[i].length))
+            continue;
+        score_one(r, b, i, &r->scratches[0]);
+        if (hmmrt_stops_the_run(r, &results[i]))
+            stop_at = i;
+        hmmrt_progress_poll();
     }
 }
 
@@ -372,6 +384,7 @@ static void report_timing(run *r, double started)
 {
     r->timing.total = hmmrt_seconds() - started;
     hmmrt_print_timing(stderr, &r->timing);
+    hmmrt_scan_report(stderr);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
     if (r->gpu && r->in_double && !r->o->use_double)

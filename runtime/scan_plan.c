@@ -1,0 +1,128 @@
+/* scan_plan.c: when one sequence takes the time-parallel scan (the rule of
+ * docs/scan.md; --scan on|off|auto overrides it), how it is cut into chunks
+ * (HMMRT_SCAN_CHUNK=N for tests), and what --timing says of the scans run. */
+#include "hmmrt_scan.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* auto: shorter sequences stay on one thread (measured on 2 cores: the scan
+ * of a casino sequence breaks even near 10^5 symbols; docs/scan.md) */
+enum { SCAN_MIN_LENGTH = 1 << 18 };
+/* auto: the least gain, estimated from the threads and the transfers' cost */
+static const double SCAN_MIN_GAIN = 1.25;
+
+static int mode = HMMRT_SCAN_AUTO;
+
+int hmmrt_scan_set_mode(const char *word)
+{
+    static const char *const words[] = {"auto", "on", "off"};
+    for (int k = 0; k < 3; k++)
+        if (strcmp(word, words[k]) == 0) {
+            mode = k;
+            return 0;
+        }
+    return -1;
+}
+
+int hmmrt_scan_mode(void) { return mode; }
+
+/* The threads a scan started here gets: none beside this one inside the
+ * batch's parallel loop (a nested region runs on one thread). */
+static int scan_threads(void)
+{
+    return omp_in_parallel() ? 1 : omp_get_max_threads();
+}
+
+/* The estimated speed-up on `threads` threads: chunk 0 runs from the start
+ * (one run a position), every other chunk runs once from each boundary state
+ * (n_boundary runs a position), chunk 0 being n_boundary times longer; back
+ * pointers then need each other chunk run once more. */
+static double scan_gain(const hmmrt_scan_call *c, int threads)
+{
+    double nb = c->n_boundary, positions = nb + threads - 1; /* in units of a chunk */
+    return c->bp_bytes ? positions / (nb + 1) : positions / nb;
+}
+
+int hmmrt_scan_chosen(const hmmrt_scan_call *c, int64_t L)
+{
+    if (mode == HMMRT_SCAN_OFF || c->n_boundary == 0 || L < 2)
+        return 0;
+    if (mode == HMMRT_SCAN_ON)
+        return 1;
+    int threads = scan_threads();
+    return threads >= 2 && L >= SCAN_MIN_LENGTH && scan_gain(c, threads) >= SCAN_MIN_GAIN;
+}
+
+int hmmrt_scan_defers(int64_t L)
+{
+    return mode != HMMRT_SCAN_OFF && omp_get_max_threads() >= 2 && L >= SCAN_MIN_LENGTH;
+}
+
+/* HMMRT_SCAN_CHUNK, or 0 */
+static int64_t chunk_from_environment(void)
+{
+    const char *v = getenv("HMMRT_SCAN_CHUNK");
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    return *end == '\0' && n > 0 ? (int64_t)n : 0;
+}
+
+int64_t *hmmrt_scan_chunks(int64_t L, int threads, double first_ratio, int64_t *count)
+{
+    int64_t fixed = chunk_from_environment(), n;
+    if (fixed)
+        n = (L + fixed - 1) / fixed;
+    else {
+        n = threads < 2 && mode == HMMRT_SCAN_ON ? 2 : threads;
+        n = n > L ? L : n < 1 ? 1 : n;
+    }
+    int64_t *begin = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!begin)
+        return NULL;
+    if (fixed) {
+        for (int64_t k = 0; k < n; k++)
+            begin[k] = k * fixed;
+    } else {
+        /* chunk 0 first_ratio times as long as the others, each at least 1 */
+        int64_t other = (int64_t)((double)L / (first_ratio + (double)(n - 1)));
+        other = other < 1 ? 1 : other;
+        begin[0] = 0;
+        for (int64_t k = 1; k < n; k++)
+            begin[k] = L - (n - k) * other;
+    }
+    begin[n] = L;
+    *count = n;
+    return begin;
+}
+
+/* ---- what --timing says ------------------------------------------------------ */
+
+static atomic_llong scanned[2], scanned_symbols[2], scanned_usec[2];
+
+void hmmrt_scan_count(int viterbi, int64_t L, double seconds)
+{
+    atomic_fetch_add(&scanned[viterbi], 1);
+    atomic_fetch_add(&scanned_symbols[viterbi], L);
+    atomic_fetch_add(&scanned_usec[viterbi], (long long)(seconds * 1e6));
+}
+
+void hmmrt_scan_report(FILE *f)
+{
+    static const char *const what[2] = {"forward/backward", "viterbi"};
+    int threads = omp_get_max_threads();
+    for (int v = 0; v < 2; v++)
+        if (atomic_load(&scanned[v]))
+            fprintf(f, "  scan (--scan %s): %lld %s calls on one sequence each over %d thread%s, "
+                       "%lld symbols, %.3f s\n",
+                    mode == HMMRT_SCAN_ON ? "on" : "auto", atomic_load(&scanned[v]), what[v],
+                    threads, threads == 1 ? "" : "s", atomic_load(&scanned_symbols[v]),
+                    (double)atomic_load(&scanned_usec[v]) * 1e-6);
+    if (mode == HMMRT_SCAN_AUTO && !atomic_load(&scanned[0]) && !atomic_load(&scanned[1]))
+        fprintf(f, "  scan: none (auto: a sequence of %d or more symbols, on 2 or more threads, "
+                   "where the model's transfers leave a gain; docs/scan.md)\n", SCAN_MIN_LENGTH);
+}
