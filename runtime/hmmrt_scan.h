@@ -45,8 +45,14 @@ int hmmrt_scan_mode(void);
 /* Whether the call's sequence of length L takes the scan (the rule: docs/scan.md). */
 int hmmrt_scan_chosen(const hmmrt_scan_call *c, int64_t L);
 /* Whether score.c should score a sequence of length L on its own, after the
- * batch's other sequences, with every thread free for its scan. */
-int hmmrt_scan_defers(int64_t L);
+ * batch's other sequences, with every thread free for its scan: one of the
+ * program's calls would scan it, and the batch holds fewer long sequences
+ * (hmmrt_scan_long) than there are threads (more keep every thread busy on
+ * their own, with no transfers to compute). */
+int hmmrt_scan_defers(const struct hmmrt_scan_call *const *calls, int n_calls, int64_t L,
+                      int64_t long_in_batch);
+/* Whether a sequence of length L counts as long for the rule above. */
+int hmmrt_scan_long(int64_t L);
 /* The chunks of [0, L): their count, and begin[0..count] (begin[count] = L).
  * work_first: what chunk 0 (which needs no transfer) costs relative to a
  * transfer's position. HMMRT_SCAN_CHUNK=N (tests) cuts every chunk N long.

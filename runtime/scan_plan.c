@@ -46,19 +46,37 @@ static double scan_gain(const hmmrt_scan_call *c, int threads)
     return c->bp_bytes ? positions / (nb + 1) : positions / nb;
 }
 
-int hmmrt_scan_chosen(const hmmrt_scan_call *c, int64_t L)
+/* The rule with the given team: auto scans from SCAN_MIN_LENGTH symbols
+ * on 2 threads or more, where the estimated gain is at least SCAN_MIN_GAIN. */
+static int chosen_with(const hmmrt_scan_call *c, int64_t L, int threads)
 {
     if (mode == HMMRT_SCAN_OFF || c->n_boundary == 0 || L < 2)
         return 0;
     if (mode == HMMRT_SCAN_ON)
         return 1;
-    int threads = scan_threads();
     return threads >= 2 && L >= SCAN_MIN_LENGTH && scan_gain(c, threads) >= SCAN_MIN_GAIN;
 }
 
-int hmmrt_scan_defers(int64_t L)
+int hmmrt_scan_chosen(const hmmrt_scan_call *c, int64_t L)
 {
-    return mode != HMMRT_SCAN_OFF && omp_get_max_threads() >= 2 && L >= SCAN_MIN_LENGTH;
+    return chosen_with(c, L, scan_threads());
+}
+
+int hmmrt_scan_long(int64_t L)
+{
+    return L >= (mode == HMMRT_SCAN_ON ? 2 : SCAN_MIN_LENGTH);
+}
+
+int hmmrt_scan_defers(const struct hmmrt_scan_call *const *calls, int n_calls, int64_t L,
+                      int64_t long_in_batch)
+{
+    int threads = omp_get_max_threads();
+    if (threads < 2 || !hmmrt_scan_long(L) || (mode != HMMRT_SCAN_ON && long_in_batch >= threads))
+        return 0;
+    for (int k = 0; k < n_calls; k++)
+        if (chosen_with(calls[k], L, threads))
+            return 1;
+    return 0;
 }
 
 /* HMMRT_SCAN_CHUNK, or 0 */

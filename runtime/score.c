@@ -7,12 +7,11 @@
 #include "score_gpu.h"
 
 #include "hmmrt_gpu.h"
+#include "hmmrt_scan.h"
 
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
-
-#include "hmmrt_scan.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +224,16 @@ static void score_and_read_ahead(run *r)
     seq_result *results = r->w->results;
     int64_t stop_at = b->n; /* sequences after this one are not scored */
     int chunk = hmmrt_omp_chunk(b->n);
+    /* a long sequence in a batch of few: scored after the others, with every
+       thread for its calls' scans (runtime/scan.c) */
+    const hmmrt_program *prog = r->prog;
+    int64_t n_long = 0;
+    for (int64_t i = 0; i < b->n; i++)
+        n_long += hmmrt_scan_long(b->records[i].length);
+    unsigned char *deferred = n_long ? calloc((size_t)b->n, 1) : NULL;
+    for (int64_t i = 0; deferred && i < b->n; i++)
+        deferred[i] = hmmrt_scan_defers(prog->scan_calls, prog->n_scan_calls,
+                                        b->records[i].length, n_long);
 #pragma omp parallel
     {
         hmmrt_scratch *scratch = &r->scratches[omp_get_thread_num()];
@@ -239,8 +248,8 @@ static void score_and_read_ahead(run *r)
             limit = stop_at;
             r->w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
             results[i].status = SEQ_NOT_RUN;
-            if (i > limit || hmmrt_scan_defers(b->records[i].length))
-                continue; /* a long sequence: below, with every thread for its scan */
+            if (i > limit || (deferred && deferred[i]))
+                continue;
             score_one(r, b, i, scratch);
             if (hmmrt_stops_the_run(r, &results[i])) {
 #pragma omp critical(hmmrt_stop_at)
@@ -253,16 +262,15 @@ static void score_and_read_ahead(run *r)
                 hmmrt_progress_poll();
         }
     }
-    /* the long sequences one at a time, each spread over the threads by its
-       calls' scans (runtime/scan.c) */
-    for (int64_t i = 0; i < b->n && i <= stop_at; i++) {
-        if (!hmmrt_scan_defers(b->records[i].length))
+    for (int64_t i = 0; deferred && i < b->n && i <= stop_at; i++) {
+        if (!deferred[i])
             continue;
         score_one(r, b, i, &r->scratches[0]);
         if (hmmrt_stops_the_run(r, &results[i]))
             stop_at = i;
         hmmrt_progress_poll();
     }
+    free(deferred);
 }
 
 static void warn_duplicates_total(const run *r)

@@ -1068,6 +1068,17 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
                                                order[i]) : "");
     }
     fprintf(o, "};\n");
+    int n_scan = 0;
+    for (int c = 0; c < p->n_calls; c++)
+        n_scan += scan_supported(&p->calls[c]);
+    if (n_scan) {
+        emit_comment(e, "the calls that can scan one long sequence over every thread (hmmrt_scan.h)");
+        fprintf(o, "static const hmmrt_scan_call *const scan_calls[] = {");
+        for (int c = 0, k = 0; c < p->n_calls; c++)
+            if (scan_supported(&p->calls[c]))
+                fprintf(o, "%s&%s", k++ ? ", " : "", layout_name(layout, c, "scan"));
+        fprintf(o, "};\n");
+    }
     if (gpu)
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
@@ -1076,9 +1087,11 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,%s\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
-            gpu ? "&gpu_program" : "NULL", real_dim_field(p));
+            gpu ? "&gpu_program" : "NULL", real_dim_field(p),
+            n_scan ? arena_printf(p->arena, "\n    .n_scan_calls = %d, .scan_calls = scan_calls,",
+                                  n_scan) : "");
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
