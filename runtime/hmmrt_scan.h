@@ -58,8 +58,10 @@ int hmmrt_scan_long(int64_t L);
  * transfer's position. HMMRT_SCAN_CHUNK=N (tests) cuts every chunk N long.
  * begin is malloc'd; NULL without memory. */
 int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, int64_t *count);
-/* --timing: the sequences scanned and their symbols, per kind of call. */
-void hmmrt_scan_count(int viterbi, int64_t L, double seconds);
+/* --timing: the sequences scanned and their symbols, per kind of call; the
+ * seconds they took, and the CPU time of each phase's busiest thread summed
+ * (what they would take with a core for each thread). */
+void hmmrt_scan_count(int viterbi, int64_t L, double seconds, double critical);
 void hmmrt_scan_report(FILE *f);
 
 /* ---- the engine (scan.c) ----------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const double LN2 = 0.693147180559945309417232121458176568;
 
@@ -27,6 +28,15 @@ static void chunk_range(const hmmrt_scan_call *c, const int64_t *begin, int64_t 
     (void)count;
 }
 
+/* The CPU time of the calling thread: a task's own work, which time spent
+ * waiting for a core (other programs) does not count in. */
+static double thread_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* The memory of one scan: per chunk k >= 1 its transfer (nb columns of n,
  * with an exponent each for sums), and the column each chunk ends with. */
 typedef struct scan_memory {
@@ -34,8 +44,22 @@ typedef struct scan_memory {
     double *transfers;  /* count x nb x n */
     int64_t *exponents; /* count x nb */
     double *work;       /* threads x 2n: each thread's two columns */
+    double *busy;       /* threads: each thread's CPU time in the current phase */
+    double critical;    /* the phases' busiest threads' CPU time, summed (--timing) */
+    int threads;
     int failed;         /* a span left double's range: the one-thread path instead */
 } scan_memory;
+
+/* Adds the busiest thread of the phase just done to s->critical. */
+static void end_phase(scan_memory *s)
+{
+    double most = 0;
+    for (int t = 0; t < s->threads; t++) {
+        most = s->busy[t] > most ? s->busy[t] : most;
+        s->busy[t] = 0;
+    }
+    s->critical += most;
+}
 
 static void scan_free(scan_memory *s)
 {
@@ -43,6 +67,7 @@ static void scan_free(scan_memory *s)
     free(s->transfers);
     free(s->exponents);
     free(s->work);
+    free(s->busy);
 }
 
 static int scan_alloc(scan_memory *s, const hmmrt_scan_call *c, int64_t L, int threads)
@@ -54,8 +79,10 @@ static int scan_alloc(scan_memory *s, const hmmrt_scan_call *c, int64_t L, int t
         s->transfers = malloc(sizeof(double) * count * nb * n);
         s->exponents = malloc(sizeof(int64_t) * count * nb);
         s->work = malloc(sizeof(double) * 2 * n * (size_t)threads);
+        s->busy = calloc((size_t)threads, sizeof(double));
+        s->threads = threads;
     }
-    if (!s->begin || !s->transfers || !s->exponents || !s->work) {
+    if (!s->begin || !s->transfers || !s->exponents || !s->work || !s->busy) {
         scan_free(s);
         return -1;
     }
@@ -78,10 +105,12 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
         int j = task == 0 ? 0 : (int)((task - 1) % nb);
         chunk_range(c, s->begin, s->count, k, L, &i0, &i1);
         feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);
+        double started = thread_seconds();
         if (task == 0) {
             *first_status = c->sum_span(x, L, i0, i1, columns, first_scale, 1);
             memcpy(first, columns, sizeof(double) * n);
             failed |= isnan(*first_status);
+            s->busy[omp_get_thread_num()] += thread_seconds() - started;
             continue;
         }
         int64_t scale = -960;
@@ -92,8 +121,10 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
         memcpy(s->transfers + at * n, columns, sizeof(double) * n);
         s->exponents[at] = got == -INFINITY ? 0 : scale;
         failed |= isnan(got);
+        s->busy[omp_get_thread_num()] += thread_seconds() - started;
     }
     s->failed = failed;
+    end_phase(s);
 }
 
 double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
@@ -107,7 +138,7 @@ double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
     double v[n], next[n], status;
     int64_t ve;
     sum_transfers(c, x, L, &s, v, &ve, &status);
-    double score = NAN;
+    double score = NAN, combining = thread_seconds();
     if (!s.failed) {
         int got = status == -INFINITY ? -1 : 0;
         for (int64_t k = 1; k < s.count && got == 0; k++) {
@@ -121,9 +152,10 @@ double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
         else if (got == 0)
             score = log(v[c->last]) + (double)ve * LN2;
     }
-    scan_free(&s);
+    s.critical += thread_seconds() - combining;
     if (!isnan(score))
-        hmmrt_scan_count(0, L, omp_get_wtime() - started);
+        hmmrt_scan_count(0, L, omp_get_wtime() - started, s.critical);
+    scan_free(&s);
     return score;
 }
 
@@ -140,7 +172,7 @@ static void max_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
         int64_t k = task == 0 ? 0 : 1 + (task - 1) / nb, i0, i1;
         int j = task == 0 ? 0 : (int)((task - 1) % nb);
         chunk_range(c, s->begin, s->count, k, L, &i0, &i1);
-        double offset[2] = {0.0, 0.0};
+        double offset[2] = {0.0, 0.0}, started = thread_seconds();
         if (task == 0) {
             if (bp)
                 c->max_span_bp(x, L, i0, i1, columns, offset, bp, 1);
@@ -148,6 +180,7 @@ static void max_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
                 c->max_span(x, L, i0, i1, columns, offset, 1);
             for (int s2 = 0; s2 < n; s2++)
                 first[s2] = columns[s2] + (offset[0] + offset[1]);
+            s->busy[omp_get_thread_num()] += thread_seconds() - started;
             continue;
         }
         for (int s2 = 0; s2 < n; s2++)
@@ -157,7 +190,9 @@ static void max_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
         double *t = s->transfers + ((size_t)k * nb + j) * n;
         for (int s2 = 0; s2 < n; s2++)
             t[s2] = columns[s2] + (offset[0] + offset[1]);
+        s->busy[omp_get_thread_num()] += thread_seconds() - started;
     }
+    end_phase(s);
 }
 
 /* Viterbi's second phase: each chunk k >= 1 again from its exact entry
@@ -176,11 +211,13 @@ static void max_rerun(const hmmrt_scan_call *c, const void *x, int64_t L, scan_m
         top = top > -INFINITY ? top : 0.0;
         for (int s2 = 0; s2 < n; s2++)
             columns[s2] = entry[s2] - top;
-        double offset[2] = {top, 0.0};
+        double offset[2] = {top, 0.0}, started = thread_seconds();
         int64_t i0, i1;
         chunk_range(c, s->begin, s->count, k, L, &i0, &i1);
         c->max_span_bp(x, L, i0, i1, columns, offset, bp, 0);
+        s->busy[omp_get_thread_num()] += thread_seconds() - started;
     }
+    end_phase(s);
 }
 
 double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp)
@@ -198,14 +235,16 @@ double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *
         return NAN;
     }
     max_transfers(c, x, L, &s, entries + n, bp);
+    double combining = thread_seconds();
     for (int64_t k = 1; k < s.count; k++)
         hmmrt_scan_apply_max(n, nb, c->boundary, s.transfers + (size_t)k * nb * n,
                              entries + (size_t)k * n, entries + (size_t)(k + 1) * n);
     double score = entries[(size_t)s.count * n + c->last];
+    s.critical += thread_seconds() - combining;
     if (bp && score > -INFINITY)
         max_rerun(c, x, L, &s, entries, bp);
     free(entries);
+    hmmrt_scan_count(1, L, omp_get_wtime() - started, s.critical);
     scan_free(&s);
-    hmmrt_scan_count(1, L, omp_get_wtime() - started);
     return score;
 }
