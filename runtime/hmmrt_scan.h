@@ -16,6 +16,11 @@
  * value left double's range: the caller scores on one thread). */
 typedef double (*hmmrt_sum_span)(const void *x, int64_t L, int64_t i0, int64_t i1,
                                  double *columns, int64_t *scale, int first);
+/* The same for `width` columns at once: column v in columns[v * 2n ..
+ * v * 2n + n) (its other column after it), its exponent in scales[v];
+ * 0 or NAN. */
+typedef double (*hmmrt_sum_spans)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                                  double *columns, int64_t *scales, int width);
 /* Viterbi over [i0, i1): ln values less offset[0] + offset[1]. */
 typedef void (*hmmrt_max_span)(const void *x, int64_t L, int64_t i0, int64_t i1,
                                double *columns, double *offset, int first);
@@ -33,6 +38,7 @@ typedef struct hmmrt_scan_call {
     int backward;           /* sum_span runs from i1 down to i0 */
     int bp_bytes;           /* viterbi's back pointers (0: none) */
     hmmrt_sum_span sum_span;      /* forward, backward */
+    hmmrt_sum_spans sum_spans;    /* ... a transfer's columns together (NULL: one by one) */
     hmmrt_max_span max_span;      /* viterbi */
     hmmrt_max_span_bp max_span_bp;
 } hmmrt_scan_call;
@@ -42,6 +48,9 @@ enum { HMMRT_SCAN_AUTO, HMMRT_SCAN_ON, HMMRT_SCAN_OFF };
 /* --scan on|off|auto: 0, or -1 for another word. */
 int hmmrt_scan_set_mode(const char *word);
 int hmmrt_scan_mode(void);
+/* What a chunk's transfer costs a position, in runs of the one-thread
+ * function over it (the model of docs/scan.md). */
+double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c);
 /* Whether the call's sequence of length L takes the scan (the rule: docs/scan.md). */
 int hmmrt_scan_chosen(const hmmrt_scan_call *c, int64_t L);
 /* Whether score.c should score a sequence of length L on its own, after the

@@ -44,6 +44,7 @@ typedef struct scan_memory {
     double *transfers;  /* count x nb x n */
     int64_t *exponents; /* count x nb */
     double *work;       /* threads x 2n: each thread's two columns */
+    size_t per_thread;  /* doubles of work a thread */
     double *busy;       /* threads: each thread's CPU time in the current phase */
     double critical;    /* the phases' busiest threads' CPU time, summed (--timing) */
     int threads;
@@ -73,12 +74,15 @@ static void scan_free(scan_memory *s)
 static int scan_alloc(scan_memory *s, const hmmrt_scan_call *c, int64_t L, int threads)
 {
     memset(s, 0, sizeof *s);
-    s->begin = hmmrt_scan_chunks(L, threads, c->n_boundary, &s->count);
+    s->begin = hmmrt_scan_chunks(L, threads, hmmrt_scan_transfer_cost(c), &s->count);
     size_t n = (size_t)c->n_states, nb = (size_t)c->n_boundary, count = (size_t)s->count;
     if (s->begin) {
         s->transfers = malloc(sizeof(double) * count * nb * n);
         s->exponents = malloc(sizeof(int64_t) * count * nb);
-        s->work = malloc(sizeof(double) * 2 * n * (size_t)threads);
+        /* two columns a thread, or a whole transfer's (nb x 2n) where they run together */
+        size_t per_thread = 2 * n * (c->sum_spans ? (nb ? nb : 1) : 1);
+        s->work = malloc(sizeof(double) * per_thread * (size_t)threads);
+        s->per_thread = per_thread;
         s->busy = calloc((size_t)threads, sizeof(double));
         s->threads = threads;
     }
@@ -96,16 +100,33 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
                           double *first, int64_t *first_scale, double *first_status)
 {
     int n = c->n_states, nb = c->n_boundary;
-    int64_t tasks = 1 + (s->count - 1) * nb;
+    /* with sum_spans, task k >= 1 is chunk k's whole transfer */
+    int64_t per_chunk = c->sum_spans ? 1 : nb, tasks = 1 + (s->count - 1) * per_chunk;
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
     for (int64_t task = 0; task < tasks; task++) {
-        double *columns = s->work + (size_t)omp_get_thread_num() * 2 * n;
-        int64_t k = task == 0 ? 0 : 1 + (task - 1) / nb, i0, i1;
-        int j = task == 0 ? 0 : (int)((task - 1) % nb);
+        double *columns = s->work + (size_t)omp_get_thread_num() * s->per_thread;
+        int64_t k = task == 0 ? 0 : 1 + (task - 1) / per_chunk, i0, i1;
+        int j = task == 0 ? 0 : (int)((task - 1) % per_chunk);
         chunk_range(c, s->begin, s->count, k, L, &i0, &i1);
         feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);
         double started = thread_seconds();
+        if (task > 0 && c->sum_spans) {
+            int64_t *scales = s->exponents + (size_t)k * nb;
+            for (int b = 0; b < nb; b++) {
+                double *col = columns + (size_t)b * 2 * n;
+                memset(col, 0, sizeof(double) * n);
+                col[c->boundary[b]] = 0x1p960;
+                scales[b] = -960;
+            }
+            double got = c->sum_spans(x, L, i0, i1, columns, scales, nb);
+            for (int b = 0; b < nb; b++)
+                memcpy(s->transfers + ((size_t)k * nb + b) * n, columns + (size_t)b * 2 * n,
+                       sizeof(double) * n);
+            failed |= isnan(got);
+            s->busy[omp_get_thread_num()] += thread_seconds() - started;
+            continue;
+        }
         if (task == 0) {
             *first_status = c->sum_span(x, L, i0, i1, columns, first_scale, 1);
             memcpy(first, columns, sizeof(double) * n);
@@ -168,7 +189,7 @@ static void max_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
     int64_t tasks = 1 + (s->count - 1) * nb;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t task = 0; task < tasks; task++) {
-        double *columns = s->work + (size_t)omp_get_thread_num() * 2 * n;
+        double *columns = s->work + (size_t)omp_get_thread_num() * s->per_thread;
         int64_t k = task == 0 ? 0 : 1 + (task - 1) / nb, i0, i1;
         int j = task == 0 ? 0 : (int)((task - 1) % nb);
         chunk_range(c, s->begin, s->count, k, L, &i0, &i1);
@@ -203,7 +224,7 @@ static void max_rerun(const hmmrt_scan_call *c, const void *x, int64_t L, scan_m
     int n = c->n_states;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = 1; k < s->count; k++) {
-        double *columns = s->work + (size_t)omp_get_thread_num() * 2 * n;
+        double *columns = s->work + (size_t)omp_get_thread_num() * s->per_thread;
         const double *entry = entries + (size_t)k * n;
         double top = -INFINITY;
         for (int s2 = 0; s2 < n; s2++)

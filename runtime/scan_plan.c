@@ -36,14 +36,31 @@ static int scan_threads(void)
     return omp_in_parallel() ? 1 : omp_get_max_threads();
 }
 
+/* A transfer runs its chunk once from each boundary state: nb runs of the
+ * one-thread function's cost, or, where the nb columns run together
+ * (sum_spans), less for small models, whose one run is a chain of dependent
+ * operations that the other columns' overlap. Measured on the 2-core machine
+ * (docs/scan.md): 0.64 of a run per column at nb = 2 (the casino), 0.69 at
+ * 4, 0.95 at 8 and about 1 from 16 on (each run already keeps the core busy). */
+static const double TOGETHER_SMALL = 0.65;
+enum { SMALL_BOUNDARY = 4 };
+
+double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c)
+{
+    double nb = c->n_boundary;
+    if (!c->sum_spans || c->n_boundary > SMALL_BOUNDARY)
+        return nb;
+    return nb * TOGETHER_SMALL > 1.0 ? nb * TOGETHER_SMALL : 1.0;
+}
+
 /* The estimated speed-up on `threads` threads: chunk 0 runs from the start
- * (one run a position), every other chunk runs once from each boundary state
- * (n_boundary runs a position), chunk 0 being n_boundary times longer; back
- * pointers then need each other chunk run once more. */
+ * (one run a position), every other chunk's transfer costs r runs a
+ * position, chunk 0 being r times longer than the others; back pointers
+ * then need each other chunk run once more. */
 static double scan_gain(const hmmrt_scan_call *c, int threads)
 {
-    double nb = c->n_boundary, positions = nb + threads - 1; /* in units of a chunk */
-    return c->bp_bytes ? positions / (nb + 1) : positions / nb;
+    double r = hmmrt_scan_transfer_cost(c), positions = r + threads - 1; /* in chunks */
+    return c->bp_bytes ? positions / (r + 1) : positions / r;
 }
 
 /* The rule with the given team: auto scans from SCAN_MIN_LENGTH symbols

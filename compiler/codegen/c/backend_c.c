@@ -452,6 +452,65 @@ static void write_sum_span(CallWriter *w, int backward)
     emit_close(w->e, "");
 }
 
+/* cN_forward_spans / cN_backward_spans: the span above for `width` columns
+ * at once (the transfer of a chunk: one column from each boundary state),
+ * each position's statements applied to every column in turn, so that the
+ * columns' chains of operations overlap. Column v lies in columns[v * 2n ..
+ * v * 2n + n), the other half its second column; its exponent in scales[v].
+ * A column from which no path goes through stays 0. */
+static void write_sum_spans(CallWriter *w, int backward)
+{
+    const IrModel *m = w->m;
+    int n = m->n_states;
+    emit_comment(w->e, "%s over positions [i0, i1) for `width` columns at once (the transfer of "
+                       "a chunk, runtime/scan.c): column v in columns[v * %d ..+%d), its exponent "
+                       "in scales[v]; columns[v * %d + %d ..+%d) is its other column. 0, or NAN "
+                       "when a value left double's range.", backward ? "backward" : "forward",
+                 2 * n, n, 2 * n, n, n);
+    emit_open(w->e, "static double %s(const void *xs, int64_t L, int64_t i0, int64_t i1, "
+                    "double *columns, int64_t *scales, int width)",
+              name_of(w, backward ? "backward_spans" : "forward_spans"));
+    emit_line(w->e, "%sx = xs;", x_type(w));
+    dp_length_weights(&w->dp, 0);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 0);
+    emit_line(w->e, "for (int v = 0; v < width; v++)");
+    emit_line(w->e, "    memset(columns + (size_t)v * %d + %d, 0, sizeof(double) * %d);", 2 * n, n, n);
+    if (backward)
+        emit_open(w->e, "for (int64_t i = i1 - 1; i >= i0; i--)");
+    else
+        emit_open(w->e, "for (int64_t i = i0; i < i1; i++)");
+    emit_line(w->e, "const int64_t step = %s; /* the columns swap halves each position */",
+              backward ? "i1 - 1 - i" : "i - i0");
+    write_position_symbol(w, w->dp.prob_table);
+    emit_open(w->e, "for (int v = 0; v < width; v++)");
+    emit_line(w->e, "const double *prev = columns + (size_t)v * %d + (step & 1) * %d;", 2 * n, n);
+    emit_line(w->e, "double *cur = columns + (size_t)v * %d + ((step + 1) & 1) * %d;", 2 * n, n);
+    (backward ? w->position->backward_emitting : w->position->forward_emitting)(&w->dp);
+    (backward ? w->position->backward_silent : w->position->forward_silent)(&w->dp);
+    w->position->column_sum(&w->dp, "double sum");
+    emit_line(w->e, "if (!(sum > 0.0))");
+    emit_line(w->e, "    continue; /* no path goes through: the column stays 0 */");
+    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "const double factor = ldexp(1.0, %d - exponent);", SUM_EXP);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    cur[s] *= factor;");
+    emit_line(w->e, "scales[v] += exponent - %d;", SUM_EXP);
+    emit_close(w->e, "");
+    emit_close(w->e, "");
+    emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
+    emit_line(w->e, "    return NAN;");
+    emit_close(w->e, "");
+    emit_line(w->e, "if ((i1 - i0) & 1)");
+    emit_line(w->e, "    for (int v = 0; v < width; v++)");
+    emit_line(w->e, "        memcpy(columns + (size_t)v * %d, columns + (size_t)v * %d + %d, "
+                    "sizeof(double) * %d);", 2 * n, 2 * n, n, n);
+    emit_line(w->e, "return fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) ? NAN : 0.0;");
+    emit_close(w->e, "");
+}
+
 /* cN_viterbi_span (and cN_viterbi_span_bp, which writes the back pointers
  * of rows i0 + 1 .. i1, and of row 0 when `first`): the positions [i0, i1)
  * of viterbi from the column in columns[0 .. n) (ln values less
@@ -535,6 +594,10 @@ static void write_scan(CallWriter *w)
         }
     } else {
         write_sum_span(w, backward);
+        if (!m->real_dim) {
+            emit_blank(w->e);
+            write_sum_spans(w, backward);
+        }
     }
     emit_blank(w->e);
     fprintf(w->e->out, "static const int %s[] = {", name_of(w, "boundary"));
@@ -551,7 +614,9 @@ static void write_scan(CallWriter *w)
         emit_line(w->e, "    .max_span = %s, .max_span_bp = %s,", name_of(w, "viterbi_span"),
                   bp ? name_of(w, "viterbi_span_bp") : "NULL");
     else
-        emit_line(w->e, "    .sum_span = %s,", name_of(w, backward ? "backward_span" : "forward_span"));
+        emit_line(w->e, "    .sum_span = %s, .sum_spans = %s,",
+                  name_of(w, backward ? "backward_span" : "forward_span"),
+                  m->real_dim ? "NULL" : name_of(w, backward ? "backward_spans" : "forward_spans"));
     emit_line(w->e, "};");
 }
 
