@@ -15,11 +15,18 @@ int hmmrt_scan_apply_sum(int n, int nb, const int *boundary, const double *t, co
                          const double *v, int64_t ve, double *out, int64_t *oute)
 {
     /* the largest term's exponent: every weight below is taken relative to
-       it, so that long double's range (2^-16382) holds them all */
+       it, so that long double's range (2^-16382) holds them all; a column
+       of zeros (no path through the chunk from its state) has no exponent
+       that means anything */
     int64_t ref = INT64_MIN;
+    unsigned char live[nb > 0 ? nb : 1]; /* a term to add: v's value and a column not all 0 */
     for (int j = 0; j < nb; j++) {
         double vj = v[boundary[j]];
-        if (vj > 0.0 && e[j] + ilogb(vj) > ref)
+        const double *col = t + (size_t)j * n;
+        live[j] = 0;
+        for (int i = 0; i < n && vj > 0.0 && !live[j]; i++)
+            live[j] = col[i] > 0.0;
+        if (live[j] && e[j] + ilogb(vj) > ref)
             ref = e[j] + ilogb(vj);
     }
     memset(out, 0, sizeof(double) * (size_t)n);
@@ -32,7 +39,7 @@ int hmmrt_scan_apply_sum(int n, int nb, const int *boundary, const double *t, co
     for (int j = 0; j < nb; j++) {
         double vj = v[boundary[j]];
         int64_t shift = e[j] - ref;
-        if (!(vj > 0.0) || shift < LDBL_MIN_EXP - 64)
+        if (!live[j] || shift < LDBL_MIN_EXP - 64)
             continue; /* below 2^-16400 of the largest term: nothing long double holds */
         long double wj = ldexpl((long double)vj, (int)shift);
         const double *col = t + (size_t)j * n;

@@ -1,7 +1,8 @@
 /* test_scan.c: unit tests of the time-parallel scan's boundary combination
  * (runtime/scan_combine.c) and engine (runtime/scan.c): transfers applied
  * in order equal their composition (associativity, sum-product with
- * exponents and max-plus), exponents far apart, no path, and a hand-written
+ * exponents and max-plus), exponents far apart, no path, a column of zeros
+ * beside live ones, and a hand-written
  * two-state model scored in chunks of every length against one run. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,6 +106,19 @@ static void test_sum_exponents_far_apart(void **state)
     e[1] = -900;
     assert_int_equal(hmmrt_scan_apply_sum(N, NB, boundary, t, e, v, 0, out, &oe), 0);
     assert_true(out[3] > 0 && fabs(log2(out[1]) - log2(out[3]) - 900) < 1e-9);
+}
+
+static void test_sum_column_of_zeros(void **state)
+{
+    /* column 1 has no path (all 0) and a stale exponent far above column
+       0's: column 0's paths must still count */
+    double t[NB * N] = {0, 0x1p960, 0, 0x1p959, 0, 0, 0, 0};
+    int64_t e[NB] = {-5000000, 0};
+    double v[N] = {0, 0x1p960, 0x1p960, 0}, out[N];
+    int64_t oe;
+    assert_int_equal(hmmrt_scan_apply_sum(N, NB, boundary, t, e, v, 0, out, &oe), 0);
+    assert_true(out[1] > 0 && out[3] == out[1] / 2 && out[2] == 0);
+    assert_true(fabsl(ln_value(out, oe, 1) - (ln_value(t, e[0], 1) + ln_value(v, 0, 1))) < 1e-9L);
 }
 
 static void test_max_associative(void **state)
@@ -233,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_apply_by_hand),
         cmocka_unit_test(test_sum_associative),
         cmocka_unit_test(test_sum_exponents_far_apart),
+        cmocka_unit_test(test_sum_column_of_zeros),
         cmocka_unit_test(test_max_associative),
         cmocka_unit_test(test_engine_every_chunk_length),
     };
