@@ -45,7 +45,19 @@ int64_t hmmrt_map(const char *alphabet, const char *residues, int64_t length, ui
     if (strlen(alphabet) >= sizeof cached_tables[0].alphabet)
         return length > 0 ? 0 : -1; /* cannot happen: codes are bytes */
     const uint8_t *code = table_for(alphabet)->code;
-    for (int64_t i = 0; i < length; i++) {
+    const unsigned char *r = (const unsigned char *)residues;
+    int64_t i = 0;
+    for (; i + 8 <= length; i += 8) { /* 8 at a time; a byte 0xFF among them stops it */
+        uint8_t c[8];
+        for (int k = 0; k < 8; k++)
+            c[k] = code[r[i + k]];
+        uint64_t w;
+        memcpy(&w, c, 8);
+        if (((~w - 0x0101010101010101u) & w & 0x8080808080808080u) != 0)
+            break; /* a symbol outside: found below */
+        memcpy(codes + i, c, 8);
+    }
+    for (; i < length; i++) {
         uint8_t c = code[(unsigned char)residues[i]];
         if (c == NOT_IN_ALPHABET)
             return i;

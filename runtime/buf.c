@@ -121,7 +121,10 @@ size_t hmmrt_format_score(char out[HMMRT_SCORE_MAX], double score)
         return (size_t)snprintf(out, HMMRT_SCORE_MAX, "nan");
     if (isinf(score))
         return (size_t)snprintf(out, HMMRT_SCORE_MAX, "%s", score < 0 ? "-inf" : "inf");
-    int n = snprintf(out, HMMRT_SCORE_MAX, "%.*f", score_decimals, score);
+    int n = hmmrt_fixed_text(out, score, score_decimals);
+    if (n >= 0)
+        return (size_t)n;
+    n = snprintf(out, HMMRT_SCORE_MAX, "%.*f", score_decimals, score);
     if (is_negative_zero_text(out)) {
         memmove(out, out + 1, (size_t)n);
         n--;

@@ -261,7 +261,179 @@ static int apply_make_db(parse_state *st, const char *v)
     return 0;
 }
 
+/* ---- the hits mode (hmmsearch's option names; docs/hmmer.md) ---------------- */
+
+/* Notes the first hits option; the program must have a hits mode. */
+static int note_hits(parse_state *st, const char *name)
+{
+    const hmmrt_hits_info *h = st->prog->hits;
+    if (!h)
+        return usage_error("%s applies only to a program imported from a HMMER3 file (hmmc "
+                           "--import-hmmer FILE > MODEL.hmm): its source's `// hmmer:` header "
+                           "lines give the E-value statistics, and %s has none", name,
+                           st->prog->source);
+    if (h->refused)
+        return usage_error("%s: this program has no hits mode: %s", name, h->refused);
+    if (!st->o->hits.first)
+        st->o->hits.first = name;
+    return 0;
+}
+
+/* Any real number written in full (a score threshold may be negative). */
+static int parse_any_real(const char *text, double *out)
+{
+    if (*text == '-')
+        return parse_real(text + 1, out) == 0 ? (*out = -*out, 0) : -1;
+    return parse_real(text, out);
+}
+
+static int positive(const char *option, const char *what, const char *v, double *out)
+{
+    if (parse_real(v, out) != 0 || *out <= 0)
+        return usage_error("%s takes %s above 0 (e.g. %s), not '%s'", option, what,
+                           strchr(option, 'Z') ? "1000000" : "0.01", v);
+    return 0;
+}
+
+static int score(const char *option, const char *v, double *out)
+{
+    if (parse_any_real(v, out) != 0)
+        return usage_error("%s takes a score in bits (e.g. 25 or -3.5), not '%s'", option, v);
+    return 0;
+}
+
+static int apply_hits(parse_state *st, const char *v) { return note_hits(st, "--hits"); }
+
+static int apply_tblout(parse_state *st, const char *v)
+{
+    if (!*v)
+        return bad_value("tblout", "the name of the table file to write", v);
+    st->o->hits.tblout = v;
+    return note_hits(st, "--tblout");
+}
+
+static int apply_domtblout(parse_state *st, const char *v)
+{
+    if (!*v)
+        return bad_value("domtblout", "the name of the table file to write", v);
+    if (note_hits(st, "--domtblout") != 0)
+        return HMMRT_EXIT_USAGE;
+    if (st->prog->hits->traceback_column < 0)
+        return usage_error("--domtblout needs the domains, from the viterbi traceback of the "
+                           "searched model, and this program's main prints none: add `print "
+                           "viterbi(MODEL).traceback;` as --import-hmmer writes it");
+    st->o->hits.domtblout = v;
+    return 0;
+}
+
+static int apply_E(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    return note_hits(st, "-E") || positive("-E", "an E-value", v, &h->E);
+}
+
+static int apply_T(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    h->by_E = 0;
+    return note_hits(st, "-T") || score("-T", v, &h->T);
+}
+
+static int apply_Z(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    h->Z_set = 1;
+    return note_hits(st, "-Z") || positive("-Z", "a number of sequences", v, &h->Z);
+}
+
+static int apply_domZ(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    h->domZ_set = 1;
+    return note_hits(st, "--domZ") || positive("--domZ", "a number of sequences", v, &h->domZ);
+}
+
+static int apply_domE(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    return note_hits(st, "--domE") || positive("--domE", "an E-value", v, &h->domE);
+}
+
+static int apply_domT(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    h->dom_by_E = 0;
+    return note_hits(st, "--domT") || score("--domT", v, &h->domT);
+}
+
+static int apply_incE(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    return note_hits(st, "--incE") || positive("--incE", "an E-value", v, &h->incE);
+}
+
+static int apply_incT(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    h->inc_by_E = 0;
+    return note_hits(st, "--incT") || score("--incT", v, &h->incT);
+}
+
+static int apply_incdomE(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    return note_hits(st, "--incdomE") || positive("--incdomE", "an E-value", v, &h->incdomE);
+}
+
+static int apply_incdomT(parse_state *st, const char *v)
+{
+    hmmrt_hits_options *h = &st->o->hits;
+    h->incdom_by_E = 0;
+    return note_hits(st, "--incdomT") || score("--incdomT", v, &h->incdomT);
+}
+
+/* --cut_ga, --cut_tc, --cut_nc: the file's cutoffs, which it must have. */
+static int apply_cut(parse_state *st, int which, const char *option)
+{
+    static const char *const keys[3] = {"GA", "TC", "NC"};
+    static const char *const what[3] = {"gathering", "trusted", "noise"};
+    if (note_hits(st, option) != 0)
+        return HMMRT_EXIT_USAGE;
+    hmmrt_hits_options *h = &st->o->hits;
+    if (h->cut != HMMRT_CUT_NONE && h->cut != which)
+        return usage_error("--cut_%c%c and %s do not go together: choose one cutoff",
+                           keys[h->cut][0] + 32, keys[h->cut][1] + 32, option);
+    const hmmrt_hits_info *info = st->prog->hits;
+    if (!info->has_cut[which])
+        return usage_error("%s: the model %s has no %s cutoff (its HMMER file has no %s line; "
+                           "the source's `// hmmer: %s` line is missing): give a score "
+                           "threshold with -T and --domT instead", option, info->query,
+                           what[which], keys[which], keys[which]);
+    h->cut = which;
+    return 0;
+}
+
+static int apply_cut_ga(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_GA, "--cut_ga"); }
+static int apply_cut_tc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_TC, "--cut_tc"); }
+static int apply_cut_nc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_NC, "--cut_nc"); }
+
 static const option_spec option_specs[] = {
+    {"hits", NULL, apply_hits},
+    {"tblout", "FILE", apply_tblout},
+    {"domtblout", "FILE", apply_domtblout},
+    {"E", "X", apply_E},
+    {"T", "X", apply_T},
+    {"Z", "N", apply_Z},
+    {"domZ", "N", apply_domZ},
+    {"domE", "X", apply_domE},
+    {"domT", "X", apply_domT},
+    {"incE", "X", apply_incE},
+    {"incT", "X", apply_incT},
+    {"incdomE", "X", apply_incdomE},
+    {"incdomT", "X", apply_incdomT},
+    {"cut_ga", NULL, apply_cut_ga},
+    {"cut_tc", NULL, apply_cut_tc},
+    {"cut_nc", NULL, apply_cut_nc},
     {"make-db", "DB", apply_make_db},
     {"train", NULL, apply_train},
     {"iterations", "N", apply_iterations},
@@ -302,10 +474,13 @@ static int parse_option(parse_state *st, int argc, char **argv, int *i)
     const char *arg = argv[*i];
     if (strcmp(arg, "-h") == 0)
         arg = "--help";
-    const char *name = arg + 2;
-    const char *equals = strchr(name, '=');
+    /* hmmsearch's -E X, -T X and -Z N: one letter after one dash */
+    int letter = arg[1] != '-' && strchr("ETZ", arg[1]) && arg[2] == '\0';
+    const char *name = letter ? arg + 1 : arg + 2;
+    const char *equals = letter ? NULL : strchr(name, '=');
     size_t len = equals ? (size_t)(equals - name) : strlen(name);
-    const option_spec *spec = arg[1] == '-' ? find_option(name, len) : NULL;
+    const option_spec *spec = arg[1] == '-' && len > 1 ? find_option(name, len)
+                              : letter ? find_option(name, 1) : NULL;
     if (!spec)
         return usage_error("unknown option '%s': %s --help lists the options", argv[*i],
                            hmmrt_progname());
@@ -316,6 +491,8 @@ static int parse_option(parse_state *st, int argc, char **argv, int *i)
     }
     if (equals)
         return spec->apply(st, equals + 1);
+    if (*i + 1 >= argc && letter)
+        return usage_error("-%s needs a value: -%s %s", spec->name, spec->name, spec->value_name);
     if (*i + 1 >= argc)
         return usage_error("--%s needs a value: --%s %s or --%s=%s", spec->name, spec->name,
                            spec->value_name, spec->name, spec->value_name);
@@ -374,6 +551,16 @@ static int check_combination(parse_state *st)
     if (o->make_db && o->n_files == 0)
         return usage_error("--make-db %s needs the sequence files to pack: name them after it, "
                            "or - for standard input", o->make_db);
+    if (o->hits.first && (o->sample || o->train || o->make_db))
+        return usage_error("%s and %s do not go together: %s scores nothing", o->hits.first,
+                           o->sample ? "--sample" : o->train ? "--train" : "--make-db",
+                           o->sample ? "--sample" : o->train ? "--train" : "--make-db");
+    if (o->hits.cut != HMMRT_CUT_NONE) {
+        const hmmrt_hits_options *h = &o->hits;
+        if (!h->by_E || !h->dom_by_E || !h->inc_by_E || !h->incdom_by_E)
+            return usage_error("the --cut_ga, --cut_tc and --cut_nc cutoffs set every score "
+                               "threshold: drop -T, --domT, --incT and --incdomT");
+    }
     if (st->train_only && !o->train)
         return usage_error("%s applies only with --train: add --train, or drop %s",
                            st->train_only, st->train_only);
@@ -418,6 +605,10 @@ static void set_defaults(hmmrt_options *o)
     o->seed = 1;
     o->iterations = 100;
     o->tolerance = 1e-9;
+    /* hmmsearch's defaults */
+    o->hits = (hmmrt_hits_options){.E = 10, .domE = 10, .incE = 0.01, .incdomE = 0.01,
+                                   .by_E = 1, .dom_by_E = 1, .inc_by_E = 1, .incdom_by_E = 1,
+                                   .cut = HMMRT_CUT_NONE};
 }
 
 int hmmrt_parse_options(int argc, char **argv, const hmmrt_program *prog, hmmrt_options *o)
@@ -428,6 +619,8 @@ int hmmrt_parse_options(int argc, char **argv, const hmmrt_program *prog, hmmrt_
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    o->argc = argc;
+    o->argv = argv;
     parse_state st = {.prog = prog, .o = o};
     int only_files = 0;
     for (int i = 1; i < argc; i++) {
@@ -493,6 +686,41 @@ static void print_gpu_options(FILE *f, const hmmrt_program *prog)
                    "                   --device and --double need a rebuild: hmmc --target=cuda\n");
 }
 
+/* Only a HMMER3 import has them (a program with no `// hmmer:` header keeps
+ * its help as it was). */
+static void print_hits_options(FILE *f, const hmmrt_program *prog)
+{
+    const hmmrt_hits_info *h = prog->hits;
+    if (!h)
+        return;
+    fprintf(f, "\n"
+               "Hits mode, as hmmsearch searches (any of these turns it on; docs/hmmer.md):\n"
+               "standard output holds the hits ranked by E-value instead of the rows.\n");
+    if (h->refused) {
+        fprintf(f, "  This program has none: %s.\n", h->refused);
+        return;
+    }
+    fprintf(f,
+            "  --hits           the hits mode with hmmsearch's default thresholds\n"
+            "  --tblout FILE    a table of the hits, in hmmsearch's --tblout layout\n"
+            "  --domtblout FILE a table of their domains (hmmsearch's --domtblout)\n"
+            "  -E X             report sequences of E-value <= X (default 10)\n"
+            "  -T X             report sequences of score >= X bits instead\n"
+            "  -Z N             E-values for a database of N sequences (default: those read)\n"
+            "  --domE X, --domT X  report domains of conditional E-value <= X (default\n"
+            "                   10), or score >= X bits\n"
+            "  --domZ N         conditional E-values for N sequences (default: those reported)\n"
+            "  --incE X, --incT X, --incdomE X, --incdomT X  the inclusion thresholds\n"
+            "                   (default E-value 0.01): '!' and the tables' inc column\n"
+            "  --cut_ga, --cut_tc, --cut_nc  the model's gathering, trusted or noise cutoffs\n"
+            "                   (%s%s%s%s%s) as the thresholds of sequences and domains\n",
+            h->has_cut[0] ? "GA" : "", h->has_cut[0] && (h->has_cut[1] || h->has_cut[2]) ? ", " : "",
+            h->has_cut[1] ? "TC" : "", h->has_cut[1] && h->has_cut[2] ? ", " : "",
+            h->has_cut[2] ? "NC" : "");
+    if (!h->has_cut[0] && !h->has_cut[1] && !h->has_cut[2])
+        fprintf(f, "                   This model has none of them.\n");
+}
+
 void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
 {
     const char *me = hmmrt_progname();
@@ -554,6 +782,7 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "  --model NAME     with --sample or --train: the model (default the first):\n"
             "                   ", me);
     print_models(f, prog);
+    print_hits_options(f, prog);
     fprintf(f,
             "\n"
             "  --help           show this help;  --version  show the version\n\n"

@@ -16,7 +16,7 @@
 static const double LN2 = 0.693147180559945309417232121458176568;
 
 /* Probabilities of the log tables, made once, on first use. */
-static int prepare(hmmrt_dense *d)
+int hmmrt_dense_prepare(hmmrt_dense *d)
 {
     int ok = 1;
     if (__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE))
@@ -48,7 +48,7 @@ static int prepare(hmmrt_dense *d)
 
 /* Rescales a column of probabilities by a power of two when its sum leaves
  * [2^-256, 2^256]; returns 0 when no path is left. */
-static int rescale(double *col, int n, int64_t *scale)
+int hmmrt_dense_rescale(double *col, int n, int64_t *scale)
 {
     double sum = 0.0;
     for (int j = 0; j < n; j++)
@@ -71,14 +71,14 @@ double hmmrt_dense_forward(hmmrt_dense *d, const uint8_t *x, int64_t L, double *
     const int n = d->n;
     if (L == 0)
         return d->start_end;
-    if (!prepare(d))
+    if (!hmmrt_dense_prepare(d))
         return NAN;
     double *cur = columns, *next = columns + n;
     int64_t scale = 0;
     const double *e = d->p_emission + (size_t)x[0] * n;
     for (int j = 0; j < n; j++)
         cur[j] = d->p_start[j] * e[j];
-    if (!rescale(cur, n, &scale))
+    if (!hmmrt_dense_rescale(cur, n, &scale))
         return -INFINITY;
     for (int64_t i = 1; i < L; i++) {
         memset(next, 0, sizeof(double) * (size_t)n);
@@ -93,7 +93,7 @@ double hmmrt_dense_forward(hmmrt_dense *d, const uint8_t *x, int64_t L, double *
         e = d->p_emission + (size_t)x[i] * n;
         for (int j = 0; j < n; j++)
             next[j] *= e[j];
-        if (!rescale(next, n, &scale))
+        if (!hmmrt_dense_rescale(next, n, &scale))
             return -INFINITY;
         double *swap = cur;
         cur = next;
@@ -110,12 +110,12 @@ double hmmrt_dense_backward(hmmrt_dense *d, const uint8_t *x, int64_t L, double 
     const int n = d->n;
     if (L == 0)
         return d->start_end;
-    if (!prepare(d))
+    if (!hmmrt_dense_prepare(d))
         return NAN;
     double *cur = columns, *next = columns + n, *in = columns + 2 * n;
     int64_t scale = 0;
     memcpy(cur, d->p_end, sizeof(double) * (size_t)n);
-    if (!rescale(cur, n, &scale))
+    if (!hmmrt_dense_rescale(cur, n, &scale))
         return -INFINITY;
     for (int64_t i = L - 1; i >= 1; i--) {
         const double *e = d->p_emission + (size_t)x[i] * n;
@@ -128,7 +128,7 @@ double hmmrt_dense_backward(hmmrt_dense *d, const uint8_t *x, int64_t L, double 
                 sum += row[j] * in[j];
             next[k] = sum;
         }
-        if (!rescale(next, n, &scale))
+        if (!hmmrt_dense_rescale(next, n, &scale))
             return -INFINITY;
         double *swap = cur;
         cur = next;

@@ -67,6 +67,8 @@ struct hmmrt_reader {
     size_t n_pending, next_pending, pending_cap;
     int error_pending; /* handed out after the pending records */
     char error[1024];
+
+    double seconds[HMMRT_READER_PHASES]; /* where the reading went (--timing) */
 };
 
 static const char *display_name(const char *path)
@@ -139,7 +141,7 @@ void hmmrt_pool_drop(struct hmmrt_pool *pool)
         if (pool->mapped)
             munmap(pool->data, pool->mapped);
         else
-            free(pool->data);
+            hmmrt_store_give_back(pool->data);
         free(pool);
     }
 }
@@ -184,6 +186,12 @@ void hmmrt_reader_close(hmmrt_reader *r)
     free(r->dbs);
     free(r->block);
     free(r);
+}
+
+void hmmrt_reader_seconds(const hmmrt_reader *r, double seconds[HMMRT_READER_PHASES])
+{
+    for (int k = 0; k < HMMRT_READER_PHASES; k++)
+        seconds[k] = r ? r->seconds[k] : 0;
 }
 
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line)
@@ -459,13 +467,13 @@ static int reserve_pending(hmmrt_reader *r, size_t n)
 static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long line_offset)
 {
     if (p->n_records == 0) {
-        free(store);
+        hmmrt_store_give_back(store);
         return 0;
     }
     struct hmmrt_pool *pool = malloc(sizeof *pool);
     if (!pool || reserve_pending(r, p->n_records) != 0) {
         free(pool);
-        free(store);
+        hmmrt_store_give_back(store);
         return -1;
     }
     atomic_init(&pool->records, (long)p->n_records);
@@ -532,7 +540,7 @@ static int hand_over_pieces(hmmrt_reader *r, block_parse *bp, char *stores[])
     while (k < bp->used && hand_over(r, &bp->parses[k], stores[k], bp->line_offsets[k]) == 0)
         k++;
     for (int rest = k + 1; rest < bp->used; rest++)
-        free(stores[rest]);
+        hmmrt_store_give_back(stores[rest]);
     return k == bp->used ? 0 : -1;
 }
 
@@ -540,6 +548,7 @@ static int hand_over_pieces(hmmrt_reader *r, block_parse *bp, char *stores[])
  * last piece's parse goes on with the next block. */
 static void parse_block(hmmrt_reader *r, size_t n)
 {
+    double started = hmmrt_seconds();
     block_parse *bp = malloc(sizeof *bp);
     if (!bp) {
         set_error(r, r->line, 1, "out of memory");
@@ -552,6 +561,8 @@ static void parse_block(hmmrt_reader *r, size_t n)
     bp->parses[0] = r->carry;
     memset(&r->carry, 0, sizeof r->carry);
     parse_pieces(bp, r->block);
+    double parsed = hmmrt_seconds();
+    r->seconds[HMMRT_READER_PARSING] += parsed - started;
     number_pieces(bp);
 
     /* the stores go to the records; the last piece keeps its record in
@@ -581,6 +592,7 @@ static void parse_block(hmmrt_reader *r, size_t n)
     for (int k = 0; k < bp->n; k++)
         fasta_parse_free(&bp->parses[k]);
     free(bp);
+    r->seconds[HMMRT_READER_HANDING] += hmmrt_seconds() - parsed;
 }
 
 /* The current file ended: its last record, if any, is pending. */
@@ -640,13 +652,36 @@ static int read_on(hmmrt_reader *r)
             take_db_records(r);
             continue;
         }
+        double started = hmmrt_seconds();
         long n = fill_block(r);
+        r->seconds[HMMRT_READER_BLOCKS] += hmmrt_seconds() - started;
         if (n > 0)
             parse_block(r, (size_t)n);
         if (n == 0 && r->fd >= 0)
             finish_file(r);
     }
     return 1;
+}
+
+int64_t hmmrt_reader_take(hmmrt_reader *r, hmmrt_record *recs, int64_t max, int64_t max_residues,
+                          int64_t *residues, int *status, char *err, size_t errlen)
+{
+    int64_t n = 0;
+    *status = 1;
+    while (n < max && *residues < max_residues) {
+        if (r->failed || read_on(r) == 0 || r->next_pending == r->n_pending) {
+            *status = hmmrt_reader_next(r, &recs[n], err, errlen); /* the end, or an error */
+            if (*status <= 0)
+                return n;
+            *residues += recs[n++].length;
+            continue;
+        }
+        while (n < max && *residues < max_residues && r->next_pending < r->n_pending) {
+            recs[n] = r->pending[r->next_pending++];
+            *residues += recs[n++].length;
+        }
+    }
+    return n;
 }
 
 int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen)

@@ -60,13 +60,14 @@ int fasta_parse_start(fasta_parse *p, long first_line, size_t piece_bytes)
      * bytes and one: a record's '>' pays for its name's NUL, its header's
      * line end for its residues' */
     p->store_cap = piece_bytes + piece_bytes / 4 + 64; /* and a run of lines a record */
-    p->store = malloc(p->store_cap);
+    p->piece_cap = p->store_cap;
+    p->store = hmmrt_store_take(p->store_cap);
     return p->store ? 0 : fail(p, OUT_OF_MEMORY);
 }
 
 void fasta_parse_free(fasta_parse *p)
 {
-    free(p->store);
+    hmmrt_store_give_back(p->store);
     free(p->records);
     free(p->runs);
     p->store = NULL;
@@ -102,9 +103,10 @@ static int end_line(fasta_parse *p)
         return 0;
     long line = p->line - p->name_line;
     hmmrt_line_run *last = p->n_runs ? &p->runs[p->n_runs - 1] : NULL;
-    if (last && last->residues % last->width == 0 &&
-        last->first_line + last->residues / last->width == line && n <= last->width) {
-        last->residues += n;
+    if (last && p->run_full && last->first_line + p->run_lines == line && n <= last->width) {
+        last->residues += n; /* (counted, not divided: a line end is the parser's step) */
+        p->run_lines++;
+        p->run_full = n == last->width;
         return 0;
     }
     hmmrt_line_run *runs = hmmrt_grow(p->runs, &p->runs_cap, p->n_runs + 1, sizeof *runs, 4);
@@ -112,6 +114,8 @@ static int end_line(fasta_parse *p)
         return fail(p, OUT_OF_MEMORY);
     p->runs = runs;
     p->runs[p->n_runs++] = (hmmrt_line_run){.residues = n, .width = n, .first_line = line};
+    p->run_lines = 1;
+    p->run_full = 1;
     return 0;
 }
 
@@ -212,6 +216,38 @@ static const char *sequence_line(fasta_parse *p, const char *at, const char *end
     return at;
 }
 
+/* The lines of a record's sequence one after another, as long as each ends
+ * with '\n' and the next starts a sequence line: the common case, without
+ * a step of the state machine for every line end and line start. Leaves
+ * the rest (a '\r', a '>', a blank line, the end of the bytes) to step. */
+static const char *sequence_lines(fasta_parse *p, const char *at, const char *end)
+{
+    if (reserve(p, (size_t)(end - at)) != 0)
+        return at;
+    char *out = p->store + p->store_len;
+    for (;;) {
+        for (;;) {
+            at = copy_plain(&out, at, end);
+            if (at == end || is_line_end((unsigned char)*at))
+                break;
+            if (!is_blank((unsigned char)*at))
+                *out++ = *at;
+            at++;
+        }
+        p->store_len = (size_t)(out - p->store);
+        if (at == end || *at != '\n')
+            return at;
+        if (end_line(p) != 0)
+            return at;
+        p->line++;
+        at++;
+        if (at == end || *at == '>' || is_line_end((unsigned char)*at)) {
+            p->state = FASTA_AT_LINE_START;
+            return at;
+        }
+    }
+}
+
 /* Copies the name's bytes from at up to a blank or line end (or end). */
 static const char *name_bytes(fasta_parse *p, const char *at, const char *end)
 {
@@ -264,7 +300,7 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
             p->state = FASTA_AT_LINE_START;
             return at + 1;
         }
-        return sequence_line(p, at, end);
+        return p->in_record ? sequence_lines(p, at, end) : sequence_line(p, at, end);
     case FASTA_BEFORE_NAME:
         if (is_line_end(c)) {
             fail(p, NO_NAME);
@@ -320,8 +356,12 @@ int fasta_parse_keep_partial(fasta_parse *p, char **old_store)
     }
     size_t from = p->in_record ? p->name_at : p->store_len;
     size_t n = p->store_len - from;
-    size_t cap = n > 2048 ? 2 * n : 2048;
-    char *store = malloc(cap);
+    /* the carried record goes on in the next block's first piece: room for
+     * that piece from the start (not grown from a few KB, a copy at each step) */
+    size_t cap = n > p->piece_cap / 2 ? 2 * n : p->piece_cap;
+    if (cap < 2048)
+        cap = 2048;
+    char *store = hmmrt_store_take(cap);
     if (!store)
         return fail(p, OUT_OF_MEMORY);
     memcpy(store, p->store + from, n);

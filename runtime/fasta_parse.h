@@ -41,9 +41,12 @@ typedef struct fasta_parse {
     size_t line_start;  /* store_len where the current line's residues start */
     hmmrt_line_run *runs; /* the lines of the record in progress */
     size_t n_runs, runs_cap;
+    int64_t run_lines; /* the last run's lines, when run_full */
+    int run_full;      /* its lines are all its width: the next may join it */
 
     char *store; /* names and residues, records one after the other */
     size_t store_len, store_cap;
+    size_t piece_cap; /* the store a piece starts with (the next piece's too) */
     fasta_parsed *records;
     size_t n_records, records_cap;
 

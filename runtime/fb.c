@@ -473,7 +473,7 @@ size_t hmmrt_fb_scratch(const hmmrt_fb *fb, int64_t L)
 /* Silent moves within a column, forward: each component in order gathers
  * what enters its states (emitting moves, already in col, and silent moves
  * from earlier components), then its path sums spread it. */
-static void silent_forward(const hmmrt_fb *fb, double *col, double *g)
+void hmmrt_fb_silent_forward(const hmmrt_fb *fb, double *col, double *g)
 {
     for (int c = 0; c < fb->n_comps; c++) {
         const int *st = fb->comp_state + fb->comp_start[c];
@@ -501,7 +501,7 @@ static void silent_forward(const hmmrt_fb *fb, double *col, double *g)
 
 /* The same backward: col holds what each state gets from the next column
  * and receives the whole backward value. */
-static void silent_backward(const hmmrt_fb *fb, double *col, double *g)
+void hmmrt_fb_silent_backward(const hmmrt_fb *fb, double *col, double *g)
 {
     for (int c = fb->n_comps - 1; c >= 0; c--) {
         const int *st = fb->comp_state + fb->comp_start[c];
@@ -528,7 +528,7 @@ static void silent_backward(const hmmrt_fb *fb, double *col, double *g)
 }
 
 /* Divides the column by its sum; returns ln of the sum, -inf when it is 0. */
-static double scale_column(double *col, int n)
+double hmmrt_fb_scale_column(double *col, int n)
 {
     double sum = 0;
     for (int q = 0; q < n; q++)
@@ -542,7 +542,7 @@ static double scale_column(double *col, int n)
 }
 
 /* Expected uses of the silent moves within column i. */
-static void count_silent(const hmmrt_fb *fb, const double *f, const double *b, double inv_p,
+void hmmrt_fb_count_silent(const hmmrt_fb *fb, const double *f, const double *b, double inv_p,
                          double *move_counts)
 {
     for (int j = 0; j < fb->n_silent; j++) {
@@ -611,8 +611,8 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
     /* forward: f[i * n + q], each column scaled to sum to 1 */
     memset(f, 0, n * sizeof *f);
     f[fb->start] = 1;
-    silent_forward(fb, f, g);
-    ls[0] = scale_column(f, (int)n);
+    hmmrt_fb_silent_forward(fb, f, g);
+    ls[0] = hmmrt_fb_scale_column(f, (int)n);
     if (ls[0] == -INFINITY)
         return -INFINITY;
     for (int64_t i = 1; i <= L; i++) {
@@ -643,8 +643,8 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
                 }
             }
         }
-        silent_forward(fb, row, g);
-        ls[i] = scale_column(row, (int)n);
+        hmmrt_fb_silent_forward(fb, row, g);
+        ls[i] = hmmrt_fb_scale_column(row, (int)n);
         if (ls[i] == -INFINITY)
             return -INFINITY;
     }
@@ -662,9 +662,9 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
     const double inv_p = 1.0 / p_end;
     memset(b_cur, 0, n * sizeof *b_cur);
     b_cur[fb->end] = 1;
-    silent_backward(fb, b_cur, g);
+    hmmrt_fb_silent_backward(fb, b_cur, g);
     if (move_counts)
-        count_silent(fb, f + (size_t)L * n, b_cur, inv_p, move_counts);
+        hmmrt_fb_count_silent(fb, f + (size_t)L * n, b_cur, inv_p, move_counts);
     for (int64_t i = L - 1; i >= 0; i--) {
         double *swap = b_next;
         b_next = b_cur;
@@ -679,9 +679,9 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
         if (fb->dense) {
             dense_backward(fb, sym, inv_scale * inv_p, inv_scale, fi, b_next, b_cur, post,
                            move_counts ? dense_counts : NULL, emission_counts, carry, into);
-            silent_backward(fb, b_cur, g);
+            hmmrt_fb_silent_backward(fb, b_cur, g);
             if (move_counts)
-                count_silent(fb, fi, b_cur, inv_p, move_counts);
+                hmmrt_fb_count_silent(fb, fi, b_cur, inv_p, move_counts);
             continue;
         }
         for (size_t p = 0; p < n; p++) {
@@ -704,9 +704,9 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
             }
             b_cur[p] = h;
         }
-        silent_backward(fb, b_cur, g);
+        hmmrt_fb_silent_backward(fb, b_cur, g);
         if (move_counts)
-            count_silent(fb, fi, b_cur, inv_p, move_counts);
+            hmmrt_fb_count_silent(fb, fi, b_cur, inv_p, move_counts);
     }
     if (fb->dense && move_counts)
         for (size_t k = 0; k < n * n; k++)

@@ -65,6 +65,38 @@ size_t hmmrt_fb_scratch(const hmmrt_fb *fb, int64_t L);
 double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
                     double *move_counts, double *emission_counts, double **posterior);
 
+/* The steps of hmmrt_fb_run that fb_blas.c shares. Silent moves within a
+ * column, forward (col: what the emitting moves brought; g: max_comp + 8
+ * doubles of scratch) and backward (col: what each state gets from the next
+ * column); dividing a column by its sum (ln of the sum, -inf when it is 0 or
+ * not finite); the expected uses of the silent moves within a column. */
+void hmmrt_fb_silent_forward(const hmmrt_fb *fb, double *col, double *g);
+void hmmrt_fb_silent_backward(const hmmrt_fb *fb, double *col, double *g);
+double hmmrt_fb_scale_column(double *col, int n);
+void hmmrt_fb_count_silent(const hmmrt_fb *fb, const double *f, const double *b, double inv_p,
+                           double *move_counts);
+
+/* Training's E-step and posteriors of the dense form over `rows` sequences
+ * at once: hmmrt_fb_blas_tile (declared in hmmrt.h, for the generated
+ * program's table; fb_blas.c, OpenBLAS on the calling thread), x[r] of L[r]
+ * >= 1 symbols sorted longest first, writes lnp[r] as hmmrt_fb_run returns
+ * it (up to the order of the sums) and, for the sequences with a path,
+ * unless move_counts is NULL, adds their expected uses to move_counts
+ * (silent moves), emission_counts and, as sums of f[k] * carry[q] over
+ * positions, to uses[k * n + q] (n x n), which hmmrt_fb_blas_counts turns
+ * into the dense moves' counts (weight times uses); with done, hands it
+ * each row's posteriors at the end. Returns 0, or -1 when memory ran out. */
+
+/* posterior.c's pieces, for the batched posterior calls (dense_batch.c):
+ * the call's model prepared once (NULL after a message); whether it prints
+ * decode or segments (then write needs L ints of scratch in best); its
+ * columns from ln P (score) and the posteriors, position i (1-based) at
+ * post[(i - 1) * stride]. */
+hmmrt_fb *hmmrt_posterior_fb(const hmmrt_posterior_call *call);
+int hmmrt_posterior_wants_best(const hmmrt_posterior_call *call);
+void hmmrt_posterior_write(const hmmrt_posterior_call *call, int n, int64_t L, double score,
+                           const double *post, size_t stride, int *best, hmmrt_value *values);
+
 /* Viterbi training's E-step (fb_viterbi.c): the best path through x, whose
  * moves and (emission table, symbol) pairs are each counted once a use.
  * Returns its ln score, -inf when no path emits x (nothing counted).

@@ -96,6 +96,10 @@ typedef struct hmmrt_seq {
     int64_t index;               /* 0-based position in the input */
     const double *obs;           /* a real alphabet's observations: length x D values, one
                                     observation after the other (codes is NULL then) */
+    const double *dense_scores;  /* NULL, or the scores of the program's batched dense
+                                    calls (hmmrt_dense_batching.sums), worked out for the
+                                    whole batch before this sequence's turn (NaN: a call
+                                    not batched, which the sequence's turn scores) */
 } hmmrt_seq;
 
 /* ---- the model as written, for the sampler ------------------------------- */
@@ -236,6 +240,60 @@ double hmmrt_dense_backward(hmmrt_dense *d, const uint8_t *x, int64_t L, double 
  * hmmrt_paths' layout, holding model states. */
 double hmmrt_dense_viterbi(const hmmrt_dense *d, const uint8_t *x, int64_t L, double *columns,
                            int *best_from, void *bp, int bp_bytes);
+/* The probabilities of d's tables, made once (thread-safe): 1, or 0 when
+ * memory ran out. */
+int hmmrt_dense_prepare(hmmrt_dense *d);
+/* Rescales a column of n probabilities by a power of two when its sum
+ * leaves [2^-256, 2^256], adding the exponent to *scale; 0 when the column
+ * is all 0 (no path left). */
+int hmmrt_dense_rescale(double *col, int n, int64_t *scale);
+
+/* A dense call's forward or backward that the CPU path may score over a
+ * whole batch of sequences at once, as matrix products (runtime/dense_blas.c,
+ * OpenBLAS; the run decides which batches: runtime/dense_batch.c). */
+typedef struct hmmrt_dense_sum {
+    hmmrt_dense *d;
+    int backward; /* 0: forward, 1: backward */
+    int alphabet; /* the sequence's codes it reads: seq->codes[alphabet] */
+} hmmrt_dense_sum;
+
+/* Scores `rows` sequences x[r] of L[r] >= 1 symbols, sorted longest first,
+ * by call s, into score[r] (as hmmrt_dense_forward or _backward would, up to
+ * the order of the sums): a (rows x n) by (n x n) product per position.
+ * Runs on the calling thread. Returns 0, or -1 when memory ran out. */
+int hmmrt_dense_blas_tile(const hmmrt_dense_sum *s, const uint8_t *const *x, const int64_t *L,
+                          int rows, double *score);
+/* Training's E-step over a tile of sequences of a model in fb.c's dense
+ * form (runtime/fb_blas.c, declared with hmmrt_fb in fb.h). */
+struct hmmrt_fb;
+/* Called for each row r of a tile with its ln P and, at post[(i - 1) *
+ * stride + q], the posterior of state q at position i (1-based). */
+typedef void hmmrt_fb_row_done(void *context, int r, double lnp, const double *post,
+                               size_t stride);
+int hmmrt_fb_blas_tile(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
+                       int rows, double *lnp, double *uses, double *move_counts,
+                       double *emission_counts, hmmrt_fb_row_done *done, void *context);
+void hmmrt_fb_blas_counts(const struct hmmrt_fb *fb, const double *uses, double *move_counts);
+/* The program's batched calls: the dense program sets these, others leave
+ * them 0 (and do not link OpenBLAS). */
+typedef struct hmmrt_dense_batching {
+    int n_sums;
+    const hmmrt_dense_sum *sums;
+    int (*tile)(const hmmrt_dense_sum *s, const uint8_t *const *x, const int64_t *L, int rows,
+                double *score); /* hmmrt_dense_blas_tile */
+    void (*single_threaded)(void); /* makes the BLAS run on its caller's thread only */
+    /* training (runtime/train.c) of a model in fb.c's dense form */
+    int (*fb_tile)(const struct hmmrt_fb *fb, const uint8_t *const *x, const int64_t *L,
+                   int rows, double *lnp, double *uses, double *move_counts,
+                   double *emission_counts, hmmrt_fb_row_done *done,
+                   void *context); /* hmmrt_fb_blas_tile */
+    /* posterior calls of models in that form, scored over the batch likewise */
+    int n_posteriors;
+    const struct hmmrt_posterior_call *const *posteriors;
+    void (*fb_counts)(const struct hmmrt_fb *fb, const double *uses,
+                      double *move_counts); /* hmmrt_fb_blas_counts */
+} hmmrt_dense_batching;
+void hmmrt_dense_blas_single_threaded(void);
 
 /* ---- continuous observations (runtime/gaussian.c) -------------------------- */
 
@@ -279,6 +337,25 @@ int64_t hmmrt_density_probs_wide(const hmmrt_densities *s, const double *x, long
 int hmmrt_density_draw(const hmmrt_density *d, int D, double (*uniform)(void *), void *state,
                        double *x);
 
+/* ---- HMMER3 search answers (runtime/hits.c; docs/hmmer.md) ---------------- */
+
+/* What the hits mode (--tblout, -E, --cut_ga ...) needs of a program imported
+ * from a HMMER3 file: the `// hmmer:` header lines of its source, and which
+ * columns hold the search score and the domains. hmmc writes one when the
+ * source has such a header; refused says why it cannot search then. */
+typedef struct hmmrt_hits_info {
+    const char *query;       /* the model's NAME in the HMMER file */
+    const char *acc, *desc;  /* ACC and DESC, NULL where the file has none */
+    long M;                  /* LENG: match states */
+    const char *refused;     /* NULL, or why this program has no hits mode */
+    double tau, lambda;      /* STATS LOCAL FORWARD */
+    int has_cut[3];          /* GA, TC, NC lines present */
+    double cut[3][2];        /* ... each per sequence, then per domain, in bits */
+    int score_column;        /* forward(MODEL).score: the search score (nats) */
+    int traceback_column;    /* viterbi(MODEL).traceback: the domains, or -1 */
+    int model;               /* MODEL's index into hmmrt_program.models, or -1 */
+} hmmrt_hits_info;
+
 /* ---- a generated program ------------------------------------------------- */
 struct hmmrt_gpu_program;
 typedef struct hmmrt_program {
@@ -304,6 +381,8 @@ typedef struct hmmrt_program {
     const struct hmmrt_gpu_program *gpu;
     int real_dim;             /* > 0: the models observe vectors of real_dim reals, read
                                  from text (runtime/real_read.c), scored on the CPU */
+    const hmmrt_hits_info *hits; /* a HMMER3 import's header (the hits mode), or NULL */
+    const hmmrt_dense_batching *dense_batching; /* NULL: no dense forward or backward */
 } hmmrt_program;
 
 /* The whole program: parses argv, reads the input, scores, prints; returns the
@@ -345,6 +424,12 @@ void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes);
 /* 1: a record was read; 0: end of all input; -1: error, message (naming the
  * file and line) written into err. */
 int hmmrt_reader_next(hmmrt_reader *r, hmmrt_record *rec, char *err, size_t errlen);
+/* Takes records into recs while fewer than max are taken and *residues
+ * (which it adds their lengths to) is below max_residues: how many; *status
+ * is then 1 (more may follow), 0 (the input ended) or -1 (an error, in err),
+ * as hmmrt_reader_next would have said at the record after the last taken. */
+int64_t hmmrt_reader_take(hmmrt_reader *r, hmmrt_record *recs, int64_t max, int64_t max_residues,
+                          int64_t *residues, int *status, char *err, size_t errlen);
 /* A record's name and residues live until it is released, also after the
  * reader is closed; release each record once, from any thread. */
 void hmmrt_record_release(hmmrt_record *rec);

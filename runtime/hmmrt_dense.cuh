@@ -8,7 +8,10 @@
  * Each position is one matrix product over them:
  *     out[r][j] = SUM_k in[r][k] * T[k][j]    (forward: probabilities)
  *     out[r][j] = MAX_k in[r][k] + T[k][j]    (viterbi: logs)
- * tiled through shared memory (hmmc_dense_product), then one block per row
+ * tiled through shared memory (hmmc_dense_product), or for sums in float
+ * through cuBLAS (TF32 on the tensor cores, or FP32: runtime/gpu/cublas_dl.c,
+ * which loads it at run time; the emission then multiplies in the row
+ * kernel), then one block per row
  * (hmmc_dense_rows) brings the row back to a best value of 1 (forward: by a
  * power of two, exact) or 0 (viterbi: the offset kept in double), and
  * finishes the sequences that end there. Backward is the same product with
@@ -38,6 +41,7 @@ static void hmmc_dense_describe(const hmmrt_dense *, int, char *buf, size_t len)
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { HMMC_DENSE_FORWARD, HMMC_DENSE_BACKWARD, HMMC_DENSE_VITERBI };
 
@@ -215,13 +219,18 @@ __global__ void hmmc_dense_rows(int n, int alg, int64_t t, const real *__restric
                                 const real *__restrict__ end, const real *__restrict__ emission,
                                 real *__restrict__ rows_values, double *__restrict__ shift,
                                 unsigned char *__restrict__ risky, void *scores, int use_double,
-                                hmmc_dense_rows_info info)
+                                hmmc_dense_rows_info info, bool emit_first)
 {
     __shared__ real partial_v[32];
     __shared__ int partial_i[32];
     const int r = blockIdx.x;
     real *row = rows_values + (size_t)r * n;
     const int64_t L = info.lengths[r];
+    if (emit_first) { /* forward after cuBLAS's product: the emission of residue t */
+        const int code = info.codes[info.offsets[r] + t];
+        for (int j = threadIdx.x; j < n; j += blockDim.x)
+            row[j] *= emission[(size_t)code * n + j];
+    }
     real best = (real)-INFINITY;
     for (int j = threadIdx.x; j < n; j += blockDim.x)
         best = row[j] > best ? row[j] : best;
@@ -303,6 +312,88 @@ __global__ void hmmc_dense_rows(int n, int alg, int64_t t, const real *__restric
     }
 }
 
+/* hmmc_dense_rows for forward and backward where a row fits in registers
+ * (n <= PER x blockDim.x): the same products in the same order, the row read
+ * and written once (the loops above read it up to five times). */
+template <typename real, int PER>
+__global__ void hmmc_dense_rows_sums(int n, int alg, int64_t t, const real *__restrict__ start,
+                                     const real *__restrict__ end,
+                                     const real *__restrict__ emission,
+                                     real *__restrict__ rows_values, double *__restrict__ shift,
+                                     unsigned char *__restrict__ risky, void *scores,
+                                     int use_double, hmmc_dense_rows_info info, bool emit_first)
+{
+    __shared__ real partial_v[32];
+    const int r = blockIdx.x;
+    real *row = rows_values + (size_t)r * n;
+    const int64_t L = info.lengths[r];
+    const int code = emit_first ? info.codes[info.offsets[r] + t] : 0;
+    real v[PER];
+    real best = (real)-INFINITY;
+#pragma unroll
+    for (int k = 0; k < PER; k++) {
+        const int j = threadIdx.x + k * blockDim.x;
+        v[k] = (real)0;
+        if (j < n) {
+            v[k] = emit_first ? row[j] * emission[(size_t)code * n + j] : row[j];
+            best = v[k] > best ? v[k] : best;
+        }
+    }
+    best = hmmc_block_max(best, partial_v);
+    int exponent = 0; /* scale by 2^-e so that the best value is in [0.5, 1) */
+    if (best > (real)0)
+        frexp(best, &exponent);
+    const bool dead = !(best > (real)0);
+    bool risk = false;
+    if (!dead) {
+        const int before = alg == HMMC_DENSE_BACKWARD
+                               ? info.codes[info.offsets[r] + (L - t - 1)] : 0;
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+            const int j = threadIdx.x + k * blockDim.x;
+            if (j >= n)
+                break;
+            v[k] = ldexp(v[k], -exponent);
+            if (sizeof(real) == sizeof(float) && v[k] > (real)0 && v[k] < (real)0x1p-100)
+                risk = true;
+            if (alg == HMMC_DENSE_BACKWARD)
+                v[k] *= emission[(size_t)before * n + j]; /* ready for the next step */
+            row[j] = v[k];
+        }
+    }
+    risk = __syncthreads_or(risk);
+    if (threadIdx.x == 0) {
+        if (!dead)
+            shift[r] += (double)exponent;
+        if (risk)
+            risky[r] = 1;
+    }
+    if (t != L - 1)
+        return;
+    /* the end: the row as written against the end (or, backward, start) weights;
+       a dead row's total is not used */
+    const real *w = alg == HMMC_DENSE_BACKWARD ? start : end;
+    real total = (real)0;
+#pragma unroll
+    for (int k = 0; k < PER; k++) {
+        const int j = threadIdx.x + k * blockDim.x;
+        if (j < n)
+            total += v[k] * w[j];
+    }
+    total = hmmc_block_sum(total, partial_v);
+    if (threadIdx.x == 0) {
+        double score = dead ? -INFINITY
+                       : (total > (real)0 ? log((double)total) + shift[r] * 0.69314718055994530942
+                                          : -INFINITY);
+        if (risky[r] && !use_double)
+            score = NAN; /* the runtime scores it again in double */
+        if (use_double)
+            ((double *)scores)[r] = score;
+        else
+            ((float *)scores)[r] = (float)score;
+    }
+}
+
 /* Rows of the empty sequences: the start -> end weight. */
 __global__ void hmmc_dense_empty(int first, int rows, double start_end, void *scores,
                                  int use_double, hmmc_dense_rows_info info)
@@ -322,6 +413,8 @@ __global__ void hmmc_dense_empty(int first, int rows, double start_end, void *sc
 struct hmmc_dense_device {
     void *matrix[2], *start[2], *end[2], *emission[2];
     int *state_of;
+    void *blas;     /* forward and backward in float: cuBLAS's handle, or NULL: the tiles */
+    int blas_asked; /* ... once */
 };
 
 template <typename real>
@@ -411,7 +504,7 @@ static void hmmc_dense_product_launch(int rows, int n, const real *in, const rea
 template <typename real>
 static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_dense_device *dev,
                                     const hmmrt_gpu_batch *b, int bp_bytes, int64_t first,
-                                    int64_t rows, const int64_t *lengths, int sms)
+                                    int64_t rows, const int64_t *lengths, int sms, void *blas)
 {
     const int p = sizeof(real) == sizeof(double);
     const int64_t n = d->n;
@@ -452,6 +545,13 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
             const int64_t blocks = (active * n + 255) / 256;
             hmmc_dense_first<real><<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
                 (int)active, (int)n, alg, start, end, emission, cur, info);
+        } else if (blas) { /* forward and backward in float: the emission comes after */
+            if (hmmrt_cublas_rows_product(blas, stream, (int)active, (int)n, (const float *)cur,
+                                          (const float *)matrix, (float *)next) != 0)
+                return cudaErrorLaunchFailure; /* cuBLAS refused a product it took before */
+            real *swap = cur;
+            cur = next;
+            next = swap;
         } else {
             const real *em = alg == HMMC_DENSE_BACKWARD ? NULL : emission;
             if (alg == HMMC_DENSE_VITERBI && info.bp)
@@ -467,8 +567,15 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
             cur = next;
             next = swap;
         }
-        hmmc_dense_rows<real><<<(unsigned)active, row_threads, 0, stream>>>(
-            (int)n, alg, t, start, end, emission, cur, shift, risky, scores, b->use_double, info);
+        const bool emit_first = blas && t > 0 && alg == HMMC_DENSE_FORWARD;
+        if (alg != HMMC_DENSE_VITERBI && n <= 8 * row_threads)
+            hmmc_dense_rows_sums<real, 8><<<(unsigned)active, row_threads, 0, stream>>>(
+                (int)n, alg, t, start, end, emission, cur, shift, risky, scores, b->use_double,
+                info, emit_first);
+        else
+            hmmc_dense_rows<real><<<(unsigned)active, row_threads, 0, stream>>>(
+                (int)n, alg, t, start, end, emission, cur, shift, risky, scores, b->use_double,
+                info, emit_first);
         if ((err = cudaGetLastError()) != cudaSuccess)
             break;
     }
@@ -503,12 +610,19 @@ static int hmmc_dense_run(const hmmrt_dense *d, int alg, hmmc_dense_device *dev,
     int device = 0, sms = 1;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    /* forward and backward in float through cuBLAS where it is found */
+    const bool sums = alg != HMMC_DENSE_VITERBI && sizeof(real) == sizeof(float);
+    if (sums && !dev->blas_asked) {
+        dev->blas_asked = 1;
+        dev->blas = hmmrt_cublas_handle();
+    }
     int64_t chunk = (int64_t)(((size_t)2 << 30) / (2 * sizeof(real) * (size_t)d->n));
     if (chunk < 1)
         chunk = 1;
     for (int64_t first = 0; first < b->n && err == cudaSuccess; first += chunk) {
         const int64_t rows = b->n - first < chunk ? b->n - first : chunk;
-        err = hmmc_dense_chunk<real>(d, alg, dev, b, bp_bytes, first, rows, lengths + first, sms);
+        err = hmmc_dense_chunk<real>(d, alg, dev, b, bp_bytes, first, rows, lengths + first, sms,
+                                     sums ? dev->blas : NULL);
     }
     free(lengths);
     return (int)err;
@@ -530,11 +644,21 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
     }
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&most, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+    const char *why = NULL;
+    const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_product_mode(&why);
+    char sums[160];
+    snprintf(sums, sizeof sums, "%s%s%s",
+             mode == HMMRT_DENSE_TF32   ? "forward and backward: cuBLAS, TF32 on the tensor cores"
+             : mode == HMMRT_DENSE_FP32 ? "forward and backward: cuBLAS, FP32"
+                                        : "forward and backward: the tiles",
+             why ? " (" : "", why ? why : "");
+    if (why)
+        strncat(sums, ")", sizeof sums - strlen(sums) - 1);
     snprintf(buf, len,
-             "dense, %d x %d matrix, one tiled product per position (128 x 128 tiles, 8 x 8 a "
-             "thread; 64 x 64 for small batches and tracebacks), block 256, %d registers, %zu "
-             "bytes shared, %zu bytes local (spilled), occupancy %.0f%%",
-             d->n, d->n, attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes,
+             "dense, %d x %d matrix, one product per position; %s; viterbi: tiles of 128 x 128 "
+             "(8 x 8 a thread; 64 x 64 for small batches and tracebacks), block 256, %d "
+             "registers, %zu bytes shared, %zu bytes local (spilled), occupancy %.0f%%",
+             d->n, d->n, sums, attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes,
              100.0 * blocks * 256 / most);
 }
 

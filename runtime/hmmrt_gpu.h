@@ -113,6 +113,10 @@ typedef struct hmmrt_gpu_program {
                      double *move_counts, double *emission_counts, char *err, size_t errlen);
     void (*fb_close)(struct hmmrt_gpu_trainer *g);
     int (*fb_launch)(const struct hmmrt_fb_gpu_job *job);
+    /* > 0: a dense call sums (forward, backward) over this many states (the
+     * most of such calls): while the GPU opens, the driver loads cuBLAS, makes
+     * its handle and runs a product of that size once (runtime/gpu/cublas_dl.c) */
+    int dense_sums;
 } hmmrt_gpu_program;
 
 /* Block size for a kernel (a __global__ function's address) on the current
@@ -140,6 +144,18 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
 int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double *lnp,
                         double *move_counts, double *emission_counts, char *err, size_t errlen);
 void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g);
+
+/* Dense models' forward and backward products (runtime/gpu/cublas_dl.c):
+ * through cuBLAS, loaded at run time, on the tensor cores (TF32) or the CUDA
+ * cores (FP32), or libhmmrt's tiles (HMMRT_DENSE_PRODUCT=tf32|fp32|tiles;
+ * tiles also where no cuBLAS is found: *why then says so). The product is 0
+ * or cuBLAS's status. */
+enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
+int hmmrt_dense_product_mode(const char **why);
+void *hmmrt_cublas_handle(void); /* the process's (one device), made once; NULL: the tiles */
+void hmmrt_cublas_warm(int n);    /* loads the kernel of a product of n states (0.07 s) */
+int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
+                              const float *matrix, float *out);
 
 /* The driver's functions, for generated code to put into hmmrt_gpu_program. */
 void *hmmrt_gpu_open(const struct hmmrt_program *prog, int device, int use_double, char *err,

@@ -105,6 +105,20 @@ __device__ __forceinline__ bool hmmc_losing_paths(double v, double floor)
     return hmmc_below_normal(v);
 }
 
+/* 1 when a length-dependent weight w, computed in double from the
+ * sequence's length (the generated kernels' lenwK), is held by `real` with
+ * every digit: 0, or a finite value in the type's normal range. A sum
+ * kernel given one that is not marks the sequence (NaN): float is scored
+ * again in double, double on the CPU path, as for any value that leaves the
+ * range. */
+template <typename real>
+__device__ __forceinline__ bool hmmc_length_weight_fits(double w)
+{
+    const double least = sizeof(real) == sizeof(float) ? 0x1p-126 : 0x1p-1022;
+    const double most = sizeof(real) == sizeof(float) ? 0x1.fffffep127 : 0x1.fffffffffffffp1023;
+    return w == 0.0 || (w >= least && w <= most);
+}
+
 /* 1 when v (>= 0) times a power of two gave `moved` and lost digits on the
  * way: below the normal range, or 0 where v was not. Forward with lane
  * scales marks such a value, as it marks hmmc_below_normal ones. Without

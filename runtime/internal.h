@@ -16,6 +16,24 @@
 #define HMMRT_SCORE_MAX 400
 /* Writes score as the output table does into out; returns its length. */
 size_t hmmrt_format_score(char out[HMMRT_SCORE_MAX], double score);
+/* decimal.c: x with `decimals` decimals (0..9) into out (at least 32 bytes),
+ * as printf's "%.*f" writes it but without a sign when it reads as zero; its
+ * length, or -1 where x is beyond 2^52 / 10^decimals, NaN or infinite. */
+int hmmrt_fixed_text(char *out, double x, int decimals);
+/* stores.c: memory for the FASTA parser's stores, given back when their
+ * records are done with and taken again by the next pieces (malloc's
+ * memory: realloc and free also take it); the kept ones freed at the end. */
+void *hmmrt_store_take(size_t need);
+void hmmrt_store_give_back(void *store);
+void hmmrt_stores_free_kept(void);
+/* openblas_dl.c: OpenBLAS, loaded at run time: 1 when it is there (else
+ * *reason says why not); cblas_dgemm's arguments (101 row-major, 111 no
+ * transpose, 112 transpose), only once it is loaded. */
+int hmmrt_openblas_loaded(const char **reason);
+void hmmrt_openblas_single_threaded(void);
+void hmmrt_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta, double *c,
+                 int ldc);
 void hmmrt_buf_append(hmmrt_buf *b, const char *s, size_t n);
 /* 1 if a hmmrt_buf of this thread failed to grow since the last call, then clears it.
  * Until then the failure is sticky: no buffer of this thread grows. */
@@ -36,6 +54,11 @@ const char *hmmrt_progname(void);
 void hmmrt_error(const char *fmt, ...) HMMRT_PRINTF(1, 2);   /* "PROG: error: ..." */
 void hmmrt_warning(const char *fmt, ...) HMMRT_PRINTF(1, 2); /* "PROG: warning: ..." */
 void hmmrt_note(const char *fmt, ...) HMMRT_PRINTF(1, 2);    /* "PROG: note: ..." */
+/* gpu_leave.c: the GPU driver says at open whether its device may be left to
+ * a child's teardown; a scoring run then ends in hmmrt_exit_leaving_gpu,
+ * which exits with status (and returns only where it cannot leave). */
+void hmmrt_gpu_teardown_leavable(int yes);
+void hmmrt_exit_leaving_gpu(int status);
 
 /* ---- alphabet.c ------------------------------------------------------------ */
 /* A byte as messages show it: itself when printable, else \xNN. */
@@ -52,6 +75,10 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 /* ---- fasta.c --------------------------------------------------------------- */
 /* Where the reader is: the file it reads (or failed to open) and the line. */
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
+/* The reader's time so far in reading blocks (pread, inflating), parsing
+ * them (every thread) and handing their records over (one thread). */
+enum { HMMRT_READER_BLOCKS, HMMRT_READER_PARSING, HMMRT_READER_HANDING, HMMRT_READER_PHASES };
+void hmmrt_reader_seconds(const hmmrt_reader *r, double seconds[HMMRT_READER_PHASES]);
 /* 1 when the reader's error was a failed allocation. */
 int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
 /* Opens every file of the reader now, keeping the descriptors for the
@@ -126,6 +153,19 @@ void hmmrt_out_release_signals(void);
 /* ---- cli.c: the command line of generated programs ------------------------ */
 enum { HMMRT_PROGRESS_AUTO = -1, HMMRT_PROGRESS_OFF = 0, HMMRT_PROGRESS_ON = 1 };
 
+/* The hits mode's options (hmmsearch's names; runtime/hits.c). Thresholds
+ * are on E-values (by_E ...) unless a score threshold or a cutoff is given. */
+enum { HMMRT_CUT_NONE = -1, HMMRT_CUT_GA = 0, HMMRT_CUT_TC = 1, HMMRT_CUT_NC = 2 };
+typedef struct hmmrt_hits_options {
+    const char *first;            /* the first hits option given (NULL: no hits mode) */
+    const char *tblout, *domtblout;
+    double E, T, domE, domT, incE, incT, incdomE, incdomT;
+    int by_E, dom_by_E, inc_by_E, incdom_by_E;
+    double Z, domZ;               /* set by -Z, --domZ when Z_set, domZ_set */
+    int Z_set, domZ_set;
+    int cut;                      /* HMMRT_CUT_*: --cut_ga, --cut_tc, --cut_nc */
+} hmmrt_hits_options;
+
 typedef struct hmmrt_options {
     int help, version;
     int threads;           /* --threads, else OMP_NUM_THREADS (checked), else every core;
@@ -151,6 +191,9 @@ typedef struct hmmrt_options {
     const char *make_db;   /* --make-db DB: pack the files into the database DB instead */
     const char **files;    /* malloc'd array of pointers into argv */
     int n_files;
+    hmmrt_hits_options hits; /* the hits mode: -E, --tblout ... (hits.first != NULL) */
+    int argc;              /* the command line, for the tables' trailers */
+    char **argv;
 } hmmrt_options;
 
 /* Fills o from argv: 0, or HMMRT_EXIT_USAGE after printing why. */
@@ -187,6 +230,7 @@ typedef struct hmmrt_run_timing {
     int fused;                /* the CPU maps, scores and formats in one pass */
     double opening;           /* opening the GPU (its context; overlaps the first read) */
     double reading;           /* in read_batch, on whichever thread read */
+    double reader[HMMRT_READER_PHASES]; /* the reader's own phases, within reading */
     double mapping, scoring, formatting, writing;
     double waiting;           /* the main thread waiting: the GPU to open, a batch, the printer */
     double total;

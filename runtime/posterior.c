@@ -20,7 +20,7 @@ static struct {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int cache_used;
 
-static hmmrt_fb *prepared(const hmmrt_posterior_call *call)
+hmmrt_fb *hmmrt_posterior_fb(const hmmrt_posterior_call *call)
 {
     int used = atomic_load(&cache_used);
     for (int i = 0; i < used; i++)
@@ -48,11 +48,11 @@ static hmmrt_fb *prepared(const hmmrt_posterior_call *call)
 }
 
 /* The state of highest posterior at each position (the first declared on a
- * tie), into best[0 .. L-1]. */
-static void decode(const double *post, int64_t L, int n, int *best)
+ * tie), into best[0 .. L-1]; position i's posteriors at post[i * stride]. */
+static void decode(const double *post, size_t stride, int64_t L, int n, int *best)
 {
     for (int64_t i = 0; i < L; i++) {
-        const double *row = post + (size_t)i * (size_t)n;
+        const double *row = post + (size_t)i * stride;
         int arg = 0;
         for (int q = 1; q < n; q++)
             if (row[q] > row[arg])
@@ -103,32 +103,22 @@ void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const void *
     }
 }
 
-int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t L,
-                    hmmrt_value *values, hmmrt_scratch *scratch)
+int hmmrt_posterior_wants_best(const hmmrt_posterior_call *call)
 {
-    hmmrt_fb *fb = prepared(call);
-    if (!fb)
-        return 1;
-    const int n = fb->n;
-    const int wants_post = call->decode_column >= 0 || call->segments_column >= 0 ||
-                           call->table_column >= 0;
-    size_t doubles = hmmrt_fb_scratch(fb, L);
-    size_t ints = wants_post && (call->decode_column >= 0 || call->segments_column >= 0)
-                      ? (size_t)L + 1
-                      : 0;
-    char *mem = hmmrt_scratch_get(scratch, doubles * sizeof(double) + ints * sizeof(int) + 64);
-    if (!mem)
-        return 1;
-    double *post = NULL;
-    double score = hmmrt_fb_run(fb, x, L, (double *)mem, NULL, NULL, wants_post ? &post : NULL);
+    return call->decode_column >= 0 || call->segments_column >= 0;
+}
+
+void hmmrt_posterior_write(const hmmrt_posterior_call *call, int n, int64_t L, double score,
+                           const double *post, size_t stride, int *best, hmmrt_value *values)
+{
     if (call->score_column >= 0)
         values[call->score_column].score = score;
+    const int wants_post = hmmrt_posterior_wants_best(call) || call->table_column >= 0;
     if (!wants_post)
-        return 0;
+        return;
     const int none = score == -INFINITY || L == 0 || !post;
-    int *best = ints ? (int *)(mem + doubles * sizeof(double)) : NULL;
     if (!none && best)
-        decode(post, L, n, best);
+        decode(post, stride, L, n, best);
     if (call->decode_column >= 0) {
         hmmrt_buf *out = &values[call->decode_column].text;
         if (none)
@@ -154,9 +144,28 @@ int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t 
                 for (int q = 0; q < n; q++) {
                     if (q)
                         hmmrt_buf_putc(out, ',');
-                    hmmrt_buf_score(out, post[(size_t)i * (size_t)n + (size_t)q]);
+                    hmmrt_buf_score(out, post[(size_t)i * stride + (size_t)q]);
                 }
             }
     }
+}
+
+int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t L,
+                    hmmrt_value *values, hmmrt_scratch *scratch)
+{
+    hmmrt_fb *fb = hmmrt_posterior_fb(call);
+    if (!fb)
+        return 1;
+    const int n = fb->n;
+    const int wants_post = hmmrt_posterior_wants_best(call) || call->table_column >= 0;
+    size_t doubles = hmmrt_fb_scratch(fb, L);
+    size_t ints = hmmrt_posterior_wants_best(call) ? (size_t)L + 1 : 0;
+    char *mem = hmmrt_scratch_get(scratch, doubles * sizeof(double) + ints * sizeof(int) + 64);
+    if (!mem)
+        return 1;
+    double *post = NULL;
+    double score = hmmrt_fb_run(fb, x, L, (double *)mem, NULL, NULL, wants_post ? &post : NULL);
+    int *best = ints ? (int *)(mem + doubles * sizeof(double)) : NULL;
+    hmmrt_posterior_write(call, n, L, score, post, (size_t)n, best, values);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* real_npy.c: NumPy input of real observations: a .npy file (one 2-D array
  * of T x D float32 or float64 values: one sequence, named after the file)
  * and a .npz archive of them (each array one sequence, named by its key, in
- * the archive's order; stored, not compressed), recognised by content. */
+ * the archive's order; stored, or deflated by numpy.savez_compressed and
+ * inflated here with zlib, its CRC checked), recognised by content. */
 #include "real_read.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "internal.h"
 
@@ -184,6 +186,51 @@ int hmmrt_npy_read(const char *path, const char *name, const unsigned char *data
     return 0;
 }
 
+/* The deflated bytes of an entry inflated into *plain (size bytes, which the
+ * directory gave; freed by the caller), their CRC-32 checked: 0, or -1 with
+ * a message naming the sequence. */
+static int inflate_entry(const char *path, const char *name, const unsigned char *in,
+                         uint64_t in_len, uint64_t size, uint32_t crc, unsigned char **plain,
+                         char *err, size_t errlen)
+{
+    *plain = malloc(size ? (size_t)size : 1);
+    if (!*plain)
+        return fail(err, errlen, "%s: sequence %s: out of memory inflating %llu bytes", path, name,
+                    (unsigned long long)size);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
+        return fail(err, errlen, "%s: sequence %s: zlib cannot start", path, name);
+    int status = Z_OK;
+    uint64_t in_at = 0, out_at = 0;
+    while (status == Z_OK) {
+        uInt in_now = in_len - in_at > (1u << 30) ? 1u << 30 : (uInt)(in_len - in_at);
+        uInt out_now = size - out_at > (1u << 30) ? 1u << 30 : (uInt)(size - out_at);
+        z.next_in = (unsigned char *)in + in_at;
+        z.avail_in = in_now;
+        z.next_out = *plain + out_at;
+        z.avail_out = out_now;
+        status = inflate(&z, Z_NO_FLUSH);
+        in_at += in_now - z.avail_in;
+        out_at += out_now - z.avail_out;
+        if (status == Z_OK && z.avail_in == in_now && z.avail_out == out_now)
+            status = Z_BUF_ERROR; /* no progress: the data ends too soon or is too long */
+    }
+    const char *why = z.msg;
+    inflateEnd(&z);
+    if (status != Z_STREAM_END || out_at != size)
+        return fail(err, errlen, "%s: sequence %s: the compressed data is %s (zlib: %s): save the "
+                    "archive again", path, name, status == Z_STREAM_END ? "not the size the "
+                    "archive says" : "corrupt or cut short", why ? why : "no message");
+    uLong sum = 0;
+    for (uint64_t at = 0; at < size; at += 1u << 30)
+        sum = crc32(sum, *plain + at, size - at > (1u << 30) ? 1u << 30 : (uInt)(size - at));
+    if ((uint32_t)sum != crc)
+        return fail(err, errlen, "%s: sequence %s: the compressed data does not match its "
+                    "checksum (CRC-32): the archive is damaged; save it again", path, name);
+    return 0;
+}
+
 /* Where the central directory is, from the end of central directory record
  * (and its zip64 form when the sizes overflow the 32-bit fields). */
 static int central_directory(const unsigned char *data, size_t len, uint64_t *offset,
@@ -222,7 +269,8 @@ int hmmrt_npz_read(const char *path, const unsigned char *data, size_t len, int 
             return fail(err, errlen, "%s: entry %llu of the archive's directory is broken", path,
                         (unsigned long long)e + 1);
         int method = (int)le(data + at + 10, 2);
-        uint64_t size = le(data + at + 20, 4);
+        uint32_t crc = (uint32_t)le(data + at + 16, 4);
+        uint64_t size = le(data + at + 20, 4), plain_size = le(data + at + 24, 4);
         size_t name_len = le(data + at + 28, 2), extra_len = le(data + at + 30, 2);
         size_t comment_len = le(data + at + 32, 2);
         uint64_t local = le(data + at + 42, 4);
@@ -237,8 +285,10 @@ int hmmrt_npz_read(const char *path, const unsigned char *data, size_t len, int 
                 break; /* a field longer than what is left: not read */
             if (id == 1) {
                 const unsigned char *v = x + 4;
-                if (le(data + at + 24, 4) == 0xffffffff && v + 8 <= x + 4 + n)
-                    v += 8; /* the uncompressed size */
+                if (plain_size == 0xffffffff && v + 8 <= x + 4 + n) {
+                    plain_size = le(v, 8); /* the uncompressed size */
+                    v += 8;
+                }
                 if (size == 0xffffffff && v + 8 <= x + 4 + n) {
                     size = le(v, 8);
                     v += 8;
@@ -254,18 +304,27 @@ int hmmrt_npz_read(const char *path, const unsigned char *data, size_t len, int 
         name[shown] = '\0';
         if (shown > 4 && strcmp(name + shown - 4, ".npy") == 0)
             name[shown - 4] = '\0';
-        if (method != 0)
-            return fail(err, errlen, "%s: sequence %s is compressed (numpy.savez_compressed), "
-                        "which this program does not read yet: save with numpy.savez", path,
-                        name);
+        if (method != 0 && method != 8)
+            return fail(err, errlen, "%s: sequence %s is compressed with zip method %d, which "
+                        "this program does not read: save with numpy.savez or "
+                        "numpy.savez_compressed", path, name, method);
         if (local > len || len - local < 30 || memcmp(data + local, "PK\3\4", 4) != 0)
             return fail(err, errlen, "%s: sequence %s: its entry in the archive is broken", path,
                         name);
         uint64_t begin = local + 30 + le(data + local + 26, 2) + le(data + local + 28, 2);
         if (begin > len || size > len - begin)
             return fail(err, errlen, "%s: sequence %s: the archive is cut short", path, name);
-        if (hmmrt_npy_read(path, name, data + begin, (size_t)size, D, f, err, errlen) != 0)
+        if (method == 8) { /* deflated (numpy.savez_compressed) */
+            unsigned char *plain = NULL;
+            int bad = inflate_entry(path, name, data + begin, size, plain_size, crc, &plain, err,
+                                    errlen) != 0 ||
+                      hmmrt_npy_read(path, name, plain, (size_t)plain_size, D, f, err, errlen) != 0;
+            free(plain);
+            if (bad)
+                return -1;
+        } else if (hmmrt_npy_read(path, name, data + begin, (size_t)size, D, f, err, errlen) != 0) {
             return -1;
+        }
         at += 46 + name_len + extra_len + comment_len;
     }
     return 0;

@@ -4,7 +4,9 @@
  * or hands the batches to score_gpu.c when a GPU opens; score_batch.c reads,
  * maps and prints a batch for both paths. */
 #include "score_run.h"
+#include "dense_batch.h"
 #include "score_gpu.h"
+#include "hits.h"
 
 #include "hmmrt_gpu.h"
 #include "hmmrt_scan.h"
@@ -123,11 +125,18 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
     free(w->codes);
 }
 
-/* The batch limits of the scorer: the GPU's are larger. */
+/* The batch limits of the scorer: the GPU's are larger. HMMRT_GPU_BATCH
+ * sets the GPU's records a batch, for measuring (docs/internals.md). */
 static void set_batch_limits(run *r, int for_gpu)
 {
     r->max_records = for_gpu ? GPU_BATCH_RECORDS : CPU_BATCH_RECORDS;
     r->max_residues = for_gpu ? GPU_BATCH_RESIDUES : CPU_BATCH_RESIDUES;
+    const char *records = for_gpu ? getenv("HMMRT_GPU_BATCH") : NULL;
+    long n = records ? atol(records) : 0;
+    if (n >= 1024 && n <= (1L << 24)) {
+        r->max_records = n;
+        r->max_residues = (int64_t)n * 1024 > r->max_residues ? (int64_t)n * 1024 : r->max_residues;
+    }
 }
 
 /* Sets up the run for the GPU (the larger batches, a third batch, and a
@@ -182,11 +191,13 @@ static void close_run(run *r)
         free(r->batches[k].records);
     }
     hmmrt_reader_close(r->reader);
+    hmmrt_stores_free_kept();
     hmmrt_names_free(r->names);
     free(r->below_range);
     hmmrt_out_close(&r->out);
     for (int k = 0; k < 3; k++)
         free_work(&r->works[k], r->prog, r->work_records);
+    hmmrt_dense_batch_close(r);
 }
 
 /* ---- scoring a batch ------------------------------------------------------ */
@@ -197,19 +208,24 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
     const hmmrt_record *rec = &b->records[i];
     if (hmmrt_map_sequence(r, r->w, rec, i) != 0)
         return;
-    hmmrt_clear_values(r, r->w, i);
+    if (!r->dense_scores) /* else cleared, and some filled, for the whole batch (dense_batch.c) */
+        hmmrt_clear_values(r, r->w, i);
     hmmrt_value *values = r->w->values + i * prog->n_columns;
     hmmrt_seq seq = {.name = rec->name,
                      .codes = r->w->code_ptrs + i * prog->n_alphabets,
                      .length = rec->length,
-                     .index = r->first_index + i};
+                     .index = r->first_index + i,
+                     .dense_scores = r->dense_scores
+                                         ? r->dense_scores + i * hmmrt_dense_batch_width(prog)
+                                         : NULL};
     hmmrt_buf_take_failure();
     int failed = prog->score_cpu(&seq, values, scratch);
-    if (!failed) {
+    if (!failed && !r->hits) { /* the hits mode prints no rows */
         hmmrt_buf_reset(&r->w->rows[i]);
         hmmrt_format_row(&r->w->rows[i], prog, rec->name, values);
-        hmmrt_count_below_range(r, rec, values);
     }
+    if (!failed)
+        hmmrt_count_below_range(r, rec, values);
     failed |= hmmrt_buf_take_failure();
     r->w->results[i].status = failed ? SEQ_OUT_OF_MEMORY : SEQ_SCORED;
     hmmrt_progress_add(1, rec->length);
@@ -301,8 +317,10 @@ static int process_current_batch(run *r)
 {
     batch *b = r->current;
     int status = hmmrt_place_codes(r, b, r->w) != 0 ? hmmrt_stop_out_of_memory_for_batch(r) : 0;
+    double started = hmmrt_seconds();
+    if (!status && hmmrt_dense_batch_score(r) != 0) /* dense sums over the whole batch first */
+        status = hmmrt_stop_out_of_memory_for_batch(r);
     if (!status) {
-        double started = hmmrt_seconds();
         score_and_read_ahead(r);
         r->timing.scoring += hmmrt_seconds() - started;
         status = hmmrt_print_batch(r, b, r->w);
@@ -391,7 +409,9 @@ static void warn_below_range(const run *r)
 static void report_timing(run *r, double started)
 {
     r->timing.total = hmmrt_seconds() - started;
+    hmmrt_reader_seconds(r->reader, r->timing.reader);
     hmmrt_print_timing(stderr, &r->timing);
+    hmmrt_dense_batch_report(r, stderr);
     hmmrt_scan_report(stderr);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
@@ -439,10 +459,33 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
+    hmmrt_hits hits;
+    if (o->hits.first) {
+        int hits_status = hmmrt_hits_open(&hits, prog, o);
+        if (hits_status) {
+            hmmrt_hits_close(&hits);
+            close_run(&r);
+            void *gpu = hmmrt_finish_opening_gpu(&opening);
+            if (gpu)
+                prog->gpu->close(gpu);
+            return hits_status;
+        }
+        r.hits = &hits;
+    }
+    int dense_status = hmmrt_dense_batch_open(&r);
+    if (dense_status != 0) {
+        if (r.hits)
+            hmmrt_hits_close(r.hits);
+        close_run(&r);
+        void *gpu = hmmrt_finish_opening_gpu(&opening);
+        if (gpu)
+            prog->gpu->close(gpu);
+        return dense_status < -1 ? HMMRT_EXIT_INTERNAL : HMMRT_EXIT_USAGE;
+    }
     hmmrt_out_catch_signals(&r.out);
     int show = o->progress == HMMRT_PROGRESS_AUTO ? isatty(STDERR_FILENO) : o->progress;
     hmmrt_progress_start(show);
-    if (o->header) /* out at once: a run stopped by a signal keeps it */
+    if (o->header && !r.hits) /* out at once: a run stopped by a signal keeps it */
         hmmrt_out_header(&r.out, prog);
     hmmrt_flush_output(&r);
     int status = score_everything(&r);
@@ -450,6 +493,8 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     warn_skipped_total(&r);
     warn_duplicates_total(&r);
     warn_below_range(&r);
+    if (r.hits && (status == 0 || status == HMMRT_EXIT_SKIPPED)) /* the list, the tables */
+        status = hmmrt_hits_finish(r.hits, &r.out);
     int flushed = hmmrt_flush_output(&r);
     hmmrt_out_release_signals(); /* every row is out, or cannot be */
     if (flushed != 0) {
@@ -460,9 +505,13 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     }
     if (o->timing)
         report_timing(&r, started);
+    if (r.gpu || r.gpu_double)
+        hmmrt_exit_leaving_gpu(status); /* every row is out: no waiting for the driver */
     if (r.gpu_double)
         prog->gpu->close(r.gpu_double);
     close_run(&r);
+    if (r.hits)
+        hmmrt_hits_close(r.hits);
     if (r.gpu)
         prog->gpu->close(r.gpu);
     return status;

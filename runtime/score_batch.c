@@ -4,6 +4,8 @@
  * line at the first problem. Neither path is called from here. */
 #include "score_run.h"
 
+#include "hits.h"
+
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -29,15 +31,11 @@ static void read_records(const run *r, batch *b)
 {
     b->n = b->residues = 0;
     b->ended = b->failed = 0;
-    while (b->n < r->max_records && b->residues < r->max_residues) {
-        int got = hmmrt_reader_next(r->reader, &b->records[b->n], b->error, sizeof b->error);
-        b->ended = got == 0;
-        b->failed = got < 0;
-        if (got <= 0)
-            return;
-        b->residues += b->records[b->n].length;
-        b->n++;
-    }
+    int got = 1;
+    b->n = hmmrt_reader_take(r->reader, b->records, r->max_records, r->max_residues, &b->residues,
+                             &got, b->error, sizeof b->error);
+    b->ended = got == 0;
+    b->failed = got < 0;
 }
 
 /* One thread at a time reads (and so updates these counts). */
@@ -63,15 +61,18 @@ static int size_code_arrays(const run *r, const batch *b, work *w)
     size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
     if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
         return 0;
+    /* a quarter more than this batch needs, so that the next, a little
+     * longer, finds room: new memory costs a page fault every 4 KB */
+    size_t cap = need + need / 4;
     for (int a = 0; a < r->prog->n_alphabets; a++) {
         free(w->codes[a]);
-        w->codes[a] = malloc(need);
+        w->codes[a] = malloc(cap);
         if (!w->codes[a]) {
             w->codes_cap = 0;
             return -1;
         }
     }
-    w->codes_cap = need;
+    w->codes_cap = cap;
     return 0;
 }
 
@@ -267,6 +268,27 @@ static void release_large_buffers(hmmrt_value *values, int n_columns, hmmrt_buf 
         hmmrt_buf_free(row);
 }
 
+/* The hits mode takes sequence i of w's batch instead of its row (hits.h):
+ * 0, or the exit status after saying what went wrong. */
+static int add_hit(run *r, work *w, const hmmrt_record *rec, int64_t i)
+{
+    const hmmrt_program *prog = r->prog;
+    int model = prog->hits->model;
+    const uint8_t *codes =
+        model >= 0 ? w->code_ptrs[i * prog->n_alphabets + prog->models[model].alphabet] : NULL;
+    int status = hmmrt_hits_add(r->hits, rec, r->first_index + i,
+                                w->values + i * prog->n_columns, codes);
+    if (status == -1)
+        return stop_out_of_memory(r, rec);
+    if (status != 0) {
+        hmmrt_error("%s:%ld: the viterbi traceback of sequence %s does not follow the model's "
+                    "moves (an internal error of hmmc)", rec->path, rec->line, rec->name);
+        hmmrt_stop_at_sequence(r, rec);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    return 0;
+}
+
 /* Prints batch b's rows in order: 0, or the exit status of the sequence
  * that stopped the run (after its '# incomplete' line). */
 static int print_rows(run *r, const batch *b, work *w)
@@ -282,6 +304,12 @@ static int print_rows(run *r, const batch *b, work *w)
         case SEQ_SCORED:
             r->timing.sequences_scored++;
             r->timing.symbols_scored += rec->length;
+            if (r->hits) {
+                int status = add_hit(r, w, rec, i);
+                if (status)
+                    return status;
+                break;
+            }
             hmmrt_out_write(&r->out, w->rows[i].data, w->rows[i].len);
             release_large_buffers(w->values + i * n_columns, n_columns, &w->rows[i]);
             break;

@@ -87,6 +87,9 @@ typedef struct run {
     long duplicates;         /* ... and how many were there already */
     int names_unchecked;     /* the table is full: later names are not checked */
     hmmrt_run_timing timing;
+    struct hmmrt_hits *hits; /* the hits mode (hits.h): scored sequences go there, not out */
+    struct dense_batch_state *dense; /* dense_batch.c's, or NULL: no batched dense calls */
+    const double *dense_scores; /* the current batch's batched dense scores, or NULL */
 } run;
 
 /* Opening the GPU while the run reads its first batch (gpu_opening.c). */

@@ -43,6 +43,13 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
     if (!t->fused)
         print_phase(out, "opening the GPU (overlaps reading)", t->opening, 0);
     print_phase(out, "reading (overlaps the rest)", t->reading, t->symbols_read);
+    if (t->reader[HMMRT_READER_PARSING] > 0) {
+        print_phase(out, "  of which reading blocks", t->reader[HMMRT_READER_BLOCKS], t->symbols_read);
+        print_phase(out, "  of which parsing", t->reader[HMMRT_READER_PARSING],
+                    t->symbols_read);
+        print_phase(out, "  of which handing records over", t->reader[HMMRT_READER_HANDING],
+                    t->symbols_read);
+    }
     char scoring[128];
     if (t->fused) {
         snprintf(scoring, sizeof scoring, "map+score+format (%s)", t->scorer);

@@ -2,6 +2,7 @@
  * values to the sequences by expectation maximisation (Baum-Welch, or
  * viterbi training), then writes the program's source with the fitted
  * numbers on standard output. Each iteration's log-likelihood goes to stderr. */
+#include "dense_batch.h"
 #include "fb.h"
 #include "hmmrt_gpu.h"
 #include "internal.h"
@@ -40,6 +41,8 @@ typedef struct trainer {
     unsigned char *changed; /* n_moves + n_values: a number an update has set (written anew) */
     hmmrt_gpu_trainer *gpu; /* the E-step on the GPU, or NULL */
     double *gpu_lnp;        /* per sequence, from the GPU */
+    const hmmrt_dense_batching *tiles; /* the E-step in tiles of matrix products
+                                          (fb_blas.c), or NULL: one sequence at a time */
 } trainer;
 
 static volatile sig_atomic_t interrupted;
@@ -170,6 +173,78 @@ typedef struct share {
     int failed;
 } share;
 
+/* Tiles of at most 64 sequences and 256 MB of forward tables. */
+enum { TILE_ROWS = 64 };
+#define TILE_BYTES ((size_t)256 << 20)
+
+static int longest_first(const void *a, const void *b, void *context)
+{
+    const int64_t *start = context, i = *(const int64_t *)a, j = *(const int64_t *)b;
+    int64_t li = start[i + 1] - start[i], lj = start[j + 1] - start[j];
+    return li != lj ? (li < lj ? 1 : -1) : (i > j) - (i < j);
+}
+
+/* The share's sequences in tiles of matrix products (fb_blas.c): sorted
+ * longest first, so that the share's sums come in the same order for the
+ * same input and thread count; a sequence whose forward table alone passes
+ * TILE_BYTES, and the empty ones, one at a time (hmmrt_fb_run). */
+static void expect_share_tiles(share *sh, double *mc, double *ec, double *scratch)
+{
+    trainer *t = sh->t;
+    const hmmrt_fb *fb = t->fb;
+    const size_t n = (size_t)fb->n;
+    int64_t count = sh->to - sh->from;
+    int64_t *order = malloc(sizeof *order * (size_t)(count + 1));
+    const uint8_t **x = malloc(sizeof *x * TILE_ROWS);
+    int64_t *lengths = malloc(sizeof *lengths * TILE_ROWS);
+    double *lnp = malloc(sizeof *lnp * TILE_ROWS), *uses = calloc(n * n, sizeof *uses);
+    if (!order || !x || !lengths || !lnp || !uses) {
+        sh->failed = 1;
+        free(order), free(x), free(lengths), free(lnp), free(uses);
+        return;
+    }
+    int64_t m = 0;
+    for (int64_t i = sh->from; i < sh->to; i++)
+        if (!t->seqs.left_out[i])
+            order[m++] = i;
+    qsort_r(order, (size_t)m, sizeof *order, longest_first, t->seqs.start);
+    for (int64_t k = 0; k < m && !interrupted && !sh->failed;) {
+        int rows = 0;
+        const int64_t first_length = t->seqs.start[order[k] + 1] - t->seqs.start[order[k]];
+        const size_t row_bytes = ((size_t)first_length + 1) * n * sizeof(double);
+        while (k + rows < m && rows < TILE_ROWS && (size_t)(rows + 1) * row_bytes <= TILE_BYTES &&
+               t->seqs.start[order[k + rows] + 1] > t->seqs.start[order[k + rows]]) {
+            x[rows] = t->seqs.codes + t->seqs.start[order[k + rows]];
+            lengths[rows] = t->seqs.start[order[k + rows] + 1] - t->seqs.start[order[k + rows]];
+            rows++;
+        }
+        if (rows == 0) { /* too long for a tile, or empty */
+            int64_t i = order[k++];
+            const uint8_t *xi = t->seqs.codes + t->seqs.start[i];
+            lnp[0] = hmmrt_fb_run(fb, xi, t->seqs.start[i + 1] - t->seqs.start[i], scratch, mc, ec,
+                                  NULL);
+            rows = 1;
+            lengths[0] = i; /* the sequence, for the bookkeeping below */
+        } else {
+            sh->failed |=
+                t->tiles->fb_tile(fb, x, lengths, rows, lnp, uses, mc, ec, NULL, NULL) != 0;
+            for (int r = 0; r < rows; r++)
+                lengths[r] = order[k + r];
+            k += rows;
+        }
+        for (int r = 0; r < rows && !sh->failed; r++) {
+            if (lnp[r] == -INFINITY || !isfinite(lnp[r])) {
+                t->seqs.left_out[lengths[r]] = 1;
+                sh->no_path++;
+                continue;
+            }
+            sh->ll += lnp[r];
+        }
+    }
+    t->tiles->fb_counts(fb, uses, mc);
+    free(order), free(x), free(lengths), free(lnp), free(uses);
+}
+
 static void *expect_share(void *arg)
 {
     share *sh = arg;
@@ -186,6 +261,11 @@ static void *expect_share(void *arg)
         return NULL;
     }
     double *mc = sh->counts, *ec = mc + n_moves;
+    if (t->tiles) {
+        expect_share_tiles(sh, mc, ec, scratch);
+        free(scratch);
+        return NULL;
+    }
     for (int64_t i = sh->from; i < sh->to && !interrupted; i++) {
         if (t->seqs.left_out[i])
             continue;
@@ -561,6 +641,27 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         return status;
     }
     const char *where = open_gpu(&t);
+    int blas = hmmrt_dense_blas_mode();
+    if (blas < 0) {
+        free(kept_w), free(kept_e);
+        free_trainer(&t);
+        return HMMRT_EXIT_USAGE;
+    }
+    /* the dense form's E-step as matrix products: from 128 states and 4
+     * sequences a thread (as the scoring run's dense sums), or as told */
+    int threads = t.n_threads < 1 ? 1 : t.n_threads;
+    if (!t.gpu && !o->viterbi_training && t.fb->dense && prog->dense_batching &&
+        prog->dense_batching->fb_tile && blas != DENSE_OFF &&
+        (blas == DENSE_ON || (t.fb->n >= DENSE_BLAS_MIN_STATES &&
+                              t.seqs.n >= (int64_t)DENSE_BLAS_SEQUENCES_A_THREAD * threads))) {
+        t.tiles = prog->dense_batching;
+        t.tiles->single_threaded();
+    }
+    char where_tiles[700];
+    snprintf(where_tiles, sizeof where_tiles, "%s%s", where,
+             t.tiles ? ", the dense form's sums as matrix products over tiles of sequences "
+                       "(OpenBLAS)" : "");
+    where = where_tiles;
     void (*old_handler)(int) = signal(SIGINT, on_interrupt);
     fprintf(stderr, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
                     "iterations, tolerance %g), %s\n",

@@ -13,11 +13,6 @@ static const char *cpu_only_reason(const Program *p)
                                 "on the CPU for now", p->calls[c].label,
                                 p->calls[c].model->real_dim);
     for (int c = 0; c < p->n_calls; c++)
-        if (p->calls[c].model->n_length_weights)
-            return arena_printf(p->arena, "%s has length-dependent weights, computed per "
-                                "sequence on the CPU path (the GPU kernels take fixed weights)",
-                                p->calls[c].label);
-    for (int c = 0; c < p->n_calls; c++)
         if (p->calls[c].storage == STORE_WHOLE_TABLE)
             return "it prints whole tables (&), which are computed on the CPU";
         else if (p->calls[c].plan.long_double_only)

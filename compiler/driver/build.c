@@ -384,8 +384,8 @@ static int build_cuda(const Program *p, const Plans *plans, const char *c_source
     }
     command_start_cc(&c);
     const char *link[] = {c_obj, cu_obj, gpu_lib, lib, cuda_lib, "-lcudart_static", "-lstdc++",
-                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program};
-    for (size_t i = 0; i < sizeof link / sizeof link[0]; i++)
+                          "-ldl", "-lrt", "-lpthread", "-lz", "-lm", "-o", program, NULL};
+    for (size_t i = 0; i < sizeof link / sizeof link[0] && link[i]; i++)
         command_add(&c, link[i]);
     status = run_command(c.argv, o->verbose);
     if (status != 0) {
@@ -406,7 +406,8 @@ done:
     return result;
 }
 
-static int build_c(const char *source, const char *program, const BuildOptions *o)
+static int build_c(const Program *p, const char *source, const char *program,
+                   const BuildOptions *o)
 {
     char *include = xasprintf("-I%s/runtime", o->root);
     char *library = xasprintf("%s/" HMMC_BUILD_DIR "/libhmmrt.a", o->root);
@@ -419,8 +420,9 @@ static int build_c(const char *source, const char *program, const BuildOptions *
     }
     Command c = {.argc = 0};
     command_start_cc(&c);
-    const char *args[] = {include, source, library, "-lz", "-lm", "-o", program};
-    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
+    /* -ldl: OpenBLAS for dense models is loaded at run time (openblas_dl.c) */
+    const char *args[] = {include, source, library, "-lz", "-ldl", "-lm", "-o", program, NULL};
+    for (size_t i = 0; i < sizeof args / sizeof args[0] && args[i]; i++)
         command_add(&c, args[i]);
     int status = run_command(c.argv, o->verbose);
     free(include);
@@ -518,7 +520,7 @@ int build_program(const Program *p, const Plans *plans, const BuildOptions *o)
                write_source(source, p, plans, name, 0, prefix) == 0 &&
                (!cuda || write_source(cu_source, p, plans, name, 1, prefix) == 0)) {
         result = cuda ? build_cuda(p, plans, source, cu_source, dir, program, o)
-                      : build_c(source, program, o);
+                      : build_c(p, source, program, o);
     }
     if (result == 0 && rename(program, o->output) != 0) {
         fprintf(stderr, "hmmc: error: cannot put the program in place as %s (from %s): %s\n",

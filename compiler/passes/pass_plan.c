@@ -22,8 +22,14 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
                            "scores, which sum in long double", call->label, m->name);
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: plan %s: libhmmrt's posterior engine (runtime/"
-                        "posterior.c) on the model as written, %d states, %d moves\n",
-                        call->label, m->n_states, m->n_moves);
+                        "posterior.c) on the model as written, %d states, %d moves%s\n",
+                        call->label, m->n_states, m->n_moves,
+                        !m->real_dim && dense_fits(p->arena, m, NULL)
+                            ? "; dense: on the CPU over each batch of 4 or more sequences a "
+                              "thread as matrix products through OpenBLAS, up to 2,048 states "
+                              "(runtime/fb_blas.c; "
+                              "HMMRT_DENSE_BLAS=auto|on|off at run time)"
+                            : "");
             continue;
         }
         int *in_degree = ARENA_ARRAY(p->arena, int, m->n_states);
@@ -61,9 +67,14 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
                 plan->bp_bytes = m->n_states < 65535 ? 2 : 4;
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: plan %s: dense (%d live states, %d moves): the model "
-                        "as a matrix, a vector-matrix product per position on the CPU and a "
-                        "tiled matrix product per position over a batch on the GPU, back "
-                        "pointers %d bytes\n", call->label, plan->n_live, m->n_moves,
+                        "as a matrix; on the CPU %s; a tiled matrix product per position over "
+                        "a batch on the GPU, back pointers %d bytes\n", call->label, plan->n_live,
+                        m->n_moves, call->alg == ALG_VITERBI
+                            ? "a vector-matrix product per position (max-plus has no BLAS form)"
+                            : "a matrix product per position over each batch of 4 or more "
+                              "sequences a thread, through OpenBLAS (HMMRT_DENSE_BLAS=auto|on|off "
+                              "at run time; --timing says which ran), else a vector-matrix "
+                              "product per position",
                         plan->bp_bytes);
             continue;
         }

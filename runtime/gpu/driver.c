@@ -115,6 +115,8 @@ static int pick_device(hmmrt_gpu *g, int device, char *err, size_t errlen)
         say(err, errlen, "device %d (%s) is in the prohibited compute mode", device, prop.name);
         return -1;
     }
+    /* a run may end while a child gives the context back (gpu_leave.c) */
+    hmmrt_gpu_teardown_leavable(mode == cudaComputeModeDefault);
     g->device = device;
     snprintf(g->device_name, sizeof g->device_name, "%s", prop.name);
     g->multiprocessors = prop.multiProcessorCount;
@@ -225,6 +227,8 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
         free_driver(g);
         return NULL;
     }
+    if (g->gp->dense_sums > 0 && !use_double) /* cuBLAS's first product takes 0.1 s: now */
+        hmmrt_cublas_warm(g->gp->dense_sums);
     if (gpu_open_posteriors(g) != 0) {
         free_driver(g);
         return NULL;

@@ -1486,8 +1486,9 @@ static double path_log_probability(const Model *m, const Record *rec, char *stat
     return (double)log_weight;
 }
 
-/* Scores one tsv line `name<TAB>state state ...` (modified in place). */
-static void score_path_line(const Model *m, const RecordList *records, const char *tsv_path, char *line)
+/* Scores one tsv line `name<TAB>state state ...` (modified in place); the
+ * length-dependent weights are taken at the sequence's length. */
+static void score_path_line(Model *m, const RecordList *records, const char *tsv_path, char *line)
 {
     char *tab = strchr(line, '\t');
     if (!tab)
@@ -1496,13 +1497,15 @@ static void score_path_line(const Model *m, const RecordList *records, const cha
     const Record *rec = find_record(records, line);
     if (!rec)
         die("%s: no sequence named %s", tsv_path, line);
+    if (m->length_weights)
+        set_length(m, rec->length);
     double score = strcmp(tab + 1, "-") == 0 ? -INFINITY : path_log_probability(m, rec, tab + 1);
     printf("%s\t", line);
     print_score(score);
     putchar('\n');
 }
 
-static void score_paths(const Model *m, const RecordList *records, const char *tsv_path)
+static void score_paths(Model *m, const RecordList *records, const char *tsv_path)
 {
     char *text = read_whole_file(tsv_path);
     for (char *line = text; *line;) {
@@ -1592,9 +1595,9 @@ int main(int argc, char **argv)
         usage();
     SourceFile source = parse_source(files[0]);
     Model *m = choose_model(&source, model_name);
-    if (m->length_weights && (path_mode || posterior || em))
+    if (m->length_weights && (posterior || em))
         die("model %s has length-dependent weights: only scoring (with or without --brute) "
-            "takes them", m->name);
+            "and --path take them", m->name);
     RecordList records = read_fasta(files[1]);
     CountMethod method = brute ? COUNT_BRUTE : viterbi_training ? COUNT_VITERBI : COUNT_EXACT;
     if (path_mode)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -270,10 +271,73 @@ static void test_symbols_in_messages(void **state)
     hmmrt_buf_free(&b);
 }
 
+
+/* printf's text of x with d decimals, without the sign of a zero. */
+static void printf_text(char *out, size_t cap, double x, int d)
+{
+    snprintf(out, cap, "%.*f", d, x);
+    int zero = out[0] == '-';
+    for (const char *p = out + 1; zero && *p; p++)
+        zero = *p == '0' || *p == '.';
+    if (zero)
+        memmove(out, out + 1, strlen(out));
+}
+
+static void expect_printf_bytes(double x, int d)
+{
+    char fast[64], slow[400];
+    int n = hmmrt_fixed_text(fast, x, d);
+    printf_text(slow, sizeof slow, x, d);
+    if (n < 0) { /* only beyond 2^52 / 10^d */
+        assert_true(fabs(x) * pow(10, d) >= 4503599627370496.0);
+        return;
+    }
+    if (strcmp(fast, slow) != 0)
+        fail_msg("%.17g with %d decimals: '%s', printf '%s'", x, d, fast, slow);
+    assert_int_equal(n, strlen(slow));
+}
+
+/* The fast fixed-point text against printf: random values over every
+ * magnitude, exact ties (odd multiples of 2^-k, which round to even), the
+ * doubles either side of a decimal half, negative values and zeros. */
+static void test_fixed_text_is_printf(void **state)
+{
+    (void)state;
+    uint64_t seed = 88172645463325252u;
+    for (int i = 0; i < 400000; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        int d = (int)(seed % 10);
+        double mant = (double)(seed >> 11) / 9007199254740992.0; /* [0, 1) */
+        int exp = (int)((seed >> 3) % 80) - 40;
+        double x = ldexp(mant, exp) * ((seed >> 2) & 1 ? -1 : 1);
+        expect_printf_bytes(x, d);
+        double half = (floor(x * pow(10, d)) + 0.5) / pow(10, d); /* near a half */
+        expect_printf_bytes(half, d);
+        expect_printf_bytes(nextafter(half, INFINITY), d);
+        expect_printf_bytes(nextafter(half, -INFINITY), d);
+    }
+    for (int k = 1; k <= 30; k++) /* odd multiples of 2^-k: exact ties at some d */
+        for (int m = 1; m < 400; m += 2)
+            for (int d = 0; d <= 9; d++) {
+                expect_printf_bytes(ldexp(m, -k), d);
+                expect_printf_bytes(-ldexp(m, -k), d);
+            }
+    double odd[] = {0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 1e-300, -1e-300, 4503599627.3705, 1e15, -1e15,
+                    123456.0000005, -98.7654325, 0.0078125, -0.0078125};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        for (int d = 0; d <= 9; d++)
+            expect_printf_bytes(odd[i], d);
+    char text[64];
+    assert_int_equal(hmmrt_fixed_text(text, NAN, 6), -1);
+    assert_int_equal(hmmrt_fixed_text(text, -INFINITY, 6), -1);
+    assert_int_equal(hmmrt_fixed_text(text, 1.0, 10), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf_appends_and_resets),
+        cmocka_unit_test(test_fixed_text_is_printf),
         cmocka_unit_test_teardown(test_score_default_six_decimals, restore_decimals),
         cmocka_unit_test_teardown(test_score_impossible_and_odd_values, restore_decimals),
         cmocka_unit_test_teardown(test_score_negative_zero, restore_decimals),

@@ -24,9 +24,11 @@
 #include <string.h>
 
 #include "codegen/backend_dense.h"
+#include "codegen/c/backend_c_dense.h"
 #include "codegen/c/backend_c_density.h"
 #include "codegen/c/backend_c_table.h"
 #include "codegen/c/c_plan.h"
+#include "codegen/c/backend_c_hits.h"
 #include "codegen/c/backend_c_train.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
@@ -852,7 +854,12 @@ static void write_run(CallWriter *w)
             emit_line(w->e, "const double score = %s(x, L, %s, %s, %s);", name_of(w, "viterbi"),
                       columns, table, bp_bytes ? "bp" : "NULL");
     } else if (call->plan.dense) {
-        emit_line(w->e, "const double score = hmmrt_dense_%s(&hmmc_%s, x, L, columns);",
+        emit_comment(w->e, "scored with the whole batch (dense_scores; NaN: not so), or here on "
+                           "its own");
+        emit_line(w->e, "double score = seq->dense_scores ? seq->dense_scores[%d] : NAN;",
+                  c_dense_sum_index(w->p, w->index));
+        emit_line(w->e, "if (isnan(score))");
+        emit_line(w->e, "    score = hmmrt_dense_%s(&hmmc_%s, x, L, columns);",
                   algorithm_name(call->alg), name_of(w, "dense"));
         emit_line(w->e, "if (isnan(score))");
         emit_line(w->e, "    return 1; /* no memory for the probabilities */");
@@ -1147,14 +1154,17 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     if (gpu)
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
+    const char *hits = c_write_hits(e, p);
+    c_write_dense_batching(e, p, layout);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,%s%s\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
-            gpu ? "&gpu_program" : "NULL", real_dim_field(p),
+            gpu ? "&gpu_program" : "NULL", real_dim_field(p), *hits ? "\n    " : "", hits,
+            c_dense_uses_blas(p) ? "\n    .dense_batching = &hmmc_dense_batching," : "",
             n_scan ? arena_printf(p->arena, "\n    .n_scan_calls = %d, .scan_calls = scan_calls,",
                                   n_scan) : "");
     emit_blank(e);

@@ -9,6 +9,7 @@
 
 #include "analysis/dense.h"
 #include "codegen/backend_dense.h"
+#include "codegen/c/backend_c_dense.h"
 
 int c_main_model_slot(const Program *p, int model_index, int *n_used)
 {
@@ -64,8 +65,18 @@ void c_write_posterior_call(Emitter *e, const Program *p, const Layout *layout, 
     emit_blank(e);
     emit_open(e, "static int %s(const hmmrt_seq *seq, hmmrt_value *values, "
                  "hmmrt_scratch *scratch)", layout_name(layout, index, "run"));
-    emit_line(e, "int failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
-                 "scratch);", name, alphabet);
+    int batched = c_dense_sum_index(p, index);
+    if (batched >= 0) {
+        emit_comment(e, "filled with the whole batch (dense_scores: its ln P; NaN: not so), or "
+                        "here on its own");
+        emit_line(e, "int failed = 0;");
+        emit_line(e, "if (!seq->dense_scores || isnan(seq->dense_scores[%d]))", batched);
+        emit_line(e, "    failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
+                     "scratch);", name, alphabet);
+    } else {
+        emit_line(e, "int failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
+                     "scratch);", name, alphabet);
+    }
     /* an attribute printed twice: its later columns copy the first */
     for (int i = 0; i < p->n_prints; i++) {
         const IrPrint *pr = &p->prints[i];

@@ -11,6 +11,8 @@
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
 
+#include "analysis/dense.h"
+
 int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const char *name)
 {
     const GpuPlan *plan = plans->gpu;
@@ -28,10 +30,10 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
     if (dense)
         emit_line(&e, "#include \"hmmrt_dense.cuh\"");
     for (int c = 0; c < p->n_calls; c++) {
-        /* whole tables, posterior calls, length-dependent weights and real
-         * observations are computed on the CPU */
+        /* whole tables, posterior calls and real observations are computed on
+         * the CPU (length-dependent weights on the GPU: cuda_write_length_weights) */
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plan[c].length_cpu || plan[c].real)
+            plan[c].real)
             continue;
         /* A call with weights below float's range is scored in double; its
          * float kernel only marks each sequence for double (the guard of
@@ -133,15 +135,20 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
     const char *double_only = reason ? NULL : gpu_double_only_reason(p, plans->gpu);
     /* a program that carries its source can train, and posterior calls run
      * on libhmmrt_gpu's forward-backward kernel */
-    int trains = source_text_of(p) != NULL, posteriors = 0;
-    for (int c = 0; c < n_calls; c++)
+    int trains = source_text_of(p) != NULL, posteriors = 0, dense_sums = 0;
+    for (int c = 0; c < n_calls; c++) {
         posteriors |= p->calls[c].alg == ALG_POSTERIOR;
+        if (plans->gpu[c].shape == GPU_DENSE && p->calls[c].alg != ALG_VITERBI) {
+            int n = dense_view_header(p->arena, p->calls[c].model, 0)->n;
+            dense_sums = n > dense_sums ? n : dense_sums;
+        }
+    }
     if (trains || posteriors)
         emit_line(e, "int hmmrt_fb_gpu_launch(const struct hmmrt_fb_gpu_job *job); /* libhmmrt_gpu's "
                      "forward-backward kernel */");
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
-               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s%s};\n",
+               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s%s%s};\n",
             n_calls, reason ? arena_strdup(p->arena, emit_string(reason)) : "NULL",
             double_only ? emit_string(double_only) : "NULL",
             trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
@@ -149,5 +156,9 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
                    : "",
             trains || posteriors ? "    .fb_launch = hmmrt_fb_gpu_launch, /* its kernel: the E-step's "
                                    "and posterior calls' */\n"
-                                 : "");
+                                 : "",
+            dense_sums ? arena_printf(p->arena, "    .dense_sums = %d, /* dense forward or backward "
+                                                "(%d states): cuBLAS loads while the GPU opens */\n",
+                                      dense_sums, dense_sums)
+                       : "");
 }

@@ -16,7 +16,13 @@
  *   3. forward and backward: a block-wide sum and, when it leaves
  *      [2^-40, 2^40], exact rescaling by a power of two.
  * Viterbi writes each cell's back pointer (the index of the best move among
- * the state's incoming moves, as hmmrt_paths numbers them). */
+ * the state's incoming moves, as hmmrt_paths numbers them). A move whose
+ * weight depends on the sequence's length keeps its constant factor in the
+ * table, and the table's PREFIX_lw entry indexes a shared array of the
+ * sequence's length weights (lenw_s: [0] is 1, or 0 in logs; doubles in
+ * forward and backward, cuda_common.h says why), which the
+ * kernel fills once per sequence (cuda_write_length_weights); only tables
+ * with such an entry read it. */
 #include "codegen/cuda/cuda_shapes.h"
 
 #include <math.h>
@@ -34,6 +40,7 @@ typedef struct MoveTable {
     int *move;       /* IR move index of each entry */
     int *level_start;/* silent tables: rows of level l: level_start[l] .. level_start[l+1]-1 */
     int n_levels;
+    int has_length;  /* some entry's weight depends on the sequence length (PREFIX_lw) */
 } MoveTable;
 
 typedef struct BlockWriter {
@@ -110,6 +117,8 @@ static void build_table(BlockWriter *w, MoveTable *t, int silent)
     for (int i = 0; i < m->n_moves; i++)
         if ((m->moves[i].emission < 0) == silent && row_of[owner(w, &m->moves[i])] >= 0)
             t->move[next[row_of[owner(w, &m->moves[i])]]++] = i;
+    for (int k = 0; k < t->row_start[t->n_rows]; k++)
+        t->has_length |= m->moves[t->move[k]].length_weight != 0;
 }
 
 /* Index of move i among its destination's incoming moves (back pointers). */
@@ -132,13 +141,15 @@ static void write_move_table(BlockWriter *w, const MoveTable *t, const char *pre
     int *from = ARENA_ARRAY(a, int, n ? n : 1), *table = ARENA_ARRAY(a, int, n ? n : 1);
     int *bp = ARENA_ARRAY(a, int, n ? n : 1);
     double *weight = ARENA_ARRAY(a, double, n ? n : 1);
+    int *length = ARENA_ARRAY(a, int, n ? n : 1);
     int logs = w->call->alg == ALG_VITERBI;
     for (int k = 0; k < n; k++) {
         const IrMove *mv = &m->moves[t->move[k]];
         from[k] = other(w, mv);
         table[k] = mv->emission >= 0 ? w->table_of[mv->emission] : 0;
         bp[k] = incoming_index(w, t->move[k]);
-        weight[k] = logs ? mv->lw_max : exp(mv->lw_sum);
+        weight[k] = logs ? mv->lw_max : exp(mv->lw_sum); /* a length weight's constant factor */
+        length[k] = mv->length_weight;
     }
     cuda_write_int_table(w->e, table_name(w, prefix, "state"), t->row_state, t->n_rows);
     cuda_write_int_table(w->e, table_name(w, prefix, "start"), t->row_start, t->n_rows + 1);
@@ -148,6 +159,11 @@ static void write_move_table(BlockWriter *w, const MoveTable *t, const char *pre
     if (w->call->plan.bp_bytes)
         cuda_write_int_table(w->e, table_name(w, prefix, "bp"), bp, n);
     cuda_write_real_table(w->e, table_name(w, prefix, "w"), weight, n);
+    if (t->has_length) {
+        emit_comment(w->e, "per entry: 0, or k + 1 where the weight is also times length weight k "
+                           "(lenw_s[k + 1], this sequence's)");
+        cuda_write_int_table(w->e, table_name(w, prefix, "lw"), length, n);
+    }
     if (!strcmp(prefix, "sl"))
         cuda_write_int_table(w->e, table_name(w, "sl", "level"), t->level_start, t->n_levels + 1);
 }
@@ -190,14 +206,19 @@ static void write_rows(BlockWriter *w, const char *first, const char *last, int 
     const char *emission = silent ? "" : arena_printf(w->p->arena, " %s emission[c * %d + %s[k]]",
                                                       viterbi ? "+" : "*", w->n_tables,
                                                       table_name(w, "em", "table"));
+    const MoveTable *table = silent ? &w->silent : &w->emitting;
+    const char *weight = arena_printf(w->p->arena, "weight_%s[k]", t);
+    if (table->has_length)
+        weight = arena_printf(w->p->arena, "(%s %s lenw_s[%s[k]])", weight, viterbi ? "+" : "*",
+                              table_name(w, t, "lw"));
     if (viterbi) {
-        emit_line(w->e, "const real v = %s[%s[k]] + weight_%s[k]%s;", column, other, t, emission);
+        emit_line(w->e, "const real v = %s[%s[k]] + %s%s;", column, other, weight, emission);
         if (bp)
             emit_line(w->e, "if (v > acc) { acc = v; best = %s[k]; }", table_name(w, t, "bp"));
         else
             emit_line(w->e, "acc = v > acc ? v : acc;");
     } else {
-        emit_line(w->e, "acc += weight_%s[k]%s * %s[%s[k]];", t, emission, column, other);
+        emit_line(w->e, "acc += %s%s * %s[%s[k]];", weight, emission, column, other);
     }
     emit_close(w->e, "");
     emit_line(w->e, "cur[s] = acc;");
@@ -286,6 +307,19 @@ static void write_kernel(BlockWriter *w)
     if (bp)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(bp), dp_bp_type(bp));
     cuda_write_float_guard(w->e, w->plan, "threadIdx.x == 0");
+    if (m->n_length_weights) {
+        cuda_write_length_weights(w->e, w->p->arena, m, viterbi, "threadIdx.x == 0");
+        emit_comment(w->e, "for the move tables' entries (PREFIX_lw): [0] the weight as it is, "
+                           "[k + 1] times (plus, in logs) length weight k; read after the barrier "
+                           "below");
+        emit_line(w->e, "__shared__ %s lenw_s[%d];", viterbi ? "real" : "double /* in float too */",
+                  m->n_length_weights + 1);
+        emit_open(w->e, "if (threadIdx.x == 0)");
+        emit_line(w->e, "lenw_s[0] = %s;", viterbi ? "(real)0" : "1.0");
+        for (int k = 0; k < m->n_length_weights; k++)
+            emit_line(w->e, "lenw_s[%d] = %s;", k + 1, dp_length_weight_name(w->p->arena, k + 1));
+        emit_close(w->e, "");
+    }
     emit_line(w->e, "int64_t pos = %s;", w->backward ? "L" : "0");
     emit_open(w->e, "for (int s = threadIdx.x; s < %d; s += blockDim.x)", n);
     emit_line(w->e, "cur[s] = s == %d ? (real)%s : %s; /* %s */", first, viterbi ? "0" : "1", zero,

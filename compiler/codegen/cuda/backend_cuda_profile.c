@@ -35,7 +35,11 @@
  * per column ("lane scales", profile_tuning.h): values cross between lanes with
  * the difference of their exponents, a lane moves its values down when one
  * read in would not fit, and an empty lane takes the exponent of the first
- * value that enters it. */
+ * value that enters it. Moves between special states may have weights of
+ * the sequence's length (HMMER3's length model: N, J, C and S -> N): the
+ * kernel computes them once per sequence (cuda_write_length_weights) and
+ * the moves read them by name; the moves into and out of the nodes are
+ * constant (cuda_plan.c sends a profile with others to the block shape). */
 #include "codegen/cuda/backend_cuda_profile.h"
 #include "codegen/cuda/cuda_shapes.h"
 
@@ -350,19 +354,36 @@ static int read_from_previous_column(const ProfileWriter *w, int s)
     return 0;
 }
 
+/* The weight of a move between specials: a literal, or for one that
+ * depends on the sequence's length its lenwK (cuda_write_length_weights),
+ * times (plus, in logs) the constant factor where that is not 1. Only such
+ * moves have length weights (plan_profile keeps the others constant). */
+static const char *special_weight(const ProfileWriter *w, int move)
+{
+    const IrMove *mv = &w->m->moves[move];
+    char num[32];
+    const char *literal = arena_printf(w->p->arena, "(real)%s", emit_double(num, weight_of(w, move)));
+    if (!mv->length_weight)
+        return literal;
+    const char *name = dp_length_weight_name(w->p->arena, mv->length_weight);
+    if ((w->viterbi ? mv->lw_max : mv->lw_sum) == 0)
+        return name;
+    return arena_printf(w->p->arena, "(%s %s %s)", name, w->viterbi ? "+" : "*", literal);
+}
+
 static void write_special_combine(ProfileWriter *w, int move, int previous_column)
 {
     const IrMove *mv = &w->m->moves[move];
     int f = profile_special_index(w->v, mv->from), t = profile_special_index(w->v, mv->to);
-    char num[32];
-    const char *weight = arena_printf(w->p->arena, "(real)%s", emit_double(num, weight_of(w, move)));
+    const char *weight = special_weight(w, move);
     const char *value = arena_printf(w->p->arena, "%ssp%d", previous_column ? "old_" : "", f);
     if (mv->emission >= 0)
         value = arena_printf(w->p->arena, "%s %s %s<real>()[%d * %d + c]", value,
                              w->viterbi ? "+" : "*", profile_name(w, "spem"), mv->emission, w->m->K);
     emit_comment(w->e, "%s -> %s", w->m->states[mv->from].name, w->m->states[mv->to].name);
     if (w->lane_scales) {
-        emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, %s * %s, %sspx%d);", t, t, weight, value,
+        emit_line(w->e, "hmmc_scaled_add(sp%d, spx%d, %s%s * %s%s, %sspx%d);", t, t,
+                  mv->length_weight ? "(real)(" : "", weight, value, mv->length_weight ? ")" : "",
                   previous_column ? "old_" : "", f);
         return;
     }
@@ -678,6 +699,7 @@ static void write_kernel(ProfileWriter *w)
     cuda_write_float_guard(w->e, w->plan, "lane == 0");
     emit_line(w->e, "const uint8_t *x = b.codes + b.offsets[j];");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
+    cuda_write_length_weights(w->e, w->p->arena, m, w->viterbi, "lane == 0");
     if (w->bp)
         emit_line(w->e, "%s *bp_row = (%s *)b.bp + b.bp_offsets[j];", dp_bp_type(w->bp), dp_bp_type(w->bp));
     emit_line(w->e, "const real *w = %s<real>() + lane, *ex = %s<real>() + lane;", profile_name(w, "weights"),

@@ -64,7 +64,9 @@ static void write_tables(KernelWriter *w)
     }
 }
 
-/* Kernel prologue: which sequence, the tables into shared memory. */
+/* Kernel prologue: which sequence, the tables into shared memory, the
+ * sequence's length-dependent weights (lenwK, which the moves read by name:
+ * emit_dp.c). */
 static void write_prologue(KernelWriter *w)
 {
     const IrModel *m = w->m;
@@ -81,6 +83,7 @@ static void write_prologue(KernelWriter *w)
     emit_line(w->e, "if (j >= b.n)");
     emit_line(w->e, "    return;");
     emit_line(w->e, "const int64_t L = b.lengths[j];");
+    cuda_write_length_weights(w->e, w->p->arena, m, w->call->alg == ALG_VITERBI, "true");
 }
 
 /* The body of the position loop, written aside at the depth it will have

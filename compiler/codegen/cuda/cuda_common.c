@@ -1,11 +1,22 @@
 /* cuda_common.c: what every CUDA kernel shape writes the same way: a call's
- * tables in device memory, the guard of weights outside float's range, and
- * its launch shape and entry points (c<index>_launch, c<index>_describe),
- * which hand the kernels to the runtime's hmmc_launch (hmmrt_kernel.cuh). */
+ * tables in device memory, the guard of weights outside float's range, the
+ * sequence's length-dependent weights, and its launch shape and entry points
+ * (c<index>_launch, c<index>_describe), which hand the kernels to the
+ * runtime's hmmc_launch (hmmrt_kernel.cuh). */
+
+/* Length-dependent weights are computed by the kernel itself from the
+ * sequence's length (b.lengths[j], already on the device), not by the host
+ * into a table of the packed batch: the expression is a few double
+ * operations a sequence against L times the states of DP work, the
+ * kernels of models without such weights do not change at all, the batch
+ * and libhmmrt_gpu stay as they are, and the .cu reads as the C path does
+ * (the same expression, evaluated in double the same way). */
 #include "codegen/cuda/cuda_common.h"
 
 #include <math.h>
 #include <stdio.h>
+
+#include "codegen/emit_dp.h"
 
 void cuda_write_int_table(Emitter *e, const char *name, const int *v, int n)
 {
@@ -47,6 +58,45 @@ void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who)
                         "every sequence is scored in double", most);
     emit_line(e, "if (%s)", who);
     emit_line(e, "    ((real *)b.scores)[j] = (real)NAN;");
+    emit_line(e, "return;");
+    emit_close(e, "");
+}
+
+void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs, const char *who)
+{
+    if (!m->n_length_weights)
+        return;
+    if (logs)
+        emit_comment(e, "the weights that depend on the sequence's length L, once per sequence: "
+                        "their logs in double, as the C path computes them, then in the kernel's "
+                        "precision");
+    else
+        emit_comment(e, "the weights that depend on the sequence's length L, once per sequence, in "
+                        "double as the C path computes them, and kept in double: the products "
+                        "with them are formed in double (a loop's weight rounded to float would "
+                        "err the same way at each position); one outside the kernel's precision "
+                        "marks the sequence");
+    for (int k = 0; k < m->n_length_weights; k++) {
+        const IrLengthWeight *lw = &m->length_weights[k];
+        const char *name = dp_length_weight_name(a, k + 1);
+        if (logs)
+            emit_line(e, "const real %s = (real)log(%s); /* ln (%s), line %d */", name, lw->c_text,
+                      lexpr_source(a, lw->expr), lw->loc.first_line);
+        else
+            emit_line(e, "const double %s = %s; /* (%s), line %d */", name, lw->c_text,
+                      lexpr_source(a, lw->expr), lw->loc.first_line);
+    }
+    if (logs)
+        return;
+    fprintf(e->out, "%*sif (!(", 4 * e->indent, "");
+    for (int k = 0; k < m->n_length_weights; k++)
+        fprintf(e->out, "%s%*shmmc_length_weight_fits<real>(%s)", k ? " &&\n" : "",
+                k ? 4 * e->indent + 6 : 0, "", dp_length_weight_name(a, k + 1));
+    fprintf(e->out, ")) {\n");
+    e->indent++;
+    emit_line(e, "if (%s)", who);
+    emit_line(e, "    ((real *)b.scores)[j] = (real)NAN; /* scored again: float in double, double "
+                 "on the CPU */");
     emit_line(e, "return;");
     emit_close(e, "");
 }

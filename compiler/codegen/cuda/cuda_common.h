@@ -20,6 +20,23 @@ void cuda_write_real_table(Emitter *e, const char *name, const double *v, int n)
  * C condition of the thread that writes. */
 void cuda_write_float_guard(Emitter *e, const GpuPlan *plan, const char *who);
 
+/* The per-sequence weights of a model with length-dependent weights
+ * (IrModel.length_weights; nothing for others), written after the kernel
+ * has its sequence's length L: each expression once, in double as the C
+ * path computes it (dp_length_weights), as `lenwK`, which the moves read by
+ * name (dp_length_weight_name) or multiply into their table entries. With
+ * logs (viterbi) lenwK is its log in the kernel's precision (`real`); in a
+ * sum kernel (forward, backward) it stays a double, so that the products
+ * with it are formed in double and rounded once: a loop weight near 1 (N ->
+ * N, L / (L + 3)) rounded to float would be off by the same part at every
+ * position, up to 3e-8 nats a symbol, beyond the float contract of
+ * tests/gpu/check on sequences of a few hundred symbols whose scores are
+ * near 0 (HMMER3's log-odds). A sum kernel given a weight that its
+ * precision cannot hold (hmmc_length_weight_fits) marks the sequence and
+ * ends: the thread `who` (a C condition) writes the mark, NaN. Every thread
+ * of a sequence computes the same values and leaves together. */
+void cuda_write_length_weights(Emitter *e, Arena *a, const IrModel *m, int logs, const char *who);
+
 /* Writes call `index`'s launch shape (cN_shape) and its entry points
  * cN_launch and cN_describe, which hand its kernel (cN_kernel) to the
  * runtime's hmmc_launch and hmmc_describe (hmmrt_kernel.cuh); every name

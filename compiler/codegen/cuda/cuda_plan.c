@@ -47,6 +47,23 @@ static void say_precision(FILE *verbose, const IrCall *call, const GpuPlan *plan
                 plan->float_overflow);
 }
 
+/* The first move into or out of a profile's nodes whose weight depends on
+ * the sequence length, or -1: the profile kernel holds those weights in
+ * tables fixed at build time, and takes length weights only on the moves
+ * between special states (HMMER3's length model: N, J, C and S -> N). */
+static int node_length_move(const IrModel *m, const ProfileView *v)
+{
+    for (int e = 0; e < v->n_entries; e++)
+        for (int k = 0; k < v->K; k++)
+            if (v->entries[e].move[k] >= 0 && m->moves[v->entries[e].move[k]].length_weight)
+                return v->entries[e].move[k];
+    for (int x = 0; x < v->n_exits; x++)
+        for (int k = 0; k < v->K; k++)
+            if (v->exits[x].move[k] >= 0 && m->moves[v->exits[x].move[k]].length_weight)
+                return v->exits[x].move[k];
+    return -1;
+}
+
 /* The profile shape for a call whose model is a profile (profile.h), with
  * its lanes and, for forward, the lanes' own scales; -v says why not. */
 static void plan_profile(const Program *p, const IrCall *call, GpuPlan *plan, FILE *verbose)
@@ -54,6 +71,14 @@ static void plan_profile(const Program *p, const IrCall *call, GpuPlan *plan, FI
     const IrModel *m = call->model;
     const char *not_profile;
     ProfileView *view = profile_view(p->arena, m, &not_profile);
+    int length_move = view ? node_length_move(m, view) : -1;
+    if (length_move >= 0) {
+        view = NULL;
+        not_profile = arena_printf(p->arena, "the weight of %s -> %s depends on the sequence "
+                                   "length (the profile shape takes such weights only between "
+                                   "special states)", m->states[m->moves[length_move].from].name,
+                                   m->states[m->moves[length_move].to].name);
+    }
     if (!view) {
         if (verbose)
             fprintf(verbose, "hmmc: plan %s: not a profile: %s\n", call->label, not_profile);
@@ -140,14 +165,12 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
                         m->real_dim);
             continue;
         }
-        if (m->n_length_weights) { /* computed per sequence: the C path's code */
-            plan->length_cpu = 1;
-            if (verbose)
-                fprintf(verbose, "hmmc: plan %s: GPU: none: %d weight%s depend on the sequence "
-                        "length, so the program scores on its CPU path\n", call->label,
-                        m->n_length_weights, m->n_length_weights == 1 ? "" : "s");
-            continue;
-        }
+        if (m->n_length_weights && verbose) /* cuda_write_length_weights */
+            fprintf(verbose, "hmmc: plan %s: GPU: %d weight%s depend%s on the sequence length: "
+                    "each kernel computes %s from the sequence's length, once per sequence, in "
+                    "double as the C path does\n", call->label, m->n_length_weights,
+                    m->n_length_weights == 1 ? "" : "s", m->n_length_weights == 1 ? "s" : "",
+                    m->n_length_weights == 1 ? "it" : "them");
         plan->unroll = m->n_moves <= GPU_UNROLL_MAX_MOVES ? 16 : 1;
         plan->shape = call->plan.n_live <= GPU_THREAD_MAX_STATES ? GPU_THREAD_PER_SEQUENCE
                                                                  : GPU_BLOCK_PER_SEQUENCE;
@@ -191,10 +214,6 @@ void gpu_plan_dump(const GpuPlan *plan, FILE *out)
         fprintf(out, "  gpu-plan %s\n", plan->fb_kernel ? "fb-kernel" : "cpu-engine");
         return;
     }
-    if (plan->length_cpu) {
-        fprintf(out, "  gpu-plan cpu (length-dependent weights)\n");
-        return;
-    }
     fprintf(out, "  gpu-plan shape %s unroll %d silent-levels %d profile-lanes %d lane-scales %d "
             "float-underflow %.17g float-overflow %.17g\n", gpu_shape_name(plan->shape),
             plan->unroll, plan->silent_levels, plan->profile_lanes, plan->profile_lane_scales,
@@ -220,8 +239,14 @@ void cuda_launch_shape(const Program *p, const GpuPlan *plan, int index, LaunchS
     const IrCall *call = &p->calls[index];
     const IrModel *m = call->model;
     if (plan->shape == GPU_DENSE) {
-        /* libhmmrt's tiled product (hmmrt_dense.cuh): 256 threads, static shared memory */
-        *shape = (LaunchShape){"dense, tiled matrix products of 128 x 128 (8 x 8 a thread)", 0,
+        /* libhmmrt's products (hmmrt_dense.cuh): cuBLAS for float sums where the
+         * program finds it at run time, else tiles of 256 threads */
+        *shape = (LaunchShape){call->alg == ALG_VITERBI || call->plan.bp_bytes
+                                   ? "dense, tiled matrix products of 128 x 128 (8 x 8 a thread)"
+                                   : "dense, matrix products through cuBLAS (TF32, tensor cores) "
+                                     "where the program finds libcublas at run time, else tiled "
+                                     "products of 128 x 128 (8 x 8 a thread)",
+                               0,
                                call->plan.n_live, 0, 0};
     } else if (plan->shape == GPU_PROFILE) {
         int lanes = plan->profile_lanes;
@@ -334,7 +359,7 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plans[c].length_cpu || plans[c].real) /* no kernel (backend_cuda.c) */
+            plans[c].real) /* no kernel (backend_cuda.c) */
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);

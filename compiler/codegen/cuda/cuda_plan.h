@@ -46,8 +46,6 @@ typedef struct GpuPlan {
     const char *fb_why;
     int real;               /* a call over real observations (alphabet real[D]): no kernel,
                                the program scores on its CPU path for now */
-    int length_cpu;         /* a call whose weights depend on the sequence length: no kernel,
-                               the program scores on its CPU path (layout's cpu_only) */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With

@@ -1,0 +1,87 @@
+/* backend_c_hits.c: the hits mode's data in a generated program: the
+ * `// hmmer:` header lines of its source (read back with hmmer_meta_read),
+ * and the rule that picks the search score: forward(MODEL).score, where MODEL
+ * is the first model the file declares (the import's), and the domains:
+ * viterbi(MODEL).traceback. */
+#include "codegen/c/backend_c_hits.h"
+
+#include "codegen/c/backend_c_train.h"
+#include "import/hmmer_header.h"
+
+#include <string.h>
+
+/* The first print of `attr` from an `alg` call on model 0, or -1. */
+static int find_column(const Program *p, Algorithm alg, unsigned attr)
+{
+    for (int i = 0; i < p->n_prints; i++) {
+        const IrCall *call = &p->calls[p->prints[i].call];
+        if (p->prints[i].attr == attr && call->alg == alg && call->model_index == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* Why the program cannot search as hmmsearch does, or NULL. */
+static const char *refusal(const Program *p, const HmmerMeta *m, int score_column)
+{
+    if (strncmp(m->format, "HMMER3", 6) != 0 || !m->has[META_STATS_FORWARD])
+        return "its HMMER file gave no STATS LOCAL FORWARD line (HMMER2 files have none), from "
+               "which E-values come: import a HMMER3 file (hmmbuild's)";
+    if (p->n_models == 0 || p->models[0].n_length_weights == 0)
+        return "its model is not in hmmsearch's configuration (imported with "
+               "--hmmer-mode=glocal?), so its scores are not what the file's STATS describe: "
+               "import the file again without --hmmer-mode";
+    if (score_column < 0)
+        return "its main prints no forward score of its first model, the search score: add "
+               "`print forward(MODEL).score;` as --import-hmmer writes it";
+    return NULL;
+}
+
+static void write_text_field(FILE *o, const char *key, const char *value)
+{
+    if (value)
+        fprintf(o, ".%s = %s, ", key, emit_string(value));
+}
+
+const char *c_write_hits(Emitter *e, const Program *p)
+{
+    if (!p->source_text)
+        return "";
+    HmmerMeta m = {0};
+    if (hmmer_meta_read(p->source_text, (size_t)p->source_length, &m) <= 0) {
+        hmmer_meta_free(&m);
+        return "";
+    }
+    int score = find_column(p, ALG_FORWARD, ATTR_SCORE);
+    int traceback = find_column(p, ALG_VITERBI, ATTR_TRACEBACK);
+    int n_used = 0, slot = p->n_models > 0 ? c_main_model_slot(p, 0, &n_used) : -1;
+    const char *why = refusal(p, &m, score);
+    FILE *o = e->out;
+    char tau[32], lambda[32], cut[32];
+    emit_blank(e);
+    emit_comment(e, "the hits mode (-E, -T, --tblout ...: docs/hmmer.md): the `// hmmer:` header "
+                    "of the source, the search score (forward of its first model) and the "
+                    "domains (that model's viterbi traceback)");
+    fprintf(o, "static const hmmrt_hits_info hits = {\n    ");
+    write_text_field(o, "query", m.name);
+    write_text_field(o, "acc", m.has[META_ACC] ? m.acc : NULL);
+    write_text_field(o, "desc", m.has[META_DESC] ? m.desc : NULL);
+    fprintf(o, ".M = %ld,\n    ", m.leng);
+    if (why) {
+        fprintf(o, ".refused = %s,\n    ", emit_string(why));
+    } else {
+        fprintf(o, ".tau = %s, ", emit_double(tau, m.stats[STATS_FORWARD][0]));
+        fprintf(o, ".lambda = %s,\n    ", emit_double(lambda, m.stats[STATS_FORWARD][1]));
+    }
+    static const int keys[3] = {META_GA, META_TC, META_NC};
+    fprintf(o, ".has_cut = {%d, %d, %d}, .cut = {", m.has[keys[0]], m.has[keys[1]],
+            m.has[keys[2]]);
+    for (int k = 0; k < 3; k++) {
+        fprintf(o, "%s{%s, ", k ? ", " : "", emit_double(cut, m.cut[k][0]));
+        fprintf(o, "%s}", emit_double(cut, m.cut[k][1]));
+    }
+    fprintf(o, "},\n    .score_column = %d, .traceback_column = %d, .model = %d};\n", score,
+            traceback, slot);
+    hmmer_meta_free(&m);
+    return ".hits = &hits,";
+}

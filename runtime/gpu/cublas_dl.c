@@ -1,0 +1,118 @@
+/* cublas_dl.c: cuBLAS for the forward and backward products of dense models
+ * (hmmrt_dense.cuh), loaded at run time (dlopen) the first time a dense call
+ * asks: a program starts on a machine without cuBLAS, and there keeps
+ * libhmmrt's tiled products. HMMRT_DENSE_PRODUCT picks the product: tf32
+ * (tensor cores; the default), fp32 (cuBLAS on the CUDA cores) or tiles. */
+#include "hmmrt_gpu.h"
+
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef cublasStatus_t (*create_fn)(cublasHandle_t *);
+typedef cublasStatus_t (*set_stream_fn)(cublasHandle_t, cudaStream_t);
+typedef cublasStatus_t (*gemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                  int, const void *, const void *, cudaDataType, int, const void *,
+                                  cudaDataType, int, const void *, void *, cudaDataType, int,
+                                  cublasComputeType_t, cublasGemmAlgo_t);
+
+static struct {
+    int mode; /* HMMRT_DENSE_TILES, _TF32 or _FP32 */
+    create_fn create;
+    set_stream_fn set_stream;
+    gemm_fn gemm;
+    char why[256]; /* why the tiles, when cuBLAS was asked for and not found */
+} blas;
+static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+
+static void load(void)
+{
+    const char *asked = getenv("HMMRT_DENSE_PRODUCT");
+    int mode = HMMRT_DENSE_TF32;
+    if (asked && strcmp(asked, "tiles") == 0)
+        mode = HMMRT_DENSE_TILES;
+    else if (asked && strcmp(asked, "fp32") == 0)
+        mode = HMMRT_DENSE_FP32;
+    blas.mode = HMMRT_DENSE_TILES;
+    if (mode == HMMRT_DENSE_TILES)
+        return;
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    void *lib = NULL;
+    for (size_t k = 0; k < sizeof names / sizeof names[0] && !lib; k++)
+        lib = dlopen(names[k], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(blas.why, sizeof blas.why, "no libcublas.so.13 or .12 (%s)", dlerror());
+        return;
+    }
+    blas.create = (create_fn)dlsym(lib, "cublasCreate_v2");
+    blas.set_stream = (set_stream_fn)dlsym(lib, "cublasSetStream_v2");
+    blas.gemm = (gemm_fn)dlsym(lib, "cublasGemmEx");
+    if (!blas.create || !blas.set_stream || !blas.gemm) {
+        snprintf(blas.why, sizeof blas.why, "libcublas lacks cublasGemmEx");
+        return; /* the library stays loaded: unloading buys nothing */
+    }
+    blas.mode = mode;
+}
+
+int hmmrt_dense_product_mode(const char **why)
+{
+    pthread_once(&loaded, load);
+    if (why)
+        *why = blas.why[0] ? blas.why : NULL;
+    return blas.mode;
+}
+
+static cublasHandle_t shared;
+static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
+
+void *hmmrt_cublas_handle(void)
+{
+    if (hmmrt_dense_product_mode(NULL) == HMMRT_DENSE_TILES)
+        return NULL;
+    pthread_mutex_lock(&making);
+    if (!shared && blas.create(&shared) != CUBLAS_STATUS_SUCCESS) {
+        shared = NULL;
+        blas.mode = HMMRT_DENSE_TILES;
+        snprintf(blas.why, sizeof blas.why, "cublasCreate failed");
+    }
+    pthread_mutex_unlock(&making);
+    return shared;
+}
+
+/* out = in x matrix, rows x n by n x n, all row-major floats on the device:
+ * in cuBLAS's column-major terms out' = matrix' x in'. 0, or cuBLAS's status. */
+int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
+                              const float *matrix, float *out)
+{
+    cublasHandle_t h = (cublasHandle_t)handle;
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = blas.set_stream(h, (cudaStream_t)stream);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, n, &one, matrix, CUDA_R_32F, n, in,
+                      CUDA_R_32F, n, &zero, out, CUDA_R_32F, n,
+                      blas.mode == HMMRT_DENSE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                    : CUBLAS_COMPUTE_32F,
+                      CUBLAS_GEMM_DEFAULT);
+    return (int)s;
+}
+
+void hmmrt_cublas_warm(int n)
+{
+    enum { ROWS = 1024 }; /* the product of a batch's first positions */
+    void *h = hmmrt_cublas_handle();
+    float *scratch = NULL;
+    size_t floats = (size_t)n * n + 2 * (size_t)ROWS * n;
+    if (!h || cudaMalloc((void **)&scratch, floats * sizeof(float)) != cudaSuccess) {
+        cudaGetLastError();
+        return; /* the first product pays it instead */
+    }
+    cudaMemset(scratch, 0, floats * sizeof(float));
+    hmmrt_cublas_rows_product(h, NULL, ROWS, n, scratch + (size_t)n * n, scratch,
+                              scratch + (size_t)n * n + (size_t)ROWS * n);
+    cudaDeviceSynchronize();
+    cudaFree(scratch);
+    cudaGetLastError();
+}

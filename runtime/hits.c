@@ -1,0 +1,209 @@
+/* hits.c: the hits mode's bookkeeping: each scored sequence becomes a hit
+ * (its forward score in bits, P-value, domains), kept only while it may
+ * still pass the reporting threshold, so that memory holds hits, not rows;
+ * at the end, hmmsearch's thresholds (p7_tophits_Threshold), its ranking,
+ * and the list and tables (hits_tables.c). */
+#include "hits.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *open_table(const char *option, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        hmmrt_error("%s %s: cannot open the file for writing: %s; name a file in a folder you "
+                    "can write to", option, path, strerror(errno));
+    return f;
+}
+
+int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_options *o)
+{
+    memset(h, 0, sizeof *h);
+    h->prog = prog;
+    h->info = prog->hits;
+    h->opt = &o->hits;
+    h->o = o;
+    if (h->info->traceback_column >= 0 && h->info->model >= 0) {
+        const hmmrt_model *m = &prog->models[h->info->model];
+        h->paths = hmmrt_path_model_new(m, prog->alphabets[m->alphabet]);
+        if (!h->paths) {
+            hmmrt_error("out of memory, or the searched model %s is not a HMMER3 import's "
+                        "profile (no B, E and C states)", m->name);
+            return HMMRT_EXIT_INTERNAL;
+        }
+    }
+    if (o->hits.tblout && !(h->tblout = open_table("--tblout", o->hits.tblout)))
+        return HMMRT_EXIT_OUTPUT;
+    if (o->hits.domtblout && !(h->domtblout = open_table("--domtblout", o->hits.domtblout)))
+        return HMMRT_EXIT_OUTPUT;
+    return 0;
+}
+
+void hmmrt_hits_close(hmmrt_hits *h)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        free(h->hits[i].name);
+        free(h->hits[i].domains);
+    }
+    free(h->hits);
+    hmmrt_path_model_free(h->paths);
+    if (h->tblout)
+        fclose(h->tblout);
+    if (h->domtblout)
+        fclose(h->domtblout);
+    memset(h, 0, sizeof *h);
+}
+
+/* 1 when a hit of this score and P-value can still be reported: hmmsearch
+ * reports P Z <= E, and Z is at least the sequences searched so far. */
+static int may_report(const hmmrt_hits *h, double bits, double lnP)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    if (opt->cut != HMMRT_CUT_NONE)
+        return bits >= h->info->cut[opt->cut][0];
+    if (!opt->by_E)
+        return bits >= opt->T;
+    double Z = opt->Z_set ? opt->Z : (double)h->searched;
+    return lnP + log(Z) <= log(opt->E);
+}
+
+/* Drops the hits that can no longer be reported (Z has grown). */
+static void prune(hmmrt_hits *h)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        if (may_report(h, h->hits[i].bits, h->hits[i].lnP)) {
+            h->hits[kept++] = h->hits[i];
+        } else {
+            free(h->hits[i].name);
+            free(h->hits[i].domains);
+        }
+    }
+    h->n = kept;
+    h->prune_at = 2 * h->n > 1024 ? 2 * h->n : 1024;
+}
+
+int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+                   const hmmrt_value *values, const uint8_t *codes)
+{
+    double nats = values[h->info->score_column].score;
+    if (isnan(nats))
+        return 0;
+    h->searched++;
+    h->residues += rec->length;
+    size_t len = strlen(rec->name);
+    if (len > h->longest_name)
+        h->longest_name = len;
+    double bits = nats / M_LN2, lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda);
+    if (nats == -INFINITY || !may_report(h, bits, lnP))
+        return 0;
+    hmmrt_hit hit = {.length = rec->length, .index = index, .bits = bits, .lnP = lnP,
+                     .best = -1};
+    if (h->paths) {
+        const hmmrt_buf *tb = &values[h->info->traceback_column].text;
+        int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", codes, rec->length,
+                                        &hit.domains, &hit.n_domains);
+        if (status != 0)
+            return status;
+    }
+    for (int d = 0; d < hit.n_domains; d++) {
+        hmmrt_domain *dom = &hit.domains[d];
+        dom->lnP = hmmrt_hits_lnP(dom->bits, h->info->tau, h->info->lambda);
+        if (hit.best < 0 || dom->bits > hit.domains[hit.best].bits)
+            hit.best = d;
+    }
+    hit.name = strdup(rec->name);
+    hmmrt_hit *grown = h->n < h->cap ? h->hits : hmmrt_grow(h->hits, &h->cap, h->n + 1,
+                                                             sizeof *h->hits, 256);
+    if (!hit.name || !grown) {
+        free(hit.name);
+        free(hit.domains);
+        return -1;
+    }
+    h->hits = grown;
+    h->hits[h->n++] = hit;
+    if (h->n >= h->prune_at && h->n >= 1024)
+        prune(h);
+    return 0;
+}
+
+/* hmmsearch's order: sortkey, larger first; then the name; then input order. */
+static int by_rank(const void *a, const void *b)
+{
+    const hmmrt_hit *x = a, *y = b;
+    if (x->sortkey != y->sortkey)
+        return x->sortkey < y->sortkey ? 1 : -1;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* p7_tophits_Threshold: the hits and domains reported and included. */
+static void threshold(hmmrt_hits *h)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    int cut = opt->cut;
+    double T = cut != HMMRT_CUT_NONE ? h->info->cut[cut][0] : opt->T;
+    double domT = cut != HMMRT_CUT_NONE ? h->info->cut[cut][1] : opt->domT;
+    double incT = cut != HMMRT_CUT_NONE ? T : opt->incT;
+    double incdomT = cut != HMMRT_CUT_NONE ? domT : opt->incdomT;
+    int by_E = cut == HMMRT_CUT_NONE && opt->by_E, inc_by_E = cut == HMMRT_CUT_NONE && opt->inc_by_E;
+    int dom_by_E = cut == HMMRT_CUT_NONE && opt->dom_by_E;
+    int incdom_by_E = cut == HMMRT_CUT_NONE && opt->incdom_by_E;
+    h->Z = opt->Z_set ? opt->Z : (double)h->searched;
+    h->n_reported = h->n_included = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        hmmrt_hit *hit = &h->hits[i];
+        double E = exp(hit->lnP) * h->Z;
+        hit->reported = by_E ? E <= opt->E : hit->bits >= T;
+        hit->included = hit->reported && (inc_by_E ? E <= opt->incE : hit->bits >= incT);
+        hit->sortkey = inc_by_E ? -hit->lnP : hit->bits;
+        h->n_reported += hit->reported;
+        h->n_included += hit->included;
+    }
+    h->domZ = opt->domZ_set ? opt->domZ : (double)h->n_reported;
+    for (size_t i = 0; i < h->n; i++) {
+        hmmrt_hit *hit = &h->hits[i];
+        for (int d = 0; d < hit->n_domains; d++) {
+            hmmrt_domain *dom = &hit->domains[d];
+            double cE = exp(dom->lnP) * h->domZ;
+            dom->reported = hit->reported && (dom_by_E ? cE <= opt->domE : dom->bits >= domT);
+            dom->included = hit->included &&
+                            (incdom_by_E ? cE <= opt->incdomE : dom->bits >= incdomT);
+        }
+    }
+    qsort(h->hits, h->n, sizeof *h->hits, by_rank);
+}
+
+static int finish_table(FILE **f, const char *option, const char *path)
+{
+    int failed = fflush(*f) != 0 || ferror(*f);
+    int error = errno;
+    failed |= fclose(*f) != 0;
+    *f = NULL;
+    if (!failed)
+        return 0;
+    hmmrt_error("%s %s: cannot write the table: %s", option, path, strerror(error ? error : EIO));
+    return HMMRT_EXIT_OUTPUT;
+}
+
+int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out)
+{
+    threshold(h);
+    hmmrt_hits_write_list(h, out);
+    int status = 0;
+    if (h->tblout) {
+        hmmrt_hits_write_tblout(h, h->tblout);
+        status = finish_table(&h->tblout, "--tblout", h->opt->tblout);
+    }
+    if (h->domtblout) {
+        hmmrt_hits_write_domtblout(h, h->domtblout);
+        int s = finish_table(&h->domtblout, "--domtblout", h->opt->domtblout);
+        status = status ? status : s;
+    }
+    return status;
+}

@@ -1,0 +1,270 @@
+/* hits_domains.c: the domains of a hit, from the viterbi traceback of the
+ * searched model: each B .. E stretch of the best path is one domain, with
+ * its residues (the emitting moves between B and E) and its match states.
+ * Its score is HMMER3's domain score with that stretch as the envelope: the
+ * forward score of the stretch alone in the model's configuration for the
+ * whole sequence's length L, plus the N and C loops of the L - Ld residues
+ * outside it (docs/hmmer.md, "Domains"). */
+#include "hits.h"
+
+#include "fb.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hmmrt_path_model {
+    const hmmrt_model *m;
+    int K;              /* symbols of the model's alphabet */
+    int *by_name;       /* state indexes in order of their names */
+    int *out_start;     /* moves out of s: out[out_start[s] .. out_start[s + 1] - 1] */
+    int *out;           /* move indexes, by destination within a state */
+    int begin, end_state; /* B and E */
+    /* forward over a stretch (fb.h), its length-dependent weights set for
+     * each sequence's length: S -> N, N -> N, N -> B, J -> J, J -> B, C -> C,
+     * C -> T */
+    hmmrt_fb *fb;
+    int sn, nn, nb, jj, jb, cc, ct;
+    hmmrt_scratch scratch;
+};
+
+static const hmmrt_model *sort_model; /* qsort's context: one sort at a time */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(sort_model->state_names[*(const int *)a],
+                  sort_model->state_names[*(const int *)b]);
+}
+
+static int by_destination(const void *a, const void *b)
+{
+    int x = sort_model->moves[*(const int *)a].to, y = sort_model->moves[*(const int *)b].to;
+    return (x > y) - (x < y);
+}
+
+/* The state called name (len bytes), or -1. */
+static int find_state(const hmmrt_path_model *pm, const char *name, size_t len)
+{
+    int lo = 0, hi = pm->m->n_states - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const char *s = pm->m->state_names[pm->by_name[mid]];
+        int c = strncmp(s, name, len);
+        if (c == 0)
+            c = s[len] != '\0';
+        if (c == 0)
+            return pm->by_name[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* The move from -> to, or -1. */
+static int find_move(const hmmrt_path_model *pm, int from, int to)
+{
+    int lo = pm->out_start[from], hi = pm->out_start[from + 1] - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, t = pm->m->moves[pm->out[mid]].to;
+        if (t == to)
+            return pm->out[mid];
+        if (t < to)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+hmmrt_path_model *hmmrt_path_model_new(const hmmrt_model *m, const char *alphabet)
+{
+    if (!m->moves)
+        return NULL;
+    hmmrt_path_model *pm = calloc(1, sizeof *pm);
+    if (!pm)
+        return NULL;
+    pm->m = m;
+    pm->K = (int)strlen(alphabet);
+    pm->by_name = malloc((size_t)m->n_states * sizeof *pm->by_name);
+    pm->out_start = calloc((size_t)m->n_states + 1, sizeof *pm->out_start);
+    pm->out = malloc((size_t)(m->n_moves > 0 ? m->n_moves : 1) * sizeof *pm->out);
+    if (!pm->by_name || !pm->out_start || !pm->out) {
+        hmmrt_path_model_free(pm);
+        return NULL;
+    }
+    for (int s = 0; s < m->n_states; s++)
+        pm->by_name[s] = s;
+    for (int k = 0; k < m->n_moves; k++)
+        pm->out_start[m->moves[k].from + 1]++;
+    for (int s = 0; s < m->n_states; s++)
+        pm->out_start[s + 1] += pm->out_start[s];
+    int *fill = calloc((size_t)m->n_states, sizeof *fill);
+    if (!fill) {
+        hmmrt_path_model_free(pm);
+        return NULL;
+    }
+    for (int k = 0; k < m->n_moves; k++) {
+        int from = m->moves[k].from;
+        pm->out[pm->out_start[from] + fill[from]++] = k;
+    }
+    free(fill);
+    sort_model = m;
+    qsort(pm->by_name, (size_t)m->n_states, sizeof *pm->by_name, by_name);
+    for (int s = 0; s < m->n_states; s++)
+        qsort(pm->out + pm->out_start[s], (size_t)(pm->out_start[s + 1] - pm->out_start[s]),
+              sizeof *pm->out, by_destination);
+    pm->begin = find_state(pm, "B", 1);
+    pm->end_state = find_state(pm, "E", 1);
+    int S = m->start, N = find_state(pm, "N", 1), C = find_state(pm, "C", 1);
+    int J = find_state(pm, "J", 1), T = m->end;
+    pm->sn = N >= 0 ? find_move(pm, S, N) : -1;
+    pm->nn = N >= 0 ? find_move(pm, N, N) : -1;
+    pm->nb = N >= 0 && pm->begin >= 0 ? find_move(pm, N, pm->begin) : -1;
+    pm->jj = J >= 0 ? find_move(pm, J, J) : -1;
+    pm->jb = J >= 0 && pm->begin >= 0 ? find_move(pm, J, pm->begin) : -1;
+    pm->cc = C >= 0 ? find_move(pm, C, C) : -1;
+    pm->ct = C >= 0 ? find_move(pm, C, T) : -1;
+    char err[256];
+    if (pm->sn < 0 || pm->nn < 0 || pm->nb < 0 || pm->end_state < 0 || pm->cc < 0 || pm->ct < 0 ||
+        !(pm->fb = hmmrt_fb_new(m, pm->K, err, sizeof err))) { /* not an import's profile */
+        hmmrt_path_model_free(pm);
+        return NULL;
+    }
+    return pm;
+}
+
+void hmmrt_path_model_free(hmmrt_path_model *pm)
+{
+    if (!pm)
+        return;
+    free(pm->by_name);
+    free(pm->out_start);
+    free(pm->out);
+    if (pm->fb)
+        hmmrt_fb_free(pm->fb);
+    hmmrt_scratch_free(&pm->scratch);
+    free(pm);
+}
+
+double hmmrt_hits_lnP(double bits, double tau, double lambda)
+{
+    return bits <= tau ? 0.0 : -lambda * (bits - tau);
+}
+
+/* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
+ * residues [from, to] (1-based) of x as the envelope, in bits: the forward
+ * score of the envelope alone in the model's own configuration for the
+ * whole sequence's length L (multihit; S -> N divides the null model of L
+ * out), plus L - Ld loops of N or C, L / (L + 3), for the residues outside
+ * it. NaN when memory runs out. */
+static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from,
+                            int64_t to)
+{
+    hmmrt_fb *fb = pm->fb;
+    double l = (double)L, loop = l / (l + 3.0), move = 3.0 / (l + 3.0);
+    int64_t Ld = to - from + 1;
+    fb->w[pm->sn] = exp(l * log1p(1.0 / l) + log(l + 1.0));
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    char err[256];
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return NAN;
+    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
+    if (!scratch)
+        return NAN;
+    double env = hmmrt_fb_run(fb, x + from - 1, Ld, scratch, NULL, NULL, NULL);
+    return (env + (double)(L - Ld) * log(loop)) / M_LN2;
+}
+
+/* k of a match state's name "Mk", or -1. */
+static long match_number(const char *name)
+{
+    if (name[0] != 'M' || name[1] < '0' || name[1] > '9')
+        return -1;
+    return strtol(name + 1, NULL, 10);
+}
+
+static int add_domain(hmmrt_domain **out, int *n, int *cap, const hmmrt_domain *d)
+{
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 4;
+        hmmrt_domain *grown = realloc(*out, (size_t)c * sizeof *grown);
+        if (!grown)
+            return -1;
+        *out = grown;
+        *cap = c;
+    }
+    (*out)[(*n)++] = *d;
+    return 0;
+}
+
+int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
+                       int64_t L, hmmrt_domain **out, int *n)
+{
+    const hmmrt_model *m = pm->m;
+    int cap = 0;
+    *out = NULL;
+    *n = 0;
+    int prev = -1, inside = 0;
+    int64_t pos = 0, emitted = 0; /* residues so far; in the current domain */
+    hmmrt_domain d = {0};
+    for (const char *t = traceback; *t;) {
+        size_t len = strcspn(t, " ");
+        int s = find_state(pm, t, len);
+        t += len + (t[len] == ' ');
+        if (s < 0)
+            return -2;
+        if (prev >= 0) {
+            int k = find_move(pm, prev, s);
+            if (k < 0)
+                return -2;
+            if (m->moves[k].emission >= 0) {
+                if (pos >= L)
+                    return -2;
+                if (inside) {
+                    if (!emitted)
+                        d.ali_from = pos + 1;
+                    d.ali_to = pos + 1;
+                    emitted++;
+                }
+                pos++;
+            }
+        }
+        long k = inside ? match_number(m->state_names[s]) : -1;
+        if (k > 0) {
+            if (!d.hmm_from)
+                d.hmm_from = k;
+            d.hmm_to = k;
+        }
+        if (s == pm->begin) {
+            inside = 1;
+            emitted = 0;
+            d = (hmmrt_domain){0};
+        } else if (s == pm->end_state && inside) {
+            inside = 0;
+            if (emitted > 0 && add_domain(out, n, &cap, &d) != 0)
+                goto out_of_memory;
+        }
+        prev = s;
+    }
+    if (pos != L)
+        return -2;
+    for (int i = 0; i < *n; i++) {
+        hmmrt_domain *dom = &(*out)[i];
+        dom->bits = envelope_bits(pm, codes, L, dom->ali_from, dom->ali_to);
+        if (isnan(dom->bits))
+            goto out_of_memory;
+    }
+    return 0;
+out_of_memory:
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return -1;
+}

@@ -1,0 +1,128 @@
+/* test_hits.c: unit tests of the hits mode's pieces (runtime/hits*.c): the
+ * P-value of a score (esl_exp_surv: 1 at or below tau), domains read from a
+ * viterbi traceback of a tiny profile (one, two through J, broken ones),
+ * the domain score of a whole-sequence stretch against the forward score
+ * summed by hand, and a model that is no profile. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "hits.h"
+
+/* A profile of two match states in an import's shape: S N B M1 M2 I1 E J C
+ * T over the alphabet "AC"; N, J and C emit on their loops (odds 1). */
+enum { S, N, B, M1, M2, I1, E, J, C, T, N_STATES };
+static const char *const names[] = {"S", "N", "B", "M1", "M2", "I1", "E", "J", "C", "T"};
+static const double emissions[] = {1, 1, 2, 0.5, 0.5, 2, 1, 1}; /* null, m1, m2, insert */
+static const hmmrt_model_move moves[] = {
+    {S, N, -1, 5.0},  {N, N, 0, 0.7},  {N, B, -1, 0.3},  {B, M1, 1, 0.5}, {B, M2, 2, 0.5},
+    {M1, M2, 2, 0.9}, {M1, I1, 3, 0.1}, {I1, I1, 3, 0.5}, {I1, M2, 2, 0.5}, {M1, E, -1, 1.0},
+    {M2, E, -1, 1.0}, {E, C, -1, 0.5}, {E, J, -1, 0.5}, {J, J, 0, 0.7},  {J, B, -1, 0.3},
+    {C, C, 0, 0.7},   {C, T, -1, 0.3},
+};
+static const hmmrt_model profile = {
+    .name = "p", .alphabet = 0, .n_states = N_STATES, .state_names = names, .start = S, .end = T,
+    .n_moves = sizeof moves / sizeof moves[0], .moves = moves, .n_emissions = 4,
+    .emissions = emissions};
+
+static void test_p_value(void **state)
+{
+    assert_true(hmmrt_hits_lnP(-4.0, -3.5, 0.7) == 0.0);
+    assert_true(hmmrt_hits_lnP(-3.5, -3.5, 0.7) == 0.0); /* at tau: P = 1 */
+    assert_true(fabs(hmmrt_hits_lnP(6.5, -3.5, 0.7) - -7.0) < 1e-12);
+}
+
+static void test_one_domain(void **state)
+{
+    hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
+    assert_non_null(pm);
+    const uint8_t x[] = {0, 0, 1};
+    hmmrt_domain *d;
+    int n;
+    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 M2 E C T", x, 3, &d, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(d[0].ali_from, 2);
+    assert_int_equal(d[0].ali_to, 3);
+    assert_int_equal(d[0].hmm_from, 1);
+    assert_int_equal(d[0].hmm_to, 2);
+    assert_true(isfinite(d[0].bits));
+    free(d);
+    hmmrt_path_model_free(pm);
+}
+
+static void test_two_domains_through_j(void **state)
+{
+    hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
+    const uint8_t x[] = {0, 1, 1, 0};
+    hmmrt_domain *d;
+    int n;
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E J J B M2 E C C T", x, 4, &d, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].ali_from, 1);
+    assert_int_equal(d[0].ali_to, 1);
+    assert_int_equal(d[0].hmm_to, 1);
+    assert_int_equal(d[1].ali_from, 3);
+    assert_int_equal(d[1].hmm_from, 2);
+    assert_int_equal(d[1].hmm_to, 2);
+    free(d);
+    hmmrt_path_model_free(pm);
+}
+
+/* The score of a stretch that is the whole sequence is the sequence's
+ * forward score in the model's configuration for its length, here summed
+ * by hand over every path of the one residue 'A' (L = 1: loops 1/4, moves on
+ * 3/4, S -> N (2/1)^1 * 2 = 4): S N B M1 E C T and S N B M2 E C T, each
+ * through E -> C or not through J (which would need a second residue). */
+static void test_whole_sequence_score(void **state)
+{
+    hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
+    const uint8_t x[] = {0};
+    hmmrt_domain *d;
+    int n;
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E C T", x, 1, &d, &n), 0);
+    assert_int_equal(n, 1);
+    double move = 0.75, p = 4.0 * move * (0.5 * 2.0 + 0.5 * 0.5) * 0.5 * move;
+    assert_true(fabs(d[0].bits - log(p) / M_LN2) < 1e-9);
+    free(d);
+    hmmrt_path_model_free(pm);
+}
+
+static void test_broken_tracebacks(void **state)
+{
+    hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
+    const uint8_t x[] = {0, 0, 0, 0, 0};
+    hmmrt_domain *d;
+    int n;
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M2 M1 E C T", x, 2, &d, &n), -2); /* no move */
+    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 E C T", x, 5, &d, &n), -2); /* 2 of 5 */
+    assert_int_equal(hmmrt_find_domains(pm, "S X", x, 0, &d, &n), -2);              /* no state */
+    assert_null(d);
+    assert_int_equal(n, 0);
+    hmmrt_path_model_free(pm);
+}
+
+static void test_not_a_profile(void **state)
+{
+    static const char *const two[] = {"start", "end"};
+    static const hmmrt_model_move one[] = {{0, 1, -1, 1.0}};
+    const hmmrt_model m = {.name = "m", .n_states = 2, .state_names = two, .start = 0, .end = 1,
+                           .n_moves = 1, .moves = one};
+    assert_null(hmmrt_path_model_new(&m, "AC"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_p_value),
+        cmocka_unit_test(test_one_domain),
+        cmocka_unit_test(test_two_domains_through_j),
+        cmocka_unit_test(test_whole_sequence_score),
+        cmocka_unit_test(test_broken_tracebacks),
+        cmocka_unit_test(test_not_a_profile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
