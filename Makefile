@@ -122,8 +122,9 @@ golden: $(HMMC_BIN)
 # The differential test: every model as pass_plan shapes it; every model with
 # the C table shape forced, which must print the straight-line shape's
 # numbers digit for digit; random models of thousands of states; arrows and
-# matrices; extreme weights (1e-300 to 1e300, subnormals) in both shapes; dense
-# models' batched CPU path (OpenBLAS) against the per-sequence one; and
+# matrices; extreme weights (1e-300 to 1e300, subnormals) in both shapes; the
+# time-parallel scan of one sequence against one thread; dense models'
+# batched CPU path (OpenBLAS) against the per-sequence one; and
 # real observations (gaussians, mixtures) against hmmlearn and numpy.
 differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
@@ -133,6 +134,7 @@ differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/forms
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/spans
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/scan
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/posterior
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/dense-blas
 	@HMMC=$(HMMC_BIN) tests/differential/real-check

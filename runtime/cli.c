@@ -1,6 +1,7 @@
 /* cli.c: the command line of generated programs: parses the options into an
  * hmmrt_options, and writes --help and --version. */
 #include "internal.h"
+#include "hmmrt_scan.h"
 
 #include "hmmrt_gpu.h"
 
@@ -98,6 +99,13 @@ static int apply_threads(parse_state *st, const char *v)
     if (parse_number(v, 1, MAX_THREADS, &n) != 0)
         return bad_value("threads", "a number of threads from 1 to 4096", v);
     st->o->threads = (int)n;
+    return 0;
+}
+
+static int apply_scan(parse_state *st, const char *v)
+{
+    if (hmmrt_scan_set_mode(v) != 0)
+        return bad_value("scan", "on, off or auto", v);
     return 0;
 }
 
@@ -449,6 +457,7 @@ static const option_spec option_specs[] = {
     {"device", "N", apply_device},
     {"double", NULL, apply_double},
     {"timing", NULL, apply_timing},
+    {"scan", "on|off|auto", apply_scan},
 };
 
 static const option_spec *find_option(const char *name, size_t len)
@@ -740,7 +749,9 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "  --no-progress    do not (default: progress when standard error is a terminal)\n"
             "  --timing         at the end, print on standard error where the time went:\n"
             "                   reading, mapping, scoring (the GPU's phases too),\n"
-            "                   formatting, writing, with symbols per second\n");
+            "                   formatting, writing, with symbols per second\n"
+            "  --scan on|off|auto  one long sequence over every thread, cut into chunks\n"
+            "                   (default auto: where the rule of docs/scan.md expects a gain)\n");
     print_gpu_options(f, prog);
     fprintf(f,
             "  --sample N       score nothing: write N sequences drawn from a model, as\n"

@@ -374,6 +374,9 @@ typedef struct hmmrt_program {
     /* Scores one sequence on the CPU: fills values[0 .. n_columns-1]. Returns
      * 0, or non-zero when memory ran out. Called from many threads at once. */
     int (*score_cpu)(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch);
+    /* The calls that can scan one long sequence over every thread (hmmrt_scan.h) */
+    int n_scan_calls;
+    const struct hmmrt_scan_call *const *scan_calls;
     /* The GPU side (hmmrt_gpu.h) of a program built for CUDA; NULL for C. */
     const struct hmmrt_gpu_program *gpu;
     int real_dim;             /* > 0: the models observe vectors of real_dim reals, read

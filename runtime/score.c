@@ -9,6 +9,7 @@
 #include "hits.h"
 
 #include "hmmrt_gpu.h"
+#include "hmmrt_scan.h"
 
 #include <errno.h>
 #include <math.h>
@@ -239,6 +240,16 @@ static void score_and_read_ahead(run *r)
     seq_result *results = r->w->results;
     int64_t stop_at = b->n; /* sequences after this one are not scored */
     int chunk = hmmrt_omp_chunk(b->n);
+    /* a long sequence in a batch of few: scored after the others, with every
+       thread for its calls' scans (runtime/scan.c) */
+    const hmmrt_program *prog = r->prog;
+    int64_t n_long = 0;
+    for (int64_t i = 0; i < b->n; i++)
+        n_long += hmmrt_scan_long(b->records[i].length);
+    unsigned char *deferred = n_long ? calloc((size_t)b->n, 1) : NULL;
+    for (int64_t i = 0; deferred && i < b->n; i++)
+        deferred[i] = hmmrt_scan_defers(prog->scan_calls, prog->n_scan_calls,
+                                        b->records[i].length, n_long);
 #pragma omp parallel
     {
         hmmrt_scratch *scratch = &r->scratches[omp_get_thread_num()];
@@ -253,7 +264,7 @@ static void score_and_read_ahead(run *r)
             limit = stop_at;
             r->w->name_hashes[i] = hmmrt_name_hash(b->records[i].name);
             results[i].status = SEQ_NOT_RUN;
-            if (i > limit)
+            if (i > limit || (deferred && deferred[i]))
                 continue;
             score_one(r, b, i, scratch);
             if (hmmrt_stops_the_run(r, &results[i])) {
@@ -267,6 +278,15 @@ static void score_and_read_ahead(run *r)
                 hmmrt_progress_poll();
         }
     }
+    for (int64_t i = 0; deferred && i < b->n && i <= stop_at; i++) {
+        if (!deferred[i])
+            continue;
+        score_one(r, b, i, &r->scratches[0]);
+        if (hmmrt_stops_the_run(r, &results[i]))
+            stop_at = i;
+        hmmrt_progress_poll();
+    }
+    free(deferred);
 }
 
 static void warn_duplicates_total(const run *r)
@@ -392,6 +412,7 @@ static void report_timing(run *r, double started)
     hmmrt_reader_seconds(r->reader, r->timing.reader);
     hmmrt_print_timing(stderr, &r->timing);
     hmmrt_dense_batch_report(r, stderr);
+    hmmrt_scan_report(stderr);
     if (r->gpu)
         r->prog->gpu->report(r->gpu, stderr);
     if (r->gpu && r->in_double && !r->o->use_double)

@@ -354,6 +354,274 @@ static void write_viterbi(CallWriter *w)
     emit_close(w->e, "");
 }
 
+/* ---- spans for libhmmrt's time-parallel scan (runtime/scan.c) ------------- */
+
+/* Whether a call gets span functions and a scan descriptor: forward,
+ * backward and viterbi in double on the straight-line or table shape, when
+ * no whole table is printed (dense calls and long double only calls run as
+ * before). */
+static int scan_supported(const IrCall *call)
+{
+    return call->alg != ALG_POSTERIOR && !call->plan.dense && !call->plan.long_double_only &&
+           !(call->attrs & (ATTR_SCORE_TABLE | ATTR_TRACEBACK_TABLE));
+}
+
+/* The states whose values one position reads from the column before it:
+ * the sources of emitting moves (forward, viterbi) or their destinations
+ * (backward), less the start (nothing enters it) or the end (nothing leaves
+ * it), whose value is 0 between two positions. The scan's transfers have
+ * one column per such state. */
+static int scan_boundary(const CallWriter *w, int *states)
+{
+    const IrModel *m = w->m;
+    int backward = w->call->alg == ALG_BACKWARD, n = 0;
+    for (int s = 0; s < m->n_states; s++) {
+        if (!dp_live(m, s) || s == (backward ? m->end : m->start))
+            continue;
+        for (int k = 0; k < m->n_moves; k++) {
+            const IrMove *mv = &m->moves[k];
+            if (mv->emission >= 0 && (backward ? mv->to : mv->from) == s) {
+                states[n++] = s;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+/* cN_forward_span / cN_backward_span: the positions [i0, i1) (backward:
+ * from i1 down to i0) from the column in columns[0 .. n) to the column
+ * after them, in the same place; columns[n .. 2n) is the other column.
+ * `first` starts from the start (the end) instead. The same statements as
+ * the whole function; NAN when a value left double's range. */
+static void write_sum_span(CallWriter *w, int backward)
+{
+    const IrModel *m = w->m;
+    int n = m->n_states, first = backward ? m->end : m->start;
+    const SumPrecision *p = &in_double;
+    emit_comment(w->e, "%s over positions [i0, i1) for libhmmrt's scan (runtime/scan.c): columns[0 "
+                       "..%d) holds the column %s them, times 2^-*scale, and receives the column %s "
+                       "them; columns[%d ..%d) is the other column. first: start from the %s "
+                       "instead. 0, -inf when no path is left, NAN when a value left double's "
+                       "range.", backward ? "backward" : "forward", n,
+                 backward ? "after" : "before", backward ? "before" : "after", n, 2 * n,
+                 backward ? "end" : "start");
+    emit_open(w->e, "static double %s(const void *xs, int64_t L, int64_t i0, int64_t i1, "
+                    "double *columns, int64_t *scale, int first)",
+              name_of(w, backward ? "backward_span" : "forward_span"));
+    emit_line(w->e, "%sx = xs;", x_type(w));
+    emit_line(w->e, "double *cur = columns, *prev = columns + %d;", n);
+    dp_length_weights(&w->dp, 0);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 0);
+    emit_open(w->e, "if (first)");
+    emit_line(w->e, "*scale = -%d;", SUM_EXP);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    cur[s] = 0.0;");
+    emit_line(w->e, "const volatile double one = 0x1p%d;", SUM_EXP);
+    emit_line(w->e, "cur[%d] = one; /* %s */", first, m->states[first].name);
+    (backward ? w->position->backward_silent : w->position->forward_silent)(&w->dp);
+    emit_close(w->e, "");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    prev[s] = 0.0;");
+    if (backward)
+        emit_open(w->e, "for (int64_t i = i1 - 1; i >= i0; i--)");
+    else
+        emit_open(w->e, "for (int64_t i = i0; i < i1; i++)");
+    write_swap(w, p->type);
+    write_position_symbol(w, w->dp.prob_table);
+    (backward ? w->position->backward_emitting : w->position->forward_emitting)(&w->dp);
+    (backward ? w->position->backward_silent : w->position->forward_silent)(&w->dp);
+    w->position->column_sum(&w->dp, "double sum");
+    emit_open(w->e, "if (!(sum > 0.0))");
+    emit_line(w->e, "memset(columns, 0, sizeof(double) * %d);", n);
+    emit_line(w->e, "return fetestexcept(FE_UNDERFLOW) ? NAN : -INFINITY; /* no path goes through */");
+    emit_close(w->e, "");
+    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "const double factor = ldexp(1.0, %d - exponent);", SUM_EXP);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    cur[s] *= factor;");
+    emit_line(w->e, "*scale += exponent - %d;", SUM_EXP);
+    emit_close(w->e, "");
+    emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
+    emit_line(w->e, "    return NAN;");
+    emit_close(w->e, "");
+    emit_line(w->e, "if (cur != columns)");
+    emit_line(w->e, "    memcpy(columns, cur, sizeof(double) * %d);", n);
+    emit_line(w->e, "return fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) ? NAN : 0.0;");
+    emit_close(w->e, "");
+}
+
+/* cN_forward_spans / cN_backward_spans: the span above for `width` columns
+ * at once (the transfer of a chunk: one column from each boundary state),
+ * each position's statements applied to every column in turn, so that the
+ * columns' chains of operations overlap. Column v lies in columns[v * 2n ..
+ * v * 2n + n), the other half its second column; its exponent in scales[v].
+ * A column from which no path goes through stays 0. */
+static void write_sum_spans(CallWriter *w, int backward)
+{
+    const IrModel *m = w->m;
+    int n = m->n_states;
+    emit_comment(w->e, "%s over positions [i0, i1) for `width` columns at once (the transfer of "
+                       "a chunk, runtime/scan.c): column v in columns[v * %d ..+%d), its exponent "
+                       "in scales[v]; columns[v * %d + %d ..+%d) is its other column. 0, or NAN "
+                       "when a value left double's range.", backward ? "backward" : "forward",
+                 2 * n, n, 2 * n, n, n);
+    emit_open(w->e, "static double %s(const void *xs, int64_t L, int64_t i0, int64_t i1, "
+                    "double *columns, int64_t *scales, int width)",
+              name_of(w, backward ? "backward_spans" : "forward_spans"));
+    emit_line(w->e, "%sx = xs;", x_type(w));
+    dp_length_weights(&w->dp, 0);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 0);
+    emit_line(w->e, "for (int v = 0; v < width; v++)");
+    emit_line(w->e, "    memset(columns + (size_t)v * %d + %d, 0, sizeof(double) * %d);", 2 * n, n, n);
+    if (backward)
+        emit_open(w->e, "for (int64_t i = i1 - 1; i >= i0; i--)");
+    else
+        emit_open(w->e, "for (int64_t i = i0; i < i1; i++)");
+    emit_line(w->e, "const int64_t step = %s; /* the columns swap halves each position */",
+              backward ? "i1 - 1 - i" : "i - i0");
+    write_position_symbol(w, w->dp.prob_table);
+    emit_open(w->e, "for (int v = 0; v < width; v++)");
+    emit_line(w->e, "const double *prev = columns + (size_t)v * %d + (step & 1) * %d;", 2 * n, n);
+    emit_line(w->e, "double *cur = columns + (size_t)v * %d + ((step + 1) & 1) * %d;", 2 * n, n);
+    (backward ? w->position->backward_emitting : w->position->forward_emitting)(&w->dp);
+    (backward ? w->position->backward_silent : w->position->forward_silent)(&w->dp);
+    w->position->column_sum(&w->dp, "double sum");
+    emit_line(w->e, "if (!(sum > 0.0))");
+    emit_line(w->e, "    continue; /* no path goes through: the column stays 0 */");
+    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "const double factor = ldexp(1.0, %d - exponent);", SUM_EXP);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    cur[s] *= factor;");
+    emit_line(w->e, "scales[v] += exponent - %d;", SUM_EXP);
+    emit_close(w->e, "");
+    emit_close(w->e, "");
+    emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
+    emit_line(w->e, "    return NAN;");
+    emit_close(w->e, "");
+    emit_line(w->e, "if ((i1 - i0) & 1)");
+    emit_line(w->e, "    for (int v = 0; v < width; v++)");
+    emit_line(w->e, "        memcpy(columns + (size_t)v * %d, columns + (size_t)v * %d + %d, "
+                    "sizeof(double) * %d);", 2 * n, 2 * n, n, n);
+    emit_line(w->e, "return fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) ? NAN : 0.0;");
+    emit_close(w->e, "");
+}
+
+/* cN_viterbi_span (and cN_viterbi_span_bp, which writes the back pointers
+ * of rows i0 + 1 .. i1, and of row 0 when `first`): the positions [i0, i1)
+ * of viterbi from the column in columns[0 .. n) (ln values less
+ * offset[0] + offset[1]) to the column after them; first: from the start. */
+static void write_viterbi_span(CallWriter *w, int with_bp)
+{
+    const IrModel *m = w->m;
+    int n = m->n_states, bytes = w->call->plan.bp_bytes;
+    const char *type = dp_bp_type(bytes ? bytes : 1);
+    int saved = w->dp.back_pointers;
+    w->dp.back_pointers = with_bp;
+    emit_comment(w->e, "viterbi over positions [i0, i1) for libhmmrt's scan (runtime/scan.c): "
+                       "columns[0 ..%d) holds the column before them, ln values less offset[0] + "
+                       "offset[1] (a sum and its rounding error), and receives the column after "
+                       "them; columns[%d ..%d) is the other column. first: start from the start "
+                       "instead.%s", n, n, 2 * n,
+                 with_bp ? " bp_table receives the back pointers of rows i0 + 1 .. i1 (and 0 "
+                           "when first), as the whole function writes them." : "");
+    emit_open(w->e, "static void %s(const void *xs, int64_t L, int64_t i0, int64_t i1, "
+                    "double *columns, double *offset_pair, %s)",
+              name_of(w, with_bp ? "viterbi_span_bp" : "viterbi_span"),
+              with_bp ? "void *bp_rows, int first" : "int first");
+    emit_line(w->e, "%sx = xs;", x_type(w));
+    emit_line(w->e, "double *cur = columns, *prev = columns + %d;", n);
+    dp_length_weights(&w->dp, 1);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 1);
+    if (with_bp) {
+        emit_line(w->e, "%s *const bp_table = bp_rows;", type);
+        emit_line(w->e, "%s *bp = bp_table;", type);
+    }
+    emit_line(w->e, "double offset = offset_pair[0], offset_error = offset_pair[1];");
+    emit_open(w->e, "if (first)");
+    if (with_bp)
+        emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, n);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    cur[s] = -INFINITY;");
+    emit_line(w->e, "cur[%d] = 0.0; /* %s */", m->start, m->states[m->start].name);
+    emit_line(w->e, "offset = offset_error = 0.0;");
+    w->position->viterbi_silent(&w->dp);
+    emit_close(w->e, "");
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    prev[s] = -INFINITY;");
+    emit_open(w->e, "for (int64_t i = i0; i < i1; i++)");
+    write_swap(w, "double");
+    emit_line(w->e, "double top = prev[0];");
+    emit_line(w->e, "for (int s = 1; s < %d; s++)", n);
+    emit_line(w->e, "    top = prev[s] > top ? prev[s] : top;");
+    emit_line(w->e, "top = top > -INFINITY ? top : 0.0; /* no path so far */");
+    emit_line(w->e, "const double sum = offset + top;");
+    emit_line(w->e, "offset_error += fabs(offset) >= fabs(top) ? (offset - sum) + top : (top - sum) + offset;");
+    emit_line(w->e, "offset = sum;");
+    write_position_symbol(w, w->dp.log_table);
+    if (with_bp) {
+        emit_line(w->e, "bp = bp_table + (size_t)(i + 1) * %d;", n);
+        emit_line(w->e, "memset(bp, 0xff, sizeof(%s) * %d);", type, n);
+    }
+    w->position->viterbi_position(&w->dp);
+    emit_close(w->e, "");
+    emit_line(w->e, "if (cur != columns)");
+    emit_line(w->e, "    memcpy(columns, cur, sizeof(double) * %d);", n);
+    emit_line(w->e, "offset_pair[0] = offset;");
+    emit_line(w->e, "offset_pair[1] = offset_error;");
+    emit_close(w->e, "");
+    w->dp.back_pointers = saved;
+}
+
+/* The call's spans and its descriptor cN_scan (hmmrt_scan.h). */
+static void write_scan(CallWriter *w)
+{
+    const IrModel *m = w->m;
+    int *states = ARENA_ARRAY(w->p->arena, int, m->n_states ? m->n_states : 1);
+    int n_boundary = scan_boundary(w, states);
+    int viterbi = w->call->alg == ALG_VITERBI, backward = w->call->alg == ALG_BACKWARD;
+    int bp = viterbi && w->call->plan.bp_bytes > 0;
+    if (viterbi) {
+        write_viterbi_span(w, 0);
+        if (bp) {
+            emit_blank(w->e);
+            write_viterbi_span(w, 1);
+        }
+    } else {
+        write_sum_span(w, backward);
+        if (!m->real_dim) {
+            emit_blank(w->e);
+            write_sum_spans(w, backward);
+        }
+    }
+    emit_blank(w->e);
+    fprintf(w->e->out, "static const int %s[] = {", name_of(w, "boundary"));
+    for (int k = 0; k < n_boundary; k++)
+        fprintf(w->e->out, "%s%d", k ? ", " : "", states[k]);
+    fprintf(w->e->out, "%s}; /* the states a position reads of the column %s it */\n",
+            n_boundary ? "" : "0", backward ? "after" : "before");
+    emit_line(w->e, "static const hmmrt_scan_call %s = {", name_of(w, "scan"));
+    emit_line(w->e, "    .label = \"%s\", .n_states = %d, .n_boundary = %d, .boundary = %s,",
+              w->call->label, m->n_states, n_boundary, name_of(w, "boundary"));
+    emit_line(w->e, "    .last = %d, .backward = %d, .bp_bytes = %d,", backward ? m->start : m->end,
+              backward, bp ? w->call->plan.bp_bytes : 0);
+    if (viterbi)
+        emit_line(w->e, "    .max_span = %s, .max_span_bp = %s,", name_of(w, "viterbi_span"),
+                  bp ? name_of(w, "viterbi_span_bp") : "NULL");
+    else
+        emit_line(w->e, "    .sum_span = %s, .sum_spans = %s,",
+                  name_of(w, backward ? "backward_span" : "forward_span"),
+                  m->real_dim ? "NULL" : name_of(w, backward ? "backward_spans" : "forward_spans"));
+    emit_line(w->e, "};");
+}
+
 /* The state the emitting part of move mv ends in, as the source names it
  * (segments): its destination when that emits on arrival; else, along its
  * path from -> via... -> to, the destination of the source transition that
@@ -575,7 +843,14 @@ static void write_run(CallWriter *w)
             emit_line(w->e, "const double score = hmmrt_dense_viterbi(&hmmc_%s, x, L, "
                             "columns, (int *)(columns + %d), %s, %d);", name_of(w, "dense"), 2 * n,
                       bp_bytes ? "bp" : "NULL", bp_bytes);
-        else
+        else if (scan_supported(call)) {
+            emit_line(w->e, "double score = hmmrt_scan_chosen(&%s, L) ? hmmrt_scan_max(&%s, x, L, "
+                            "%s) : NAN; /* NAN: on one thread */", name_of(w, "scan"),
+                      name_of(w, "scan"), bp_bytes ? "bp" : "NULL");
+            emit_line(w->e, "if (isnan(score))");
+            emit_line(w->e, "    score = %s(x, L, %s, %s, %s);", name_of(w, "viterbi"), columns,
+                      table, bp_bytes ? "bp" : "NULL");
+        } else
             emit_line(w->e, "const double score = %s(x, L, %s, %s, %s);", name_of(w, "viterbi"),
                       columns, table, bp_bytes ? "bp" : "NULL");
     } else if (call->plan.dense) {
@@ -598,8 +873,16 @@ static void write_run(CallWriter *w)
                       table);
             emit_line(w->e, "hmmrt_count_long_double();");
         } else {
+            int scan = scan_supported(call);
+            if (scan) {
+                emit_line(w->e, "double score = hmmrt_scan_chosen(&%s, L) ? hmmrt_scan_sum(&%s, x, "
+                                "L) : NAN; /* NAN: on one thread */", name_of(w, "scan"),
+                          name_of(w, "scan"));
+                emit_open(w->e, "if (isnan(score))");
+            }
             emit_line(w->e, "feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);");
-            emit_line(w->e, "double score = %s(x, L, %s, %s, &scale);", name, columns, table);
+            emit_line(w->e, "%sscore = %s(x, L, %s, %s, &scale);", scan ? "" : "double ", name,
+                      columns, table);
             emit_open(w->e, "if (fetestexcept(FE_UNDERFLOW | FE_OVERFLOW) || isnan(score) || "
                             "score == INFINITY)");
             emit_comment(w->e, "a value left double's normal range: digits or whole paths may be lost, "
@@ -607,6 +890,8 @@ static void write_run(CallWriter *w)
             emit_line(w->e, "score = %s_wide(x, L, %s, %s, &scale);", name, wide_columns, table);
             emit_line(w->e, "hmmrt_count_long_double();");
             emit_close(w->e, "");
+            if (scan)
+                emit_close(w->e, "");
         }
     }
     const LayoutCall *lc = &w->layout->calls[w->index];
@@ -701,6 +986,10 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
         break;
     case ALG_VITERBI: write_viterbi(&w); break;
     case ALG_POSTERIOR: break; /* above */
+    }
+    if (scan_supported(call)) {
+        emit_blank(e);
+        write_scan(&w);
     }
     emit_blank(e);
     write_run(&w);
@@ -851,6 +1140,17 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
                                                order[i]) : "");
     }
     fprintf(o, "};\n");
+    int n_scan = 0;
+    for (int c = 0; c < p->n_calls; c++)
+        n_scan += scan_supported(&p->calls[c]);
+    if (n_scan) {
+        emit_comment(e, "the calls that can scan one long sequence over every thread (hmmrt_scan.h)");
+        fprintf(o, "static const hmmrt_scan_call *const scan_calls[] = {");
+        for (int c = 0, k = 0; c < p->n_calls; c++)
+            if (scan_supported(&p->calls[c]))
+                fprintf(o, "%s&%s", k++ ? ", " : "", layout_name(layout, c, "scan"));
+        fprintf(o, "};\n");
+    }
     if (gpu)
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
@@ -861,10 +1161,12 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
             gpu ? "&gpu_program" : "NULL", real_dim_field(p), *hits ? "\n    " : "", hits,
-            c_dense_uses_blas(p) ? "\n    .dense_batching = &hmmc_dense_batching," : "");
+            c_dense_uses_blas(p) ? "\n    .dense_batching = &hmmc_dense_batching," : "",
+            n_scan ? arena_printf(p->arena, "\n    .n_scan_calls = %d, .scan_calls = scan_calls,",
+                                  n_scan) : "");
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
@@ -883,6 +1185,7 @@ int backend_c_write(const Program *p, const Plans *plans, FILE *out, const char 
     emit_line(&e, "#include <stdint.h>");
     emit_line(&e, "#include <string.h>");
     emit_line(&e, "#include \"%s\"", gpu ? "hmmrt_gpu.h" : "hmmrt.h");
+    emit_line(&e, "#include \"hmmrt_scan.h\"");
     emit_blank(&e);
     emit_line(&e, "static const double LN2 = 0.693147180559945309417232121458176568; /* ln 2 */");
     if (dense_needs_data(p)) {

@@ -1,0 +1,106 @@
+/* hmmrt_scan.h: one long sequence over every core (issue 24). A generated
+ * program describes each forward, backward and viterbi call it can scan
+ * (hmmrt_scan_call: its span functions and the states one position reads of
+ * the column before it); libhmmrt cuts the sequence into chunks, computes
+ * each chunk's transfer on its own thread, combines them in order and reruns
+ * the chunks that back pointers need (docs/scan.md). */
+#ifndef HMMRT_SCAN_H
+#define HMMRT_SCAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Forward or backward over positions [i0, i1) on columns[0 .. n) (the
+ * other column in columns[n .. 2n)), values times 2^-*scale; first: from
+ * the start (end) column. 0, -inf (no path: the column is 0) or NAN (a
+ * value left double's range: the caller scores on one thread). */
+typedef double (*hmmrt_sum_span)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                                 double *columns, int64_t *scale, int first);
+/* The same for `width` columns at once: column v in columns[v * 2n ..
+ * v * 2n + n) (its other column after it), its exponent in scales[v];
+ * 0 or NAN. */
+typedef double (*hmmrt_sum_spans)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                                  double *columns, int64_t *scales, int width);
+/* Viterbi over [i0, i1): ln values less offset[0] + offset[1]. */
+typedef void (*hmmrt_max_span)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                               double *columns, double *offset, int first);
+/* ... writing the back pointers of rows i0 + 1 .. i1 (and 0 when first)
+ * into the call's whole table bp. */
+typedef void (*hmmrt_max_span_bp)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                                  double *columns, double *offset, void *bp, int first);
+
+typedef struct hmmrt_scan_call {
+    const char *label;      /* "forward(casino)" */
+    int n_states;           /* n: a column's length */
+    int n_boundary;         /* the states a position reads of the column before it */
+    const int *boundary;
+    int last;               /* the state whose value is the score: end (start backward) */
+    int backward;           /* sum_span runs from i1 down to i0 */
+    int bp_bytes;           /* viterbi's back pointers (0: none) */
+    hmmrt_sum_span sum_span;      /* forward, backward */
+    hmmrt_sum_spans sum_spans;    /* ... a transfer's columns together (NULL: one by one) */
+    hmmrt_max_span max_span;      /* viterbi */
+    hmmrt_max_span_bp max_span_bp;
+} hmmrt_scan_call;
+
+/* ---- the plan (scan_plan.c) ------------------------------------------------ */
+enum { HMMRT_SCAN_AUTO, HMMRT_SCAN_ON, HMMRT_SCAN_OFF };
+/* --scan on|off|auto: 0, or -1 for another word. */
+int hmmrt_scan_set_mode(const char *word);
+int hmmrt_scan_mode(void);
+/* What a chunk's transfer costs a position, in runs of the one-thread
+ * function over it (the model of docs/scan.md). */
+double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c);
+/* Whether the call's sequence of length L takes the scan (the rule: docs/scan.md). */
+int hmmrt_scan_chosen(const hmmrt_scan_call *c, int64_t L);
+/* Whether score.c should score a sequence of length L on its own, after the
+ * batch's other sequences, with every thread free for its scan: one of the
+ * program's calls would scan it, and the batch holds fewer long sequences
+ * (hmmrt_scan_long) than there are threads (more keep every thread busy on
+ * their own, with no transfers to compute). */
+int hmmrt_scan_defers(const struct hmmrt_scan_call *const *calls, int n_calls, int64_t L,
+                      int64_t long_in_batch);
+/* Whether a sequence of length L counts as long for the rule above. */
+int hmmrt_scan_long(int64_t L);
+/* The chunks of [0, L): their count, and begin[0..count] (begin[count] = L).
+ * work_first: what chunk 0 (which needs no transfer) costs relative to a
+ * transfer's position. HMMRT_SCAN_CHUNK=N (tests) cuts every chunk N long.
+ * begin is malloc'd; NULL without memory. */
+int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, int64_t *count);
+/* --timing: the sequences scanned and their symbols, per kind of call; the
+ * seconds they took, and the CPU time of each phase's busiest thread summed
+ * (what they would take with a core for each thread). */
+void hmmrt_scan_count(int viterbi, int64_t L, double seconds, double critical);
+void hmmrt_scan_report(FILE *f);
+
+/* ---- the engine (scan.c) ----------------------------------------------------- */
+/* The score of a forward or backward call, or NAN: score on one thread
+ * (a value left double's range, or no memory). */
+double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
+/* The viterbi score, and when bp is not NULL the whole back-pointer table
+ * ((L + 1) x n cells of c->bp_bytes) as the one-thread function writes it;
+ * NAN without memory. */
+double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp);
+
+/* ---- combining transfers (scan_combine.c) ------------------------------------
+ * A sum-product transfer over a chunk: n x nb values t[j * n + i] (column j:
+ * the column after the chunk from the boundary state boundary[j] alone, with
+ * exponent e[j]: the value is t * 2^e[j]). A vector is n values times 2^*ve.
+ * Everything is plain arrays, for a GPU kernel to reuse. */
+/* out = T v (out may not be v): only v's boundary states are read. 0; -1
+ * when no path goes through (out is 0); -2 when a value of out fell below
+ * double's normal range (digits lost: score on one thread instead). */
+int hmmrt_scan_apply_sum(int n, int nb, const int *boundary, const double *t, const int64_t *e,
+                         const double *v, int64_t ve, double *out, int64_t *oute);
+/* C = A after B (first B's chunk, then A's): the transfer of both chunks.
+ * 0, or -2 as hmmrt_scan_apply_sum. */
+int hmmrt_scan_compose_sum(int n, int nb, const int *boundary, const double *a,
+                            const int64_t *ae, const double *b, const int64_t *be, double *c,
+                            int64_t *ce);
+/* Max-plus: a transfer holds ln values (-inf: no path); out = T v. */
+void hmmrt_scan_apply_max(int n, int nb, const int *boundary, const double *t, const double *v,
+                          double *out);
+void hmmrt_scan_compose_max(int n, int nb, const int *boundary, const double *a, const double *b,
+                            double *c);
+
+#endif
