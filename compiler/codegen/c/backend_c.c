@@ -389,6 +389,20 @@ static int scan_boundary(const CallWriter *w, int *states)
     return n;
 }
 
+/* The statements that bring a span's column back near 2^SUM_EXP when its
+ * sum leaves the band around it, adding the power of two to `scale`. */
+static void write_span_rescale(CallWriter *w, int n, const char *scale)
+{
+    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
+    emit_line(w->e, "int exponent;");
+    emit_line(w->e, "frexp(sum, &exponent);");
+    emit_line(w->e, "const double factor = ldexp(1.0, %d - exponent);", SUM_EXP);
+    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "    cur[s] *= factor;");
+    emit_line(w->e, "%s += exponent - %d;", scale, SUM_EXP);
+    emit_close(w->e, "");
+}
+
 /* cN_forward_span / cN_backward_span: the positions [i0, i1) (backward:
  * from i1 down to i0) from the column in columns[0 .. n) to the column
  * after them, in the same place; columns[n .. 2n) is the other column.
@@ -437,14 +451,7 @@ static void write_sum_span(CallWriter *w, int backward)
     emit_line(w->e, "memset(columns, 0, sizeof(double) * %d);", n);
     emit_line(w->e, "return fetestexcept(FE_UNDERFLOW) ? NAN : -INFINITY; /* no path goes through */");
     emit_close(w->e, "");
-    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
-    emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const double factor = ldexp(1.0, %d - exponent);", SUM_EXP);
-    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
-    emit_line(w->e, "    cur[s] *= factor;");
-    emit_line(w->e, "*scale += exponent - %d;", SUM_EXP);
-    emit_close(w->e, "");
+    write_span_rescale(w, n, "*scale");
     emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
     emit_line(w->e, "    return NAN;");
     emit_close(w->e, "");
@@ -493,14 +500,7 @@ static void write_sum_spans(CallWriter *w, int backward)
     w->position->column_sum(&w->dp, "double sum");
     emit_line(w->e, "if (!(sum > 0.0))");
     emit_line(w->e, "    continue; /* no path goes through: the column stays 0 */");
-    emit_open(w->e, "if (sum < 0x1p%d || sum > 0x1p%d)", SUM_EXP - SUM_BAND, SUM_EXP + SUM_BAND);
-    emit_line(w->e, "int exponent;");
-    emit_line(w->e, "frexp(sum, &exponent);");
-    emit_line(w->e, "const double factor = ldexp(1.0, %d - exponent);", SUM_EXP);
-    emit_line(w->e, "for (int s = 0; s < %d; s++)", n);
-    emit_line(w->e, "    cur[s] *= factor;");
-    emit_line(w->e, "scales[v] += exponent - %d;", SUM_EXP);
-    emit_close(w->e, "");
+    write_span_rescale(w, n, "scales[v]");
     emit_close(w->e, "");
     emit_line(w->e, "if ((i & 63) == 63 && fetestexcept(FE_UNDERFLOW | FE_OVERFLOW))");
     emit_line(w->e, "    return NAN;");
