@@ -219,14 +219,14 @@ int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_
         int s = find_state(pm, t, len);
         t += len + (t[len] == ' ');
         if (s < 0)
-            return -2;
+            goto broken;
         if (prev >= 0) {
             int k = find_move(pm, prev, s);
             if (k < 0)
-                return -2;
+                goto broken;
             if (m->moves[k].emission >= 0) {
                 if (pos >= L)
-                    return -2;
+                    goto broken;
                 if (inside) {
                     if (!emitted)
                         d.ali_from = pos + 1;
@@ -254,7 +254,7 @@ int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_
         prev = s;
     }
     if (pos != L)
-        return -2;
+        goto broken;
     for (int i = 0; i < *n; i++) {
         hmmrt_domain *dom = &(*out)[i];
         dom->bits = envelope_bits(pm, codes, L, dom->ali_from, dom->ali_to);
@@ -267,4 +267,9 @@ out_of_memory:
     *out = NULL;
     *n = 0;
     return -1;
+broken: /* the domains found before the traceback stopped making sense go too */
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return -2;
 }
