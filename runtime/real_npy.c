@@ -193,6 +193,13 @@ static int inflate_entry(const char *path, const char *name, const unsigned char
                          uint64_t in_len, uint64_t size, uint32_t crc, unsigned char **plain,
                          char *err, size_t errlen)
 {
+    /* deflate expands at most 1032 times: a larger claim is a damaged
+     * directory, refused before it costs memory */
+    *plain = NULL;
+    if (size > 1032 * in_len + 1024)
+        return fail(err, errlen, "%s: sequence %s: the archive says it inflates to %llu bytes, "
+                    "more than its %llu compressed bytes can hold: the archive is damaged; save "
+                    "it again", path, name, (unsigned long long)size, (unsigned long long)in_len);
     *plain = malloc(size ? (size_t)size : 1);
     if (!*plain)
         return fail(err, errlen, "%s: sequence %s: out of memory inflating %llu bytes", path, name,
