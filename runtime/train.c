@@ -581,6 +581,11 @@ static const char *open_gpu(trainer *t)
         return where;
     }
     snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    if (gp->fb_describe) {
+        char shape[300];
+        gp->fb_describe(t->gpu, shape, sizeof shape);
+        snprintf(where + strlen(where), sizeof where - strlen(where), " (%s)", shape);
+    }
     return where;
 }
 
