@@ -165,6 +165,10 @@ typedef struct hmmrt_posterior_call {
  * L symbols). Returns 0, or non-zero when memory ran out. Thread-safe. */
 int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t L,
                     hmmrt_value *values, hmmrt_scratch *scratch);
+/* The same over real observations (runtime/real_fb.c): obs holds L
+ * observations of the model's densities' D reals, one after the other. */
+int hmmrt_posterior_real(const hmmrt_posterior_call *call, const double *obs, int64_t L,
+                         hmmrt_value *values, hmmrt_scratch *scratch);
 
 /* ---- tracebacks and whole tables (runtime/traceback.c) ------------------- */
 

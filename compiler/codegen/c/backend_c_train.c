@@ -73,6 +73,9 @@ void c_write_posterior_call(Emitter *e, const Program *p, const Layout *layout, 
         emit_line(e, "if (!seq->dense_scores || isnan(seq->dense_scores[%d]))", batched);
         emit_line(e, "    failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
                      "scratch);", name, alphabet);
+    } else if (call->model->real_dim) {
+        emit_line(e, "int failed = hmmrt_posterior_real(&%s, seq->obs, seq->length, values, "
+                     "scratch);", name);
     } else {
         emit_line(e, "int failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
                      "scratch);", name, alphabet);
