@@ -678,9 +678,14 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         t.n_values = real_stats_size(t.real);
     }
     if (!has_free_parameter(t.fb, m) && !(t.real && real_has_free_parameter(t.real))) {
-        hmmrt_error("model %s has nothing to train: every state's weights and every emission "
-                    "table are fixed or a single number; remove `fixed` from some of them",
-                    m->name);
+        if (t.real)
+            hmmrt_error("model %s has nothing to train: every state's weights are fixed or a "
+                        "single number, and every gaussian and mixture is fixed (or a mixture "
+                        "of one weight above 0); remove `fixed` from some of them", m->name);
+        else
+            hmmrt_error("model %s has nothing to train: every state's weights and every "
+                        "emission table are fixed or a single number; remove `fixed` from "
+                        "some of them", m->name);
         free_trainer(&t);
         return HMMRT_EXIT_USAGE;
     }
