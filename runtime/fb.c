@@ -560,22 +560,25 @@ typedef struct emit_src {
     const double *e;
     size_t em_step, pos_step;
     const uint8_t *x;
+    int symbols; /* x is read (a constant in each caller of run, which is
+                    inlined into each: the symbols' loops are as before) */
 } emit_src;
 
 /* The index of table em's value at position i (0-based). */
 static inline size_t value_at(const emit_src *s, int em, int64_t i)
 {
-    return (size_t)em * s->em_step + (s->x ? (size_t)s->x[i] : (size_t)i) * s->pos_step;
+    return (size_t)em * s->em_step + (s->symbols ? (size_t)s->x[i] : (size_t)i) * s->pos_step;
 }
 
 /* One backward step of the dense form, at position i (0-based): b_cur
  * receives each state's share of b_next through the matrix (before its
  * silent moves); the uses of the moves k -> q (f[k] w e b[q] / P) go to
  * counts[k * n + q], their sums by q to post[q] and to the emission counts. */
-static void dense_backward(const hmmrt_fb *fb, const emit_src *src, int64_t i, double scale_p,
-                           double inv_scale,
-                           const double *fi, const double *b_next, double *b_cur, double *post,
-                           double *counts, double *emission_counts, double *carry, double *into)
+static inline __attribute__((always_inline)) void
+dense_backward(const hmmrt_fb *fb, const emit_src *src, int64_t i, double scale_p,
+               double inv_scale, const double *fi, const double *b_next, double *b_cur,
+               double *post, double *counts, double *emission_counts, double *carry,
+               double *into)
 {
     const size_t n = (size_t)fb->n;
     for (size_t q = 0; q < n; q++) {
@@ -609,8 +612,9 @@ static void dense_backward(const hmmrt_fb *fb, const emit_src *src, int64_t i, d
     }
 }
 
-static double run(const hmmrt_fb *fb, const emit_src *src, int64_t L, double *scratch,
-                  double *move_counts, double *emission_counts, double **posterior)
+static inline __attribute__((always_inline)) double
+run(const hmmrt_fb *fb, const emit_src *src, int64_t L, double *scratch, double *move_counts,
+    double *emission_counts, double **posterior)
 {
     const size_t n = (size_t)fb->n;
     double *f = scratch, *ls = f + ((size_t)L + 1) * n;
@@ -734,13 +738,13 @@ static double run(const hmmrt_fb *fb, const emit_src *src, int64_t L, double *sc
 double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
                     double *move_counts, double *emission_counts, double **posterior)
 {
-    const emit_src src = {fb->e, (size_t)fb->K, 1, x};
+    const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
     return run(fb, &src, L, scratch, move_counts, emission_counts, posterior);
 }
 
 double hmmrt_fb_run_rows(const hmmrt_fb *fb, const double *rows, int64_t L, double *scratch,
                          double *move_counts, double *use_rows, double **posterior)
 {
-    const emit_src src = {rows, 1, (size_t)fb->n_emissions, NULL};
+    const emit_src src = {rows, 1, (size_t)fb->n_emissions, NULL, 0};
     return run(fb, &src, L, scratch, move_counts, use_rows, posterior);
 }

@@ -58,15 +58,17 @@ typedef struct emit_src {
     const double *e;
     size_t em_step, pos_step;
     const uint8_t *x;
+    int symbols; /* x is read, and e holds probabilities (else logs) */
 } emit_src;
 
 static inline size_t value_at(const emit_src *s, int em, int64_t i)
 {
-    return (size_t)em * s->em_step + (s->x ? (size_t)s->x[i] : (size_t)i) * s->pos_step;
+    return (size_t)em * s->em_step + (s->symbols ? (size_t)s->x[i] : (size_t)i) * s->pos_step;
 }
 
-static double best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void *scratch,
-                        double *move_counts, double *emission_counts)
+static inline __attribute__((always_inline)) double
+best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void *scratch, double *move_counts,
+          double *emission_counts)
 {
     const size_t n = (size_t)fb->n;
     int *bp = scratch;
@@ -94,7 +96,7 @@ static double best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void
                 int mi = fb->emit_out[j];
                 const hmmrt_model_move *mv = &fb->moves[mi];
                 const double v = src->e[value_at(src, mv->emission, i - 1)];
-                double s = prev[p] + log(fb->w[mi]) + (src->x ? log(v) : v);
+                double s = prev[p] + log(fb->w[mi]) + (src->symbols ? log(v) : v);
                 if (s > cur[mv->to]) {
                     cur[mv->to] = s;
                     row[mv->to] = mi;
@@ -127,13 +129,13 @@ static double best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void
 double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
                                double *move_counts, double *emission_counts)
 {
-    const emit_src src = {fb->e, (size_t)fb->K, 1, x};
+    const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
     return best_path(fb, &src, L, scratch, move_counts, emission_counts);
 }
 
 double hmmrt_fb_viterbi_counts_rows(const hmmrt_fb *fb, const double *logs, int64_t L,
                                     void *scratch, double *move_counts, double *use_rows)
 {
-    const emit_src src = {logs, 1, (size_t)fb->n_emissions, NULL};
+    const emit_src src = {logs, 1, (size_t)fb->n_emissions, NULL, 0};
     return best_path(fb, &src, L, scratch, move_counts, use_rows);
 }
