@@ -399,7 +399,13 @@ static int fit_gaussian(real_trainer *r, int em, const double *stats, double min
     for (int i = 0; i < D; i++)
         delta[i] = s1[i] / W;
     double *p = r->params + r->at[em], *mean = p, *cov = p + D;
-    double new_cov[r->diagonal[em] ? (size_t)D : DD];
+    const size_t entries = r->diagonal[em] ? (size_t)D : DD;
+    /* on the heap: a full covariance of D = 4096 is 128 MB */
+    double *new_cov = malloc(2 * entries * sizeof *new_cov), *factor = new_cov + entries;
+    if (!new_cov) {
+        snprintf(err, errlen, "out of memory for the covariance of gaussian '%s'", name_of(r, em));
+        return -1;
+    }
     if (r->diagonal[em]) {
         for (int i = 0; i < D; i++) {
             new_cov[i] = s2[i] / W - delta[i] * delta[i] + min_variance;
@@ -407,6 +413,7 @@ static int fit_gaussian(real_trainer *r, int em, const double *stats, double min
                 snprintf(err, errlen, "variance %d of gaussian '%s' came out %g (its expected "
                          "uses, %g, all at one value there); raise --min-variance above 0",
                          i + 1, name_of(r, em), new_cov[i], W);
+                free(new_cov);
                 return -1;
             }
         }
@@ -419,7 +426,6 @@ static int fit_gaussian(real_trainer *r, int em, const double *stats, double min
                 new_cov[(size_t)i * D + j] = new_cov[(size_t)j * D + i] = c;
             }
     }
-    double factor[r->diagonal[em] ? (size_t)D : DD];
     if (r->diagonal[em]) {
         for (int i = 0; i < D; i++)
             factor[i] = sqrt(new_cov[i]);
@@ -427,13 +433,15 @@ static int fit_gaussian(real_trainer *r, int em, const double *stats, double min
         snprintf(err, errlen, "the covariance of gaussian '%s' is not positive definite after "
                  "the update (its expected uses, %g, lie on fewer than %d dimensions); raise "
                  "--min-variance above 0, or mark it `fixed`", name_of(r, em), W, D);
+        free(new_cov);
         return -1;
     }
     for (int i = 0; i < D; i++)
         mean[i] = g->mean[i] + delta[i];
-    memcpy(cov, new_cov, (r->diagonal[em] ? (size_t)D : DD) * sizeof *cov);
+    memcpy(cov, new_cov, entries * sizeof *cov);
     memcpy((double *)g->mean, mean, (size_t)D * sizeof *mean);
-    memcpy((double *)g->factor, factor, (r->diagonal[em] ? (size_t)D : DD) * sizeof *factor);
+    memcpy((double *)g->factor, factor, entries * sizeof *factor);
+    free(new_cov);
     double log_norm = -0.5 * D * log(2 * M_PI);
     for (int i = 0; i < D; i++)
         log_norm -= log(factor[r->diagonal[em] ? (size_t)i : (size_t)i * D + i]);
