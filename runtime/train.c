@@ -779,7 +779,8 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             break;
         }
         memcpy(kept_w, t.fb->w, (size_t)t.fb->n_moves * sizeof *kept_w);
-        memcpy(kept_e, t.fb->e, t.n_values * sizeof *kept_e);
+        /* a model over reals keeps its densities' numbers in train_real.c (real_keep) */
+        memcpy(kept_e, t.fb->e, (t.real ? 0 : t.n_values) * sizeof *kept_e);
         previous = ll;
         have_previous = 1;
         if (t.real)

@@ -444,7 +444,7 @@ static int fit_gaussian(real_trainer *r, int em, const double *stats, double min
     free(new_cov);
     double log_norm = -0.5 * D * log(2 * M_PI);
     for (int i = 0; i < D; i++)
-        log_norm -= log(factor[r->diagonal[em] ? (size_t)i : (size_t)i * D + i]);
+        log_norm -= log(g->factor[r->diagonal[em] ? (size_t)i : (size_t)i * D + i]);
     g->log_norm = log_norm;
     memset(r->changed + r->at[em], 1, (size_t)(r->at[em + 1] - r->at[em]));
     return 0;
