@@ -72,7 +72,10 @@ best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void *scratch, dou
 {
     const size_t n = (size_t)fb->n;
     int *bp = scratch;
-    double *prev = (double *)((char *)scratch + ((size_t)L + 1) * n * sizeof(int));
+    /* the columns after the back pointers, on a double's boundary (the
+     * scratch's 64 spare bytes hold the rounding) */
+    const size_t bp_bytes = ((size_t)L + 1) * n * sizeof(int);
+    double *prev = (double *)((char *)scratch + (bp_bytes + 7) / 8 * 8);
     double *cur = prev + n;
     for (size_t q = 0; q < n; q++) {
         cur[q] = -INFINITY;
