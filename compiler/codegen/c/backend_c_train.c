@@ -98,6 +98,10 @@ void c_write_posterior_call(Emitter *e, const Program *p, const Layout *layout, 
     emit_close(e, "");
 }
 
+/* The most numbers of densities whose places a program carries (two longs
+ * each, beside the numbers themselves): beyond, the model is not trainable. */
+enum { DENSITY_SPANS_INLINE_MAX = 1 << 20 };
+
 /* A move's place in the dense order: its source's row, then its destination's column. */
 typedef struct DenseKey {
     long key;
@@ -161,6 +165,12 @@ static const char *not_trainable(const Program *p, int model_index)
     if (m->n_length_weights)
         return "some of its weights depend on the sequence length (written (EXPR) of L), which "
                "training does not fit";
+    long density_numbers = 0;
+    for (int em = 0; em < m->n_emissions; em++)
+        density_numbers += m->emissions[em].n_spans;
+    if (density_numbers > DENSITY_SPANS_INLINE_MAX)
+        return "its gaussians hold too many numbers to keep their places in the source (more "
+               "than 1,048,576)";
     if (!m->move_span || m->n_moves > SOURCE_MOVES_INLINE_MAX)
         return "too many transitions to keep their places in the source";
     if (!move_order(p, model_index))
