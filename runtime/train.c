@@ -670,10 +670,11 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
     }
     t.n_values = (size_t)t.fb->n_emissions * (size_t)K;
     if (prog->real_dim > 0) {
-        t.real = real_trainer_new(prog, m);
+        int real_status;
+        t.real = real_trainer_new(m, &real_status);
         if (!t.real) {
             free_trainer(&t);
-            return HMMRT_EXIT_USAGE;
+            return real_status;
         }
         t.n_values = real_stats_size(t.real);
     }

@@ -90,14 +90,16 @@ void real_trainer_free(real_trainer *r)
     free(r);
 }
 
-real_trainer *real_trainer_new(const hmmrt_program *prog, const hmmrt_model *m)
+real_trainer *real_trainer_new(const hmmrt_model *m, int *status)
 {
     const hmmrt_densities *s = m->densities;
+    *status = HMMRT_EXIT_USAGE;
     if (!s || !m->density_span_at || !m->density_span) {
         hmmrt_error("model %s cannot be trained: this program does not carry the places of its "
                     "densities' numbers (compile it again with this hmmc)", m->name);
         return NULL;
     }
+    *status = HMMRT_EXIT_INTERNAL; /* from here on, out of memory */
     real_trainer *r = calloc(1, sizeof *r);
     if (!r)
         goto oom;
@@ -177,7 +179,7 @@ real_trainer *real_trainer_new(const hmmrt_program *prog, const hmmrt_model *m)
     }
     r->stat_at[n] = stats;
     r->dens = (hmmrt_densities){D, n, r->d};
-    (void)prog;
+    *status = 0;
     return r;
 oom:
     hmmrt_error("out of memory while preparing model %s for training", m->name);

@@ -15,9 +15,9 @@
 typedef struct real_trainer real_trainer;
 
 /* Prepares model m's densities as parameters that training changes: NULL
- * after a message (out of memory, or a program without the places of the
- * densities' numbers). */
-real_trainer *real_trainer_new(const hmmrt_program *prog, const hmmrt_model *m);
+ * after a message, with *status the exit status (out of memory, or a
+ * program without the places of the densities' numbers). */
+real_trainer *real_trainer_new(const hmmrt_model *m, int *status);
 void real_trainer_free(real_trainer *r);
 
 /* Reads every file of o into r: 0, or an exit status after a message. Sets
