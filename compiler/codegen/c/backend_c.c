@@ -29,6 +29,8 @@
 #include "codegen/c/backend_c_table.h"
 #include "codegen/c/c_plan.h"
 #include "codegen/c/backend_c_hits.h"
+#include "codegen/c/backend_c_profile.h"
+#include "codegen/c/backend_c_rows.h"
 #include "codegen/c/backend_c_train.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
@@ -928,6 +930,10 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
                        const char *data_prefix)
 {
     const IrCall *call = &p->calls[index];
+    if (plans->c[index].profile_data) {
+        c_profile_write_call(e, p, plans, index, data_prefix);
+        return;
+    }
     if (call->alg == ALG_POSTERIOR) {
         emit_blank(e);
         emit_comment(e, "==== call %d: %s; libhmmrt's posterior engine on the model as written, "
@@ -1142,12 +1148,12 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     fprintf(o, "};\n");
     int n_scan = 0;
     for (int c = 0; c < p->n_calls; c++)
-        n_scan += scan_supported(&p->calls[c]);
+        n_scan += scan_supported(&p->calls[c]) && !plans->c[c].profile_data;
     if (n_scan) {
         emit_comment(e, "the calls that can scan one long sequence over every thread (hmmrt_scan.h)");
         fprintf(o, "static const hmmrt_scan_call *const scan_calls[] = {");
         for (int c = 0, k = 0; c < p->n_calls; c++)
-            if (scan_supported(&p->calls[c]))
+            if (scan_supported(&p->calls[c]) && !plans->c[c].profile_data)
                 fprintf(o, "%s&%s", k++ ? ", " : "", layout_name(layout, c, "scan"));
         fprintf(o, "};\n");
     }
@@ -1155,18 +1161,19 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
     const char *hits = c_write_hits(e, p);
+    const char *rows = c_write_rows(e, p);
     c_write_dense_batching(e, p, layout);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s%s\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s%s%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
             gpu ? "&gpu_program" : "NULL", real_dim_field(p), *hits ? "\n    " : "", hits,
             c_dense_uses_blas(p) ? "\n    .dense_batching = &hmmc_dense_batching," : "",
             n_scan ? arena_printf(p->arena, "\n    .n_scan_calls = %d, .scan_calls = scan_calls,",
-                                  n_scan) : "");
+                                  n_scan) : "", rows);
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
@@ -1188,9 +1195,21 @@ int backend_c_write(const Program *p, const Plans *plans, FILE *out, const char 
     emit_line(&e, "#include \"hmmrt_scan.h\"");
     emit_blank(&e);
     emit_line(&e, "static const double LN2 = 0.693147180559945309417232121458176568; /* ln 2 */");
-    if (dense_needs_data(p)) {
+    int profiles = c_profile_needs_data(p, plans);
+    if (profiles)
+        emit_line(&e, "#include \"hmmrt_profile.h\"");
+    if (dense_needs_data(p) || profiles) {
         emit_blank(&e);
         dense_write_incbin_macro(&e);
+    }
+    if (profiles) {
+        emit_blank(&e);
+        emit_comment(&e, "The tables of the profiles that libhmmrt's generic scorer reads "
+                         "(hmmrt_profile.h), from %s.profiles", data_prefix);
+        emit_line(&e, "_Static_assert(HMMRT_PX_N == 9 && HMMRT_PT_N == 10, \"the tables' "
+                      "layout of hmmc's backend_c_profile.c\");");
+        fprintf(e.out, "HMMC_INCBIN(double, hmmc_profile_data, %s);\n",
+                emit_string(arena_printf(p->arena, "%s.profiles", data_prefix)));
     }
     for (int i = 0; i < plans->layout->n_used; i++)
         if (p->models[plans->layout->used_models[i]].real_dim)
