@@ -33,13 +33,14 @@ static int same_kind(const Program *p, int i, int j)
            p->calls[p->prints[i].call].alg == p->calls[p->prints[j].call].alg;
 }
 
-/* The prints of one model: up to the first print that repeats the first's
- * algorithm and attribute. */
+/* The prints of one model: up to the first print of a kind (algorithm and
+ * attribute) the group already has. */
 static int group_width(const Program *p)
 {
     for (int i = 1; i < p->n_prints; i++)
-        if (same_kind(p, i, 0))
-            return i;
+        for (int j = 0; j < i; j++)
+            if (same_kind(p, i, j))
+                return i;
     return p->n_prints;
 }
 
