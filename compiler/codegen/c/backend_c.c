@@ -1004,8 +1004,8 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
 /* ---- the program: models for the sampler, columns, main -------------------- */
 
 
-static void write_source_model(Emitter *e, const Program *p, int model_index, int index,
-                               const char *data_prefix)
+static void write_source_model(Emitter *e, const Program *p, const Plans *plans,
+                               int model_index, int index, const char *data_prefix)
 {
     const IrModel *m = &p->models[model_index];
     FILE *o = e->out;
@@ -1017,6 +1017,19 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
     fprintf(o, "};\n");
     int dense = dense_sample_call(p, model_index);
+    if (c_profile_model_in_data(p, plans, model_index)) {
+        size_t emissions_at, at = c_profile_sample_offset(p, plans, model_index, &emissions_at);
+        emit_comment(e, "its %d moves and %d emission tables, from %s.profiles (bytes %zu and %zu)",
+                     m->n_moves, m->n_emissions, data_prefix, at, emissions_at);
+        emit_line(e, "_Static_assert(sizeof(hmmrt_model_move) == 24, \"the data file holds "
+                     "24-byte records\");");
+        fprintf(o, "#define m%d_moves ((const hmmrt_model_move *)((const char *)hmmc_profile_data + "
+                   "%zu))\n", index, at);
+        fprintf(o, "#define m%d_emissions ((const double *)((const char *)hmmc_profile_data + "
+                   "%zu))\n", index, emissions_at);
+        c_write_training_tables(e, p, model_index, index);
+        return;
+    }
     if (dense >= 0) {
         emit_comment(e, "its %d moves are made from the matrix of %s when --sample needs them",
                      m->n_moves, p->calls[dense].label);
@@ -1071,7 +1084,7 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     int gpu = plans->gpu != NULL;
     const int *order = layout->used_models, n_used = layout->n_used;
     for (int i = 0; i < n_used; i++)
-        write_source_model(e, p, order[i], i, data_prefix);
+        write_source_model(e, p, plans, order[i], i, data_prefix);
 
     emit_blank(e);
     emit_comment(e, "==== the program ====");

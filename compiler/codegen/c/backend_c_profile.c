@@ -22,6 +22,8 @@ enum { PX_SN, PX_NN, PX_NB, PX_EC, PX_EJ, PX_JJ, PX_JB, PX_CC, PX_CT, PX_N };
 enum { PT_ENTRY, PT_MM, PT_IM, PT_DM, PT_MI, PT_II, PT_MD, PT_DD, PT_ME, PT_DE, PT_N };
 static const char *const PX_NAME[PX_N] = {"SN", "NN", "NB", "EC", "EJ", "JJ", "JB", "CC", "CT"};
 
+static void write_sample_data(const Program *p, const Plans *plans, FILE *f);
+
 /* A model's tables, as hmmrt_profile holds them. */
 typedef struct Tables {
     int M, stride, n_cols, K;
@@ -286,8 +288,10 @@ void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gp
             offset[mi] = at;
             at += (tables_size(size[mi][0], size[mi][1]) + 7) / 8 * 8;
         }
-        if (plans[c].profile_data)
+        if (plans[c].profile_data) {
             plans[c].profile_offset = (long)offset[mi];
+            plans[c].profile_size = (long)((tables_size(size[mi][0], size[mi][1]) + 7) / 8 * 8);
+        }
         if (!verbose)
             continue;
         if (plans[c].profile_data)
@@ -351,11 +355,82 @@ int c_profile_write_data(const Program *p, const Plans *plans, const char *prefi
         fwrite(padded, sizeof(double), n, f);
         free(padded);
     }
+    write_sample_data(p, plans, f);
     if (fclose(f) != 0) {
         fprintf(stderr, "hmmc: error: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+int c_profile_model_in_data(const Program *p, const Plans *plans, int model_index)
+{
+    for (int c = 0; c < p->n_calls; c++)
+        if (plans->c[c].profile_data && p->calls[c].model_index == model_index)
+            return 1;
+    return 0;
+}
+
+/* Bytes of the model as written for --sample: its moves as hmmrt_model_move
+ * records (24 bytes), then its emission tables (doubles), each part from a
+ * multiple of 64 bytes. */
+static size_t sample_bytes(const IrModel *m, size_t *emissions_at)
+{
+    *emissions_at = ((size_t)m->n_moves * 24 + 63) / 64 * 64;
+    return *emissions_at + ((size_t)m->n_emissions * (size_t)m->K * 8 + 63) / 64 * 64;
+}
+
+/* Where the tables end and the models as written begin (bytes). */
+static size_t tables_end(const Program *p, const Plans *plans)
+{
+    size_t end = 0;
+    for (int c = 0; c < p->n_calls; c++)
+        if (plans->c[c].profile_data &&
+            (size_t)(plans->c[c].profile_offset + plans->c[c].profile_size) * 8 > end)
+            end = (size_t)(plans->c[c].profile_offset + plans->c[c].profile_size) * 8;
+    return end;
+}
+
+size_t c_profile_sample_offset(const Program *p, const Plans *plans, int model_index,
+                               size_t *emissions_at)
+{
+    size_t at = tables_end(p, plans), e;
+    for (int i = 0; i < model_index; i++)
+        if (c_profile_model_in_data(p, plans, i))
+            at += sample_bytes(&p->models[i], &e);
+    sample_bytes(&p->models[model_index], emissions_at);
+    *emissions_at += at;
+    return at;
+}
+
+static void pad(FILE *f, size_t n)
+{
+    static const char zeros[64];
+    fwrite(zeros, 1, n, f);
+}
+
+static void write_sample_data(const Program *p, const Plans *plans, FILE *f)
+{
+    for (int i = 0; i < p->n_models; i++) {
+        if (!c_profile_model_in_data(p, plans, i))
+            continue;
+        const IrModel *m = &p->models[i];
+        size_t emissions_at, total = sample_bytes(m, &emissions_at);
+        for (int k = 0; k < m->n_moves; k++) {
+            const IrMove *mv = &m->moves[k];
+            int ints[4] = {mv->from, mv->to, mv->emission, 0};
+            double w = sample_move_weight(m, mv);
+            fwrite(ints, sizeof ints, 1, f);
+            fwrite(&w, sizeof w, 1, f);
+        }
+        pad(f, emissions_at - (size_t)m->n_moves * 24);
+        for (int em = 0; em < m->n_emissions; em++)
+            for (int x = 0; x < m->K; x++) {
+                double v = exp(m->emissions[em].logp[x]);
+                fwrite(&v, sizeof v, 1, f);
+            }
+        pad(f, total - emissions_at - (size_t)m->n_emissions * (size_t)m->K * 8);
+    }
 }
 
 void c_profile_remove_data(const Program *p, const char *prefix)

@@ -24,6 +24,7 @@ typedef struct CPlan {
     int profile_data; /* libhmmrt's generic profile scorer runs it on its model's tables
                          (backend_c_profile.h): no code specialised to the model */
     long profile_offset; /* then: where its model's tables begin in the data file (doubles) */
+    long profile_size;   /* and how many doubles they take */
 } CPlan;
 
 /* The plans of p's calls (p->n_calls of them, in p's arena); forced is
