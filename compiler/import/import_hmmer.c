@@ -144,14 +144,15 @@ static int import_part(const char *path, FILE *out, HmmerMode mode, FILE *verbos
 static void put_many_header(FILE *out, const char *path)
 {
     fprintf(out,
-            "// The profile HMMs of %s, imported by `hmmc --import-hmmer %s`:\n"
-            "// one hmm block a model, in the file's order, each after its `// hmmer:` header\n"
-            "// lines; a HMMER3 model in HMMER3's search configuration (hmmsearch --max\n"
-            "// --nonull2's scores), a HMMER2 one as hmm2search --null2 scores it (each\n"
-            "// model's states and weights are those of a file of that model alone:\n"
-            "// docs/hmmer.md). main prints, per sequence and model, the forward score and\n"
-            "// the viterbi score in nats (divide by ln 2 for bits); the line below asks for\n"
-            "// one row per (sequence, model) pair (docs/language.md, \"Rows per model\").\n"
+            "// The profile HMMs of %s, imported by\n"
+            "// `hmmc --import-hmmer %s`: one hmm block a model, in the file's\n"
+            "// order, each after its `// hmmer:` header lines; a HMMER3 model in HMMER3's\n"
+            "// search configuration (hmmsearch --max --nonull2's scores), a HMMER2 one as\n"
+            "// hmm2search --null2 scores it (each model's states and weights are those of\n"
+            "// the import of a file of that model alone: docs/hmmer.md). main prints, per\n"
+            "// sequence and model, the forward score and the viterbi score in nats (divide\n"
+            "// by ln 2 for bits); the line below asks for one row per (sequence, model)\n"
+            "// pair (docs/language.md, \"Rows per model\").\n"
             "// hmmc: rows per model\n",
             path, path);
 }
