@@ -462,14 +462,20 @@ void c_profile_write_call(Emitter *e, const Program *p, const Plans *plans, int 
         for (int x = 0; x < t.K; x++)
             fprintf(o, "%s%d", x ? ", " : "", t.col[x]);
         fprintf(o, "};\nstatic const hmmrt_profile %s = {\n    .label = %s, .M = %d, "
-                   ".stride = %d, .n_cols = %d, .col = %s_col,\n    .special = {", table,
+                   ".stride = %d, .n_cols = %d, .col = %s_col,\n", table,
                 emit_string(m->name), t.M, t.stride, t.n_cols, table);
+        fprintf(o, "    /* the moves outside the nodes: a constant factor, times the sequence's\n"
+                   "     * length-dependent weight lw[special_lw] where special_lw >= 0 */\n"
+                   "    .special = {\n");
         for (int s = 0; s < PX_N; s++)
-            fprintf(o, "%s[HMMRT_PX_%s] = %s", s ? ", " : "", PX_NAME[s],
-                    emit_double(num, t.special[s]));
-        fprintf(o, "},\n    .special_lw = {");
+            fprintf(o, "        [HMMRT_PX_%s] = %s, /* %c -> %c%s */\n", PX_NAME[s],
+                    emit_double(num, t.special[s]), PX_NAME[s][0], PX_NAME[s][1],
+                    t.special_lw[s] >= 0
+                        ? arena_printf(p->arena, ", times lw[%d]", t.special_lw[s]) : "");
+        fprintf(o, "    },\n    .special_lw = {");
         for (int s = 0; s < PX_N; s++)
-            fprintf(o, "%s[HMMRT_PX_%s] = %d", s ? ", " : "", PX_NAME[s], t.special_lw[s]);
+            fprintf(o, "%s[HMMRT_PX_%s] = %d", s == 0 ? "" : s % 5 ? ", " : ",\n        ",
+                    PX_NAME[s], t.special_lw[s]);
         fprintf(o, "},\n    .data = hmmc_profile_data + %zu,\n};\n", at);
         free(t.data);
     }
