@@ -244,7 +244,7 @@ static const char *call_refusal(const IrCall *call)
     if (call->alg != ALG_FORWARD && call->alg != ALG_VITERBI)
         return "not forward or viterbi";
     if (call->attrs != ATTR_SCORE)
-        return "prints more than its score (the generic scorer keeps no tracebacks or tables)";
+        return "it prints more than its score: the generic scorer keeps no tracebacks or tables";
     if (call->plan.dense)
         return "dense";
     return NULL;
@@ -303,6 +303,8 @@ void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gp
                           "C target's"
                         : "the only profile of the program: --profile-data=on takes the "
                           "generic scorer");
+        else if (refused && is[mi] == 1)
+            fprintf(verbose, "hmmc: plan %s: specialised code (%s)\n", call->label, refused);
         else if (!refused && is[mi] == 0)
             fprintf(verbose, "hmmc: plan %s: specialised code (not a profile: %s)\n",
                     call->label, why[mi]);
