@@ -238,6 +238,15 @@ static const char *recognise(Arena *a, const IrModel *m, Tables *t)
     return why;
 }
 
+/* Bytes of the model as written for --sample: its moves as hmmrt_model_move
+ * records (24 bytes), then its emission tables (doubles), each part from a
+ * multiple of 64 bytes. */
+static size_t sample_bytes(const IrModel *m, size_t *emissions_at)
+{
+    *emissions_at = ((size_t)m->n_moves * 24 + 63) / 64 * 64;
+    return *emissions_at + ((size_t)m->n_emissions * (size_t)m->K * 8 + 63) / 64 * 64;
+}
+
 /* Whether the call could take the generic scorer, its model aside. */
 static const char *call_refusal(const IrCall *call)
 {
@@ -292,6 +301,21 @@ void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gp
             plans[c].profile_offset = (long)offset[mi];
             plans[c].profile_size = (long)((tables_size(size[mi][0], size[mi][1]) + 7) / 8 * 8);
         }
+    }
+    /* the models as written (for --sample) after the tables, in the models' order */
+    size_t *sample_at = arena_alloc(p->arena, sizeof(size_t) * (size_t)(p->n_models + 1));
+    size_t bytes = at * sizeof(double), e;
+    for (int i = 0; i < p->n_models; i++)
+        if (offset[i] != SIZE_MAX) {
+            sample_at[i] = bytes;
+            bytes += sample_bytes(&p->models[i], &e);
+        }
+    for (int c = 0; c < p->n_calls; c++) {
+        const IrCall *call = &p->calls[c];
+        int mi = call->model_index;
+        const char *refused = call_refusal(call);
+        if (plans[c].profile_data)
+            plans[c].profile_sample_at = (long)sample_at[mi];
         if (!verbose)
             continue;
         if (plans[c].profile_data)
@@ -373,36 +397,17 @@ int c_profile_model_in_data(const Program *p, const Plans *plans, int model_inde
     return 0;
 }
 
-/* Bytes of the model as written for --sample: its moves as hmmrt_model_move
- * records (24 bytes), then its emission tables (doubles), each part from a
- * multiple of 64 bytes. */
-static size_t sample_bytes(const IrModel *m, size_t *emissions_at)
-{
-    *emissions_at = ((size_t)m->n_moves * 24 + 63) / 64 * 64;
-    return *emissions_at + ((size_t)m->n_emissions * (size_t)m->K * 8 + 63) / 64 * 64;
-}
-
-/* Where the tables end and the models as written begin (bytes). */
-static size_t tables_end(const Program *p, const Plans *plans)
-{
-    size_t end = 0;
-    for (int c = 0; c < p->n_calls; c++)
-        if (plans->c[c].profile_data &&
-            (size_t)(plans->c[c].profile_offset + plans->c[c].profile_size) * 8 > end)
-            end = (size_t)(plans->c[c].profile_offset + plans->c[c].profile_size) * 8;
-    return end;
-}
-
 size_t c_profile_sample_offset(const Program *p, const Plans *plans, int model_index,
                                size_t *emissions_at)
 {
-    size_t at = tables_end(p, plans), e;
-    for (int i = 0; i < model_index; i++)
-        if (c_profile_model_in_data(p, plans, i))
-            at += sample_bytes(&p->models[i], &e);
-    sample_bytes(&p->models[model_index], emissions_at);
-    *emissions_at += at;
-    return at;
+    for (int c = 0; c < p->n_calls; c++)
+        if (plans->c[c].profile_data && p->calls[c].model_index == model_index) {
+            size_t at = (size_t)plans->c[c].profile_sample_at;
+            sample_bytes(&p->models[model_index], emissions_at);
+            *emissions_at += at;
+            return at;
+        }
+    abort(); /* not a model in the data file */
 }
 
 static void pad(FILE *f, size_t n)

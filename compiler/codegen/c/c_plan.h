@@ -25,6 +25,7 @@ typedef struct CPlan {
                          (backend_c_profile.h): no code specialised to the model */
     long profile_offset; /* then: where its model's tables begin in the data file (doubles) */
     long profile_size;   /* and how many doubles they take */
+    long profile_sample_at; /* where its model as written (for --sample) begins (bytes) */
 } CPlan;
 
 /* The plans of p's calls (p->n_calls of them, in p's arena); forced is
