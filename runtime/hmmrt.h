@@ -394,6 +394,13 @@ typedef struct hmmrt_program {
                                  from text (runtime/real_read.c), scored on the CPU */
     const hmmrt_hits_info *hits; /* a HMMER3 import's header (the hits mode), or NULL */
     const hmmrt_dense_batching *dense_batching; /* NULL: no dense forward or backward */
+    /* Rows per model (a program of many imported profiles: docs/language.md):
+     * row_models > 0 models each own row_width consecutive columns, and each
+     * sequence gets one row per model, "NAME MODEL FIELDS...", models in
+     * row_model_names' order; 0: one row per sequence (the contract's). */
+    int row_models, row_width;
+    const char *const *row_model_names;
+    const char *const *row_labels; /* the row_width columns' header labels */
 } hmmrt_program;
 
 /* The whole program: parses argv, reads the input, scores, prints; returns the

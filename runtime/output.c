@@ -260,6 +260,15 @@ void hmmrt_out_header(hmmrt_out *o, const hmmrt_program *prog)
 {
     write_notes(o, prog);
     hmmrt_out_puts(o, "#name");
+    if (prog->row_models > 0) { /* rows per model */
+        hmmrt_out_puts(o, "\tmodel");
+        for (int c = 0; c < prog->row_width; c++) {
+            hmmrt_out_write(o, "\t", 1);
+            hmmrt_out_puts(o, prog->row_labels[c]);
+        }
+        hmmrt_out_write(o, "\n", 1);
+        return;
+    }
     for (int c = 0; c < prog->n_columns; c++) {
         hmmrt_out_write(o, "\t", 1);
         hmmrt_out_puts(o, prog->columns[c].label);
@@ -278,6 +287,18 @@ static void format_field(hmmrt_buf *row, hmmrt_field_kind kind, const hmmrt_valu
 void hmmrt_format_row(hmmrt_buf *row, const hmmrt_program *prog, const char *name,
                       const hmmrt_value *values)
 {
+    for (int m = 0; m < prog->row_models; m++) { /* rows per model */
+        hmmrt_buf_puts(row, name);
+        hmmrt_buf_putc(row, '\t');
+        hmmrt_buf_puts(row, prog->row_model_names[m]);
+        for (int c = m * prog->row_width; c < (m + 1) * prog->row_width; c++) {
+            hmmrt_buf_putc(row, '\t');
+            format_field(row, prog->columns[c].kind, &values[c]);
+        }
+        hmmrt_buf_putc(row, '\n');
+    }
+    if (prog->row_models > 0)
+        return;
     hmmrt_buf_puts(row, name);
     for (int c = 0; c < prog->n_columns; c++) {
         hmmrt_buf_putc(row, '\t');

@@ -24,7 +24,8 @@ enum {
     GPU_BATCH_RECORDS = 1 << 18, /* a GPU needs hundreds of thousands in flight */
     OUTPUT_BUFFER = 1 << 20,
     READ_PIECE_BYTES = 4 << 20, /* the FASTA a thread parses at once */
-    READ_BLOCK_MAX = 256 << 20  /* ... and all threads together */
+    READ_BLOCK_MAX = 256 << 20, /* ... and all threads together */
+    BATCH_VALUES_MAX = 1 << 22  /* a batch's output values (columns x records): 128 MB */
 };
 #define CPU_BATCH_RESIDUES ((int64_t)64 << 20)
 /* small enough that reading the next batch overlaps the GPU's work on this
@@ -137,6 +138,11 @@ static void set_batch_limits(run *r, int for_gpu)
         r->max_records = n;
         r->max_residues = (int64_t)n * 1024 > r->max_residues ? (int64_t)n * 1024 : r->max_residues;
     }
+    /* a program of many models (2,000 columns for 1,000 profiles) keeps its
+     * batch's values within BATCH_VALUES_MAX (32 bytes each) */
+    long columns = r->prog && r->prog->n_columns > 0 ? r->prog->n_columns : 1;
+    if ((long)r->max_records * columns > BATCH_VALUES_MAX)
+        r->max_records = BATCH_VALUES_MAX / columns > 64 ? BATCH_VALUES_MAX / columns : 64;
 }
 
 /* Sets up the run for the GPU (the larger batches, a third batch, and a

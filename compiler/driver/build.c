@@ -13,6 +13,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/backend_dense.h"
+#include "codegen/c/backend_c_profile.h"
 #include "codegen/cuda/cuda_plan.h"
 
 #include <dirent.h>
@@ -511,12 +512,14 @@ int build_program(const Program *p, const Plans *plans, const BuildOptions *o)
     char *source = xasprintf("%s/%s.c", dir, name), *cu_source = xasprintf("%s/%s.cu", dir, name);
     char *prefix = xasprintf("%s/%s", absolute, name);
     set_cleanup(cleanup_output, program);
-    int result = -1, data = dense_needs_data(p);
+    int profiles = c_profile_needs_data(p, plans);
+    int result = -1, data = dense_needs_data(p) || profiles;
     if (data && strpbrk(prefix, "\"\\\n")) {
         fprintf(stderr, "hmmc: error: the folder %s holds a quote, backslash or newline in its "
                         "path, which the assembler cannot read: choose another (--emit-dir)\n",
                 absolute);
     } else if ((!data || dense_write_data(p, prefix) == 0) &&
+               (!profiles || c_profile_write_data(p, plans, prefix) == 0) &&
                write_source(source, p, plans, name, 0, prefix) == 0 &&
                (!cuda || write_source(cu_source, p, plans, name, 1, prefix) == 0)) {
         result = cuda ? build_cuda(p, plans, source, cu_source, dir, program, o)
@@ -536,6 +539,8 @@ int build_program(const Program *p, const Plans *plans, const BuildOptions *o)
             unlink(cu_source);
         if (data)
             dense_remove_data(p, prefix);
+        if (profiles)
+            c_profile_remove_data(p, prefix);
         remove_folder_now(dir);
         set_cleanup(cleanup_dir, NULL);
     }

@@ -13,6 +13,7 @@
 
 #include "support/arena.h"
 #include "codegen/backend.h"
+#include "codegen/c/backend_c_rows.h"
 #include "support/diag.h"
 #include "import/hmmer_header.h"
 #include "import/import_hmmer.h"
@@ -27,6 +28,7 @@ typedef struct Options {
     HmmerMode hmmer_mode;     /* --hmmer-mode */
     int check, verbose, no_fold;
     CShape c_shape;
+    ProfileDataMode profile_data; /* --profile-data */
 } Options;
 
 static void usage(FILE *out)
@@ -54,6 +56,11 @@ static void usage(FILE *out)
             "  --c-shape=SHAPE     the C code of every call: straight (a statement per move),\n"
             "                      table (moves in tables, for large models) or auto (the\n"
             "                      default: by size; -v says which and why)\n"
+            "  --profile-data=MODE profiles as data for libhmmrt's generic profile scorer\n"
+            "                      instead of code specialised to each (--target=c): auto\n"
+            "                      (the default: in a program of two profiles or more, as\n"
+            "                      --import-hmmer writes a file of many models), on, off;\n"
+            "                      -v says which path each call takes\n"
             "  --import-hmmer FILE print a .hmm program for the profile HMM in FILE, and stop\n"
             "                      (with -v: the header lines it keeps): a HMMER3/a to 3/f\n"
             "                      file scores as hmmsearch does (local, multihit, its length\n"
@@ -156,6 +163,15 @@ static int parse_options(int argc, char **argv, Options *o)
                 o->c_shape = C_SHAPE_TABLE;
             else
                 return usage_error("unknown C shape '%s': use --c-shape=auto, straight or table", v);
+        } else if ((v = option_value(argc, argv, &i, "--profile-data"))) {
+            if (strcmp(v, "auto") == 0)
+                o->profile_data = PROFILE_DATA_AUTO;
+            else if (strcmp(v, "on") == 0)
+                o->profile_data = PROFILE_DATA_ON;
+            else if (strcmp(v, "off") == 0)
+                o->profile_data = PROFILE_DATA_OFF;
+            else
+                return usage_error("unknown mode '%s': use --profile-data=auto, on or off", v);
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o->verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
@@ -440,13 +456,15 @@ static int compile(const Options *o)
 
     PipelineOptions po = {.dump_after = o->dump_after, .dump = stdout,
                           .verbose = o->verbose ? stderr : NULL, .no_fold = o->no_fold,
-                          .c_shape = o->c_shape};
+                          .c_shape = o->c_shape, .profile_data = o->profile_data};
     Program *p;
     PipelineResult result = pipeline_run(&arena, &diag, o->input, src, len, &po, &p);
     if (result != PIPELINE_PLANNED) {
         status = result == PIPELINE_DUMPED ? EXIT_OK : EXIT_PROGRAM_ERRORS;
         goto done;
     }
+    if (!c_rows_check(p, &diag)) /* `// hmmc: rows per model`: main's prints per model */
+        goto done;
     if (o->check && !o->dump_after) {
         status = EXIT_OK;
         goto done;

@@ -104,7 +104,9 @@ static void dump_plans(const void *ctx, int call, FILE *out)
 PipelineResult pipeline_plan_target(Program *p, const PipelineOptions *o, Plans *plans)
 {
     plans->layout = layout_build(p);
-    plans->c = c_plan(p, o->c_shape, o->verbose);
+    CPlan *c = c_plan(p, o->c_shape, o->verbose);
+    c_profile_plan(p, c, o->profile_data, o->gpu, o->verbose);
+    plans->c = c;
     plans->gpu = o->gpu ? gpu_plan(p, o->verbose) : NULL;
     if (is_stage(o, "plan")) {
         ir_dump_with(p, o->dump, dump_plans, plans);

@@ -15,6 +15,7 @@
 #include "ir/ir.h"
 #include "codegen/backend.h"
 #include "codegen/c/c_plan.h"
+#include "codegen/c/backend_c_profile.h"
 
 typedef struct PipelineOptions {
     const char *dump_after; /* "parse", "sema" or a pass name: dump after it and stop; or NULL */
@@ -23,6 +24,7 @@ typedef struct PipelineOptions {
     int no_fold;            /* keep every silent state */
     CShape c_shape;         /* the C backend's shape, or C_SHAPE_AUTO: the plan chooses */
     int gpu;                /* the target is cuda: plan the GPU side too (the C side always) */
+    ProfileDataMode profile_data; /* which profiles become data for the generic scorer */
 } PipelineOptions;
 
 typedef enum PipelineResult {

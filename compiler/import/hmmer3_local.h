@@ -39,5 +39,8 @@ char *hmmer_identifier(const char *name);
 /* hmmer3_write.c: the program for l to out. Returns 0, or -1 after a
  * message when out cannot be written. */
 int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l);
+/* Only the model's `// hmmer:` lines and its hmm block, named id (a file of
+ * many models: import_hmmer.c writes the rest). */
+void local3_write_model(FILE *out, const H2 *h, const Local3 *l, const char *id);
 
 #endif

@@ -133,12 +133,9 @@ static void put_node(FILE *out, const Local3 *l, int k)
         put_move(out, "D", k, "E", 0, 1.0);
 }
 
-int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
+/* The model's `// hmmer:` header lines and its hmm block, named id. */
+void local3_write_model(FILE *out, const H2 *h, const Local3 *l, const char *id)
 {
-    char *id = hmmer_identifier(h->name);
-    put_header(out, path, h, id);
-    fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
-          "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
     hmmer_meta_write(out, "// hmmer:", &h->meta);
     fprintf(out, "hmm %s scores {\n", id); /* odds: rows may sum above 1 */
     put_alphabet(out, &l->symbols);
@@ -148,6 +145,15 @@ int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
     for (int k = 1; k <= l->M; k++)
         put_node(out, l, k);
     fputs("}\n", out);
+}
+
+int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
+{
+    char *id = hmmer_identifier(h->name);
+    put_header(out, path, h, id);
+    fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
+          "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
+    local3_write_model(out, h, l, id);
     fprintf(out, "\nmain {\n    profile = new %s();\n"
                  "    print forward(profile).score;\n"
                  "    v = viterbi(profile);\n"

@@ -9,6 +9,10 @@
 static int report(const Reader *r, int column, const char *fmt, va_list ap)
 {
     fprintf(stderr, "hmmc: error: %s:%d:%d: ", r->path, r->line, column);
+    if (r->model >= 2) /* the first model's lines are at the top of the file */
+        fprintf(stderr, "model %d%s%s%s: ", r->model, r->current && r->current->name ? " ('" : "",
+                r->current && r->current->name ? r->current->name : "",
+                r->current && r->current->name ? "')" : "");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     return -1;

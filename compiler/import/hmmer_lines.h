@@ -16,6 +16,8 @@ typedef struct Reader {
     size_t cap;
     char *tok[TOK_MAX];
     int ntok;
+    int model;           /* the model being read: 1 for the file's first */
+    const H2 *current;   /* it, for its name in messages (NULL: none yet) */
 } Reader;
 
 /* The next line that is not blank, split into tokens: 1, 0 at the end of
@@ -25,7 +27,8 @@ int next_line(Reader *r);
  * expected. */
 int expect_line(Reader *r, const char *what);
 
-/* "hmmc: error: FILE:LINE:COLUMN: " and the message, on stderr; each returns
+/* "hmmc: error: FILE:LINE:COLUMN: " (then, from a file's second model on,
+ * "model N ('NAME'): ") and the message, on stderr; each returns
  * -1. error_at points at the line's first field, error_tok at token s (one
  * of r->tok), error_after at the first column past the line's last field
  * (for a value that is missing). */

@@ -33,7 +33,6 @@ typedef struct H2 {
     int tb[3];           /* the line before node 1: B->M1, B->I0, B->D1 */
     int *mat, *ins, *t;  /* match and insert emissions (odds vs null), transitions */
     int *bm, *me;        /* B->Mk, Mk->E */
-    int more;            /* models after the first one in the file */
     /* HMMER3 files only (NULL otherwise): the file's probabilities as HMMER3
      * reads them (float), for its own configuration (hmmer3_local.c): match
      * emissions at [k * KMAX + x], transitions at [k * NTRANS + t], node 0's
@@ -85,10 +84,19 @@ static inline int count_degenerates(const Degenerate *d)
     return n;
 }
 
-/* hmmer_read.c: reads the first model of the file at path ("-": standard
- * input) into h (zeroed by the caller; h2_free frees it even after a
- * failure). Returns 0, or -1 after printing "hmmc: error: ..." on stderr. */
-int hmmer_read(const char *path, H2 *h);
+/* hmmer_read.c: the models of the file at path ("-": standard input), one
+ * after another. hmmer_open returns NULL after printing "hmmc: error: ..."
+ * when the file cannot be opened; hmmer_next reads the next model into h
+ * (zeroed by the caller; h2_free frees it even after a failure): 1, or 0 at
+ * the end of the file (the first call: an error, as an empty file is not a
+ * model), -1 after printing "hmmc: error: FILE:LINE:COLUMN: ..." (from the
+ * second model on, naming the model). hmmer_model_line: the line where the
+ * model just read ends ('//'). */
+typedef struct HmmerFile HmmerFile;
+HmmerFile *hmmer_open(const char *path);
+int hmmer_next(HmmerFile *f, H2 *h);
+int hmmer_model_line(const HmmerFile *f);
+void hmmer_close(HmmerFile *f);
 void h2_free(H2 *h);
 
 /* hmmer_scores.c: the scores hmm2search computes from h, into s (zeroed by
@@ -99,5 +107,8 @@ void search_free(Search *s);
 /* hmmer_write.c: writes the program for h and s to out. Returns 0, or -1
  * after printing "hmmc: error: ..." when out cannot be written. */
 int write_program(FILE *out, const char *path, const H2 *h, const Search *s);
+/* Only the model's `// hmmer:` lines and hmm block, named id, and in the
+ * local modes the forward one, whose name it returns (malloc'd; else NULL). */
+char *write_model_blocks(FILE *out, const H2 *h, const Search *s, const char *id);
 
 #endif

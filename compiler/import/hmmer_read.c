@@ -268,15 +268,6 @@ static int h2_node(Reader *r, H2 *h, int k)
            : parse_score(r, r->tok[NTRANS + 2], &h->me[k], "m->e");
 }
 
-/* Counts the models that follow the first one (each starts with HMMER). */
-static int count_more(Reader *r, H2 *h)
-{
-    int got;
-    while ((got = next_line(r)) > 0)
-        h->more += strncmp(r->tok[0], "HMMER", 5) == 0;
-    return got;
-}
-
 /* The header lines up to the HMM line, each given to `line` (HMMER2's or
  * HMMER3's keys); seen collects the keys met. */
 static int read_header(Reader *r, H2 *h, int (*line)(Reader *, H2 *, int *), int *seen)
@@ -301,8 +292,8 @@ static int expect_transition_names(Reader *r)
     return 0;
 }
 
-/* Nodes 1..M, each read by `node` (HMMER2's or HMMER3's layout), the closing
- * '//', and a count of the models that follow. */
+/* Nodes 1..M, each read by `node` (HMMER2's or HMMER3's layout), and the
+ * closing '//'. */
 static int read_nodes(Reader *r, H2 *h, int (*node)(Reader *, H2 *, int))
 {
     for (int k = 1; k <= h->M; k++)
@@ -312,7 +303,7 @@ static int read_nodes(Reader *r, H2 *h, int (*node)(Reader *, H2 *, int))
         return -1;
     if (strcmp(r->tok[0], "//") != 0)
         return error_at(r, "expected '//' after node %d (LENG says %d nodes)", h->M, h->M);
-    return count_more(r, h) < 0 ? -1 : 0;
+    return 0;
 }
 
 static int h2_read(Reader *r, H2 *h)
@@ -513,11 +504,9 @@ static int h3_read(Reader *r, H2 *h)
 static const char *const H3_FORMATS[] = {"HMMER3/a", "HMMER3/b", "HMMER3/c",
                                          "HMMER3/d", "HMMER3/e", "HMMER3/f"};
 
-/* The first line says which format follows. */
+/* The first line, just read, says which format follows. */
 static int read_model(Reader *r, H2 *h)
 {
-    if (expect_line(r, "a HMMER2.0 or HMMER3/a to HMMER3/f header line") < 0)
-        return -1;
     if (strcmp(r->tok[0], "HMMER2.0") == 0)
         return h2_read(r, h);
     for (size_t i = 0; i < sizeof H3_FORMATS / sizeof H3_FORMATS[0]; i++)
@@ -529,28 +518,63 @@ static int read_model(Reader *r, H2 *h)
         return error_tok(r, r->tok[0], "%s files are not supported: hmmc reads the ASCII "
                          "formats HMMER2.0 and HMMER3/a to HMMER3/f (convert the model with "
                          "`hmmconvert MODEL > NEW`)", r->tok[0]);
+    if (r->model >= 2)
+        return error_at(r, "expected the next model's header line (HMMER2.0 or HMMER3/a to "
+                        "HMMER3/f) after the '//' that ends model %d", r->model - 1);
     return error_at(r, "not a HMMER save file: the first line should start with HMMER2.0 or "
                     "HMMER3/a to HMMER3/f (binary files: convert with hmm2convert or hmmconvert "
                     "first)");
 }
 
-int hmmer_read(const char *path, H2 *h)
+struct HmmerFile {
+    Reader r;
+};
+
+HmmerFile *hmmer_open(const char *path)
 {
-    Reader r = {.path = path};
-    int status;
-    r.f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    if (!r.f) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!f) {
         fprintf(stderr, "hmmc: error: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    HmmerFile *hf = xcalloc(1, sizeof *hf);
+    hf->r.f = f;
+    hf->r.path = path;
+    return hf;
+}
+
+int hmmer_next(HmmerFile *hf, H2 *h)
+{
+    Reader *r = &hf->r;
+    int got = r->model == 0 /* expect_line: 0 when read */
+                  ? (expect_line(r, "a HMMER2.0 or HMMER3/a to HMMER3/f header line") == 0 ? 1 : -1)
+                  : next_line(r);
+    if (got <= 0)
+        return got;
+    r->model++;
+    r->current = h;
+    int status = read_model(r, h);
+    r->current = NULL;
+    if (status < 0)
         return -1;
-    }
-    status = read_model(&r, h);
-    if (status == 0) { /* what the header block names besides the kept lines */
-        snprintf(h->meta.format, sizeof h->meta.format, "%s", h->format);
-        h->meta.name = h->name ? xstrdup(h->name) : NULL;
-        h->meta.leng = h->M;
-    }
-    if (r.f != stdin)
-        fclose(r.f);
-    free(r.buf);
-    return status;
+    /* what the header block names besides the kept lines */
+    snprintf(h->meta.format, sizeof h->meta.format, "%s", h->format);
+    h->meta.name = h->name ? xstrdup(h->name) : NULL;
+    h->meta.leng = h->M;
+    return 1;
+}
+
+int hmmer_model_line(const HmmerFile *hf)
+{
+    return hf->r.line;
+}
+
+void hmmer_close(HmmerFile *hf)
+{
+    if (!hf)
+        return;
+    if (hf->r.f != stdin)
+        fclose(hf->r.f);
+    free(hf->r.buf);
+    free(hf);
 }

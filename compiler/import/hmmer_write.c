@@ -286,22 +286,31 @@ static int forward_differs(const Search *s)
     return 0;
 }
 
+/* The model's `// hmmer:` lines and its hmm block named id, and, in the
+ * local modes, the forward one: returns its name (malloc'd), or NULL. */
+char *write_model_blocks(FILE *out, const H2 *h, const Search *s, const char *id)
+{
+    char *fid = forward_differs(s) ? xasprintf("%s_forward", id) : NULL;
+    Symbols a;
+    symbols(h, &a);
+    hmmer_meta_write(out, "// hmmer:", &h->meta);
+    put_model(out, id, s, &a, s->bsc, s->esc);
+    if (fid) {
+        fputc('\n', out);
+        put_model(out, fid, s, &a, s->fsc_b, s->fsc_e);
+    }
+    return fid;
+}
+
 int write_program(FILE *out, const char *path, const H2 *h, const Search *s)
 {
     char *id = hmmer_identifier(h->name);
     int twice = forward_differs(s);
     char *fid = twice ? xasprintf("%s_forward", id) : NULL;
-    Symbols a;
-    symbols(h, &a);
     put_header(out, path, h, id, fid);
     fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
           "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
-    hmmer_meta_write(out, "// hmmer:", &h->meta);
-    put_model(out, id, s, &a, s->bsc, s->esc);
-    if (twice) {
-        fputc('\n', out);
-        put_model(out, fid, s, &a, s->fsc_b, s->fsc_e);
-    }
+    free(write_model_blocks(out, h, s, id));
     put_main(out, id, fid);
     free(id);
     free(fid);
@@ -312,4 +321,3 @@ int write_program(FILE *out, const char *path, const H2 *h, const Search *s)
     }
     return 0;
 }
-

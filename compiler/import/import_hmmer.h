@@ -15,7 +15,8 @@ typedef enum HmmerMode {
     HMMER_MODE_GLOCAL   /* hmm2search's (a HMMER3 file converted as hmmconvert -2 does) */
 } HmmerMode;
 
-/* Writes the program for the first model in the file at path to out, in
+/* Writes the program for the model in the file at path to out (for a file
+ * of many models, a program holding them all: docs/hmmer.md), in
  * the given mode, and to verbose (when not NULL) the header lines it keeps,
  * "hmmc: import: KEY VALUE". Returns 0, or 1 after printing "hmmc: error:
  * FILE:LINE:COLUMN: ..." on standard error when the file cannot be read or

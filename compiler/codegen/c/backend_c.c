@@ -29,6 +29,8 @@
 #include "codegen/c/backend_c_table.h"
 #include "codegen/c/c_plan.h"
 #include "codegen/c/backend_c_hits.h"
+#include "codegen/c/backend_c_profile.h"
+#include "codegen/c/backend_c_rows.h"
 #include "codegen/c/backend_c_train.h"
 #include "codegen/emit.h"
 #include "codegen/emit_dp.h"
@@ -928,6 +930,10 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
                        const char *data_prefix)
 {
     const IrCall *call = &p->calls[index];
+    if (plans->c[index].profile_data) {
+        c_profile_write_call(e, p, plans, index, data_prefix);
+        return;
+    }
     if (call->alg == ALG_POSTERIOR) {
         emit_blank(e);
         emit_comment(e, "==== call %d: %s; libhmmrt's posterior engine on the model as written, "
@@ -998,8 +1004,8 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
 /* ---- the program: models for the sampler, columns, main -------------------- */
 
 
-static void write_source_model(Emitter *e, const Program *p, int model_index, int index,
-                               const char *data_prefix)
+static void write_source_model(Emitter *e, const Program *p, const Plans *plans,
+                               int model_index, int index, const char *data_prefix)
 {
     const IrModel *m = &p->models[model_index];
     FILE *o = e->out;
@@ -1011,6 +1017,19 @@ static void write_source_model(Emitter *e, const Program *p, int model_index, in
         fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
     fprintf(o, "};\n");
     int dense = dense_sample_call(p, model_index);
+    if (c_profile_model_in_data(p, plans, model_index)) {
+        size_t emissions_at, at = c_profile_sample_offset(p, plans, model_index, &emissions_at);
+        emit_comment(e, "its %d moves and %d emission tables, from %s.profiles (bytes %zu and %zu)",
+                     m->n_moves, m->n_emissions, data_prefix, at, emissions_at);
+        emit_line(e, "_Static_assert(sizeof(hmmrt_model_move) == 24, \"the data file holds "
+                     "24-byte records\");");
+        fprintf(o, "#define m%d_moves ((const hmmrt_model_move *)((const char *)hmmc_profile_data + "
+                   "%zu))\n", index, at);
+        fprintf(o, "#define m%d_emissions ((const double *)((const char *)hmmc_profile_data + "
+                   "%zu))\n", index, emissions_at);
+        c_write_training_tables(e, p, model_index, index);
+        return;
+    }
     if (dense >= 0) {
         emit_comment(e, "its %d moves are made from the matrix of %s when --sample needs them",
                      m->n_moves, p->calls[dense].label);
@@ -1065,7 +1084,7 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     int gpu = plans->gpu != NULL;
     const int *order = layout->used_models, n_used = layout->n_used;
     for (int i = 0; i < n_used; i++)
-        write_source_model(e, p, order[i], i, data_prefix);
+        write_source_model(e, p, plans, order[i], i, data_prefix);
 
     emit_blank(e);
     emit_comment(e, "==== the program ====");
@@ -1142,12 +1161,12 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     fprintf(o, "};\n");
     int n_scan = 0;
     for (int c = 0; c < p->n_calls; c++)
-        n_scan += scan_supported(&p->calls[c]);
+        n_scan += scan_supported(&p->calls[c]) && !plans->c[c].profile_data;
     if (n_scan) {
         emit_comment(e, "the calls that can scan one long sequence over every thread (hmmrt_scan.h)");
         fprintf(o, "static const hmmrt_scan_call *const scan_calls[] = {");
         for (int c = 0, k = 0; c < p->n_calls; c++)
-            if (scan_supported(&p->calls[c]))
+            if (scan_supported(&p->calls[c]) && !plans->c[c].profile_data)
                 fprintf(o, "%s&%s", k++ ? ", " : "", layout_name(layout, c, "scan"));
         fprintf(o, "};\n");
     }
@@ -1155,18 +1174,19 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
     const char *hits = c_write_hits(e, p);
+    const char *rows = c_write_rows(e, p);
     c_write_dense_batching(e, p, layout);
     /* emit_string's result lasts until its next call: one a printf */
     fprintf(o, "static const hmmrt_program program = {\n    .name = %s, ", emit_string(name));
     fprintf(o, ".source = %s, ", emit_string(p->path));
     fprintf(o, "%s.target = \"%s\",\n    .n_alphabets = %d, .alphabets = alphabets, "
                ".n_columns = %d, .columns = columns,\n    .n_models = %d, .models = models, "
-               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s%s\n};\n", c_source_fields(p),
+               ".score_cpu = score_cpu, .gpu = %s,%s%s%s%s%s%s\n};\n", c_source_fields(p),
             gpu ? "cuda" : "c", layout->n_alphabets, p->n_prints, n_used,
             gpu ? "&gpu_program" : "NULL", real_dim_field(p), *hits ? "\n    " : "", hits,
             c_dense_uses_blas(p) ? "\n    .dense_batching = &hmmc_dense_batching," : "",
             n_scan ? arena_printf(p->arena, "\n    .n_scan_calls = %d, .scan_calls = scan_calls,",
-                                  n_scan) : "");
+                                  n_scan) : "", rows);
     emit_blank(e);
     emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
@@ -1188,9 +1208,21 @@ int backend_c_write(const Program *p, const Plans *plans, FILE *out, const char 
     emit_line(&e, "#include \"hmmrt_scan.h\"");
     emit_blank(&e);
     emit_line(&e, "static const double LN2 = 0.693147180559945309417232121458176568; /* ln 2 */");
-    if (dense_needs_data(p)) {
+    int profiles = c_profile_needs_data(p, plans);
+    if (profiles)
+        emit_line(&e, "#include \"hmmrt_profile.h\"");
+    if (dense_needs_data(p) || profiles) {
         emit_blank(&e);
         dense_write_incbin_macro(&e);
+    }
+    if (profiles) {
+        emit_blank(&e);
+        emit_comment(&e, "The tables of the profiles that libhmmrt's generic scorer reads "
+                         "(hmmrt_profile.h), from %s.profiles", data_prefix);
+        emit_line(&e, "_Static_assert(HMMRT_PX_N == 9 && HMMRT_PT_N == 10, \"the tables' "
+                      "layout of hmmc's backend_c_profile.c\");");
+        fprintf(e.out, "HMMC_INCBIN(double, hmmc_profile_data, %s);\n",
+                emit_string(arena_printf(p->arena, "%s.profiles", data_prefix)));
     }
     for (int i = 0; i < plans->layout->n_used; i++)
         if (p->models[plans->layout->used_models[i]].real_dim)

@@ -5,6 +5,7 @@
  * viterbi(MODEL).traceback. */
 #include "codegen/c/backend_c_hits.h"
 
+#include "codegen/c/backend_c_rows.h"
 #include "codegen/c/backend_c_train.h"
 #include "import/hmmer_header.h"
 
@@ -27,6 +28,9 @@ static const char *refusal(const Program *p, const HmmerMeta *m, int score_colum
     if (strncmp(m->format, "HMMER3", 6) != 0 || !m->has[META_STATS_FORWARD])
         return "its HMMER file gave no STATS LOCAL FORWARD line (HMMER2 files have none), from "
                "which E-values come: import a HMMER3 file (hmmbuild's)";
+    if (c_rows_asked(p))
+        return "it holds many models (rows per model), and the hits mode searches with one: "
+               "take the model out of the HMMER file (hmmfetch FILE NAME) and import it alone";
     if (p->n_models == 0 || p->models[0].n_length_weights == 0)
         return "its model is not in hmmsearch's configuration (imported with "
                "--hmmer-mode=glocal?), so its scores are not what the file's STATS describe: "

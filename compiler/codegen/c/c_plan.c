@@ -56,6 +56,10 @@ void c_plan_dump(const CPlan *plan, FILE *out)
         fprintf(out, "  c-plan engine (libhmmrt's posterior engine)\n");
         return;
     }
+    if (plan->profile_data) {
+        fprintf(out, "  c-plan profile-data (libhmmrt's generic profile scorer)\n");
+        return;
+    }
     fprintf(out, "  c-plan shape %s local-arrays %d\n",
             plan->shape == C_SHAPE_TABLE ? "table" : "straight", plan->local_arrays);
 }

@@ -21,6 +21,11 @@ typedef struct CPlan {
     CShape shape;     /* straight-line or table (a dense call's code is libhmmrt's) */
     int local_arrays; /* the two columns as local arrays (small models), else scratch memory */
     int engine;       /* a posterior call: libhmmrt's engine runs it, no code is planned */
+    int profile_data; /* libhmmrt's generic profile scorer runs it on its model's tables
+                         (backend_c_profile.h): no code specialised to the model */
+    long profile_offset; /* then: where its model's tables begin in the data file (doubles) */
+    long profile_size;   /* and how many doubles they take */
+    long profile_sample_at; /* where its model as written (for --sample) begins (bytes) */
 } CPlan;
 
 /* The plans of p's calls (p->n_calls of them, in p's arena); forced is
