@@ -72,8 +72,8 @@ def main():
                   + (f"hmmc {h_em:.4f} s process wall, {ratio:.1f}x: {'met' if ratio >= 10 else 'missed'}"
                      if ratio == ratio else "no hmmc EM figure"))
             if h_e == h_e:
-                print(f"    by training's own clock (one E-step, 2 decimals): {h_e:.2f} s, "
-                      + (f"{gpu[best] / h_e:.1f}x" if h_e > 0 else "under 0.005 s"))
+                print(f"    by training's own clock (one E-step, 3 decimals): {h_e:.3f} s, "
+                      + (f"{gpu[best] / h_e:.1f}x" if h_e > 0 else "under 0.0005 s"))
         post, fb = pick("hmmc", "posterior"), pick("hmmc", "forward+backward")
         if post == post and fb == fb:
             print(f"  target posterior <= 2x forward+backward (process wall): {post:.4f} / {fb:.4f} s = "
