@@ -25,6 +25,7 @@ typedef struct hmmrt_hit {
     hmmrt_domain *domains;
     int reported, included;
     double sortkey;        /* larger ranks first: -lnP, or the score with score thresholds */
+    char strand;           /* a DNA model's hit: '+' or '-' (its one domain); 0 otherwise */
 } hmmrt_hit;
 
 /* ---- hits_domains.c -------------------------------------------------------- */
@@ -36,11 +37,16 @@ void hmmrt_path_model_free(hmmrt_path_model *pm);
 /* The domains of a sequence (codes of the model's alphabet, L residues) from
  * its viterbi traceback (state names separated by single spaces): *out
  * (malloc'd, *n of them; NULL and 0 when there are none), bits set (the
- * envelope's score), the rest of each domain's numbers left to the caller.
+ * envelope's score) when score is not 0, the rest of each domain's numbers left to the caller.
  * 0, -1 out of memory, or -2 when the traceback does not follow the model's
  * moves (an internal error). One thread at a time: pm holds scratch. */
 int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
-                       int64_t L, hmmrt_domain **out, int *n);
+                       int64_t L, int score, hmmrt_domain **out, int *n);
+/* nhmmer's score (bits, no null2) of a hit whose envelope is residues
+ * [from, to] (1-based) of x, for the window length W (MAXL); NaN when memory
+ * runs out. One thread at a time. */
+double hmmrt_nhmmer_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t from, int64_t to,
+                         long W);
 /* ln of esl_exp_surv: the probability that a score exceeds bits in the
  * exponential tail of tau and lambda (0 at or below tau). */
 double hmmrt_hits_lnP(double bits, double tau, double lambda);
@@ -52,6 +58,7 @@ typedef struct hmmrt_hits {
     const hmmrt_hits_options *opt;
     const hmmrt_options *o;
     hmmrt_path_model *paths;  /* NULL when the program prints no traceback */
+    struct hmmrt_strands *strands; /* a DNA model's windows (hits_strands.c), or NULL */
     hmmrt_hit *hits;          /* the hits that may still be reported */
     size_t n, cap, prune_at;
     int64_t searched;         /* sequences scored */
@@ -73,10 +80,34 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out);
 void hmmrt_hits_close(hmmrt_hits *h);
 
+/* Keeps hit (taking its name and domains) while it may still be reported:
+ * 0, or -1 out of memory (hit's memory is freed either way when not kept). */
+int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit);
+
+/* ---- hits_strands.c: a DNA model's hits, as nhmmer's -------------------------- */
+typedef struct hmmrt_strands hmmrt_strands;
+/* NULL after saying why (out of memory, an alphabet without complements). */
+hmmrt_strands *hmmrt_strands_new(const hmmrt_hits *h);
+void hmmrt_strands_free(hmmrt_strands *s);
+/* Scores the strands of one sequence and keeps its hits: 0, -1 out of
+ * memory, -2 a broken traceback. */
+int hmmrt_strands_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+                      const uint8_t *codes);
+/* nhmmer's E-value factor: residues searched (both strands, or -Z) / W. */
+double hmmrt_strands_Z(const hmmrt_hits *h);
+
 /* ---- hits_tables.c ------------------------------------------------------------- */
 /* hmmsearch 3.3.2's --tblout and --domtblout layouts, and the ranked list. */
 void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out);
+/* Their shared pieces: the trailer of a table, a line of the list, the
+ * list's threshold lines. */
+void hmmrt_hits_write_tail(const hmmrt_hits *h, FILE *f);
+void hmmrt_hits_outf(hmmrt_out *out, const char *fmt, ...) HMMRT_PRINTF(2, 3);
+void hmmrt_hits_write_thresholds(const hmmrt_hits *h, hmmrt_out *out);
+/* nhmmer 3.3.2's --tblout layout, and the list, for a DNA model's hits. */
+void hmmrt_hits_write_dna_tblout(const hmmrt_hits *h, FILE *f);
+void hmmrt_hits_write_dna_list(const hmmrt_hits *h, hmmrt_out *out);
 
 #endif

@@ -25,6 +25,8 @@ struct hmmrt_path_model {
      * C -> T */
     hmmrt_fb *fb;
     int sn, nn, nb, jj, jb, cc, ct;
+    int ec, ej;           /* E -> C and E -> J: unihit for nhmmer's scores, then as written */
+    double ec_w, ej_w;
     hmmrt_scratch scratch;
 };
 
@@ -126,12 +128,16 @@ hmmrt_path_model *hmmrt_path_model_new(const hmmrt_model *m, const char *alphabe
     pm->jb = J >= 0 && pm->begin >= 0 ? find_move(pm, J, pm->begin) : -1;
     pm->cc = C >= 0 ? find_move(pm, C, C) : -1;
     pm->ct = C >= 0 ? find_move(pm, C, T) : -1;
+    pm->ec = C >= 0 && pm->end_state >= 0 ? find_move(pm, pm->end_state, C) : -1;
+    pm->ej = J >= 0 && pm->end_state >= 0 ? find_move(pm, pm->end_state, J) : -1;
     char err[256];
     if (pm->sn < 0 || pm->nn < 0 || pm->nb < 0 || pm->end_state < 0 || pm->cc < 0 || pm->ct < 0 ||
-        !(pm->fb = hmmrt_fb_new(m, pm->K, err, sizeof err))) { /* not an import's profile */
-        hmmrt_path_model_free(pm);
+        pm->ec < 0 || !(pm->fb = hmmrt_fb_new(m, pm->K, err, sizeof err))) {
+        hmmrt_path_model_free(pm); /* not an import's profile */
         return NULL;
     }
+    pm->ec_w = pm->fb->w[pm->ec];
+    pm->ej_w = pm->ej >= 0 ? pm->fb->w[pm->ej] : 0.0;
     return pm;
 }
 
@@ -153,6 +159,20 @@ double hmmrt_hits_lnP(double bits, double tau, double lambda)
     return bits <= tau ? 0.0 : -lambda * (bits - tau);
 }
 
+/* Forward over the Ld codes x with the weights set in pm->fb: ln P, NaN when
+ * memory runs out. */
+static double forward_stretch(hmmrt_path_model *pm, const uint8_t *x, int64_t Ld)
+{
+    hmmrt_fb *fb = pm->fb;
+    char err[256];
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return NAN;
+    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
+    if (!scratch)
+        return NAN;
+    return hmmrt_fb_run(fb, x, Ld, scratch, NULL, NULL, NULL);
+}
+
 /* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
  * residues [from, to] (1-based) of x as the envelope, in bits: the forward
  * score of the envelope alone in the model's own configuration for the
@@ -172,14 +192,45 @@ static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, i
         fb->w[pm->jj] = loop;
         fb->w[pm->jb] = move;
     }
-    char err[256];
-    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
-        return NAN;
-    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
-    if (!scratch)
-        return NAN;
-    double env = hmmrt_fb_run(fb, x + from - 1, Ld, scratch, NULL, NULL, NULL);
+    fb->w[pm->ec] = pm->ec_w;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = pm->ej_w;
+    double env = forward_stretch(pm, x + from - 1, Ld);
     return (env + (double)(L - Ld) * log(loop)) / M_LN2;
+}
+
+/* nhmmer's score of a hit whose envelope is the residues [from, to] of x
+ * (p7_pli_postDomainDef_LongTarget without null2): the forward score of the
+ * envelope alone with the model unihit (E -> C 1, E -> J 0) and its length
+ * model set for the envelope's length Ld (loops Ld / (Ld + 2), moves
+ * 2 / (Ld + 2)), no null model; then the entry and exit moved to nhmmer's
+ * window length W (2 ln(2 / (W + 2)) for 2 ln(2 / (Ld + 2))), max(W, Ld) - Ld
+ * loops of W / (W + 2) for the rest of the window, less the null model of a
+ * window of max(W, Ld) residues; in bits. NaN when memory runs out. */
+double hmmrt_nhmmer_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t from, int64_t to,
+                         long W)
+{
+    hmmrt_fb *fb = pm->fb;
+    int64_t Ld = to - from + 1;
+    double ld = (double)Ld, w = (double)W;
+    double loop = ld / (ld + 2.0), move = 2.0 / (ld + 2.0);
+    fb->w[pm->sn] = 1.0;
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    fb->w[pm->ec] = 1.0;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = 0.0;
+    double env = forward_stretch(pm, x + from - 1, Ld);
+    if (isnan(env))
+        return NAN;
+    double n = w > ld ? w : ld; /* the window nhmmer scores the hit in */
+    double null = n * log(n / (n + 1.0)) + log(1.0 / (n + 1.0));
+    double sc = env - 2.0 * log(move) + 2.0 * log(2.0 / (w + 2.0)) + (n - ld) * log(w / (w + 2.0));
+    return (sc - null) / M_LN2;
 }
 
 /* k of a match state's name "Mk", or -1. */
@@ -205,7 +256,7 @@ static int add_domain(hmmrt_domain **out, int *n, int *cap, const hmmrt_domain *
 }
 
 int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
-                       int64_t L, hmmrt_domain **out, int *n)
+                       int64_t L, int score, hmmrt_domain **out, int *n)
 {
     const hmmrt_model *m = pm->m;
     int cap = 0;
@@ -255,7 +306,7 @@ int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_
     }
     if (pos != L)
         goto broken;
-    for (int i = 0; i < *n; i++) {
+    for (int i = 0; score && i < *n; i++) {
         hmmrt_domain *dom = &(*out)[i];
         dom->bits = envelope_bits(pm, codes, L, dom->ali_from, dom->ali_to);
         if (isnan(dom->bits))
