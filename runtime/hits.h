@@ -11,6 +11,7 @@
 /* One domain: a B .. E stretch of the best path. */
 typedef struct hmmrt_domain {
     int64_t ali_from, ali_to; /* 1-based residues of its first and last emitting move */
+    int64_t env_from, env_to; /* a DNA model's hit: its envelope (else the ali coordinates) */
     long hmm_from, hmm_to;    /* its first and last match state (k of Mk) */
     double bits;              /* its envelope's score (docs/hmmer.md, "Domains") */
     double lnP;               /* ln of its P-value, from the same tau and lambda */
@@ -43,10 +44,22 @@ void hmmrt_path_model_free(hmmrt_path_model *pm);
 int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
                        int64_t L, int score, hmmrt_domain **out, int *n);
 /* nhmmer's score (bits, no null2) of a hit whose envelope is residues
- * [from, to] (1-based) of x, for the window length W (MAXL); NaN when memory
+ * [from, to] (1-based) of x holding an alignment of ali_len residues, for
+ * the window length W (MAXL); NaN when memory
  * runs out. One thread at a time. */
 double hmmrt_nhmmer_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t from, int64_t to,
-                         long W);
+                         int64_t ali_len, long W);
+/* nhmmer's envelopes in x (L codes), as HMMER's domain definition finds its
+ * regions from posterior decoding (p7_domaindef_ByPosteriorHeuristics,
+ * thresholds rt1 0.25 and rt2 0.10) with the model multihit for length L:
+ * *out (malloc'd, *n). 0, or -1 out of memory. One thread at a time. */
+typedef struct hmmrt_envelope {
+    int64_t from, to;         /* 1-based */
+    int64_t ali_from, ali_to; /* its alignment from the posteriors (hits_domains.c) */
+    long hmm_from, hmm_to;
+} hmmrt_envelope;
+int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmrt_envelope **out,
+                         int *n);
 /* ln of esl_exp_surv: the probability that a score exceeds bits in the
  * exponential tail of tau and lambda (0 at or below tau). */
 double hmmrt_hits_lnP(double bits, double tau, double lambda);

@@ -27,6 +27,8 @@ static int position_width(const hmmrt_hits *h, int at_least, int with_length)
             continue;
         w = max_int(w, digits(hit->domains[0].ali_from));
         w = max_int(w, digits(hit->domains[0].ali_to));
+        w = max_int(w, digits(hit->domains[0].env_from));
+        w = max_int(w, digits(hit->domains[0].env_to));
         if (with_length)
             w = max_int(w, digits(hit->length));
     }
@@ -59,7 +61,7 @@ void hmmrt_hits_write_dna_tblout(const hmmrt_hits *h, FILE *f)
                    "%5.1f  %s\n",
                 tnamew, hit->name, taccw, "-", qnamew, qname, qaccw, qacc, d->hmm_from,
                 d->hmm_to, posw, (long long)d->ali_from, posw, (long long)d->ali_to, posw,
-                (long long)d->ali_from, posw, (long long)d->ali_to, posw,
+                (long long)d->env_from, posw, (long long)d->env_to, posw,
                 (long long)hit->length, hit->strand == '+' ? "   +  " : "   -  ",
                 exp(hit->lnP) * h->Z, hit->bits, 0.0, "-");
     }

@@ -1,8 +1,9 @@
 /* hits_strands.c: the hits of a DNA (or RNA) model, as nhmmer reports them:
  * each strand of a target (the sequence, and its reverse complement) is
  * scored in windows of 2W residues, W = MAXL, each W past the last; every
- * B .. E stretch of a window's best path is a hit, scored as nhmmer scores
- * an envelope; hits found twice in overlapping windows are kept once
+ * envelope that HMMER's posterior decoding finds in a window is a hit, its
+ * alignment the stretch of the window's best path in it, scored as nhmmer
+ * scores an envelope; hits found twice in overlapping windows are kept once
  * (docs/hmmer.md, "DNA models: both strands"). */
 #include "hits.h"
 
@@ -12,9 +13,11 @@
 #include <string.h>
 
 #define SHORTEST_HIT 8 /* nhmmer drops alignments of fewer residues */
+#define ENV_EXTRA 20   /* nhmmer's max_env_extra */
 
 typedef struct candidate {
-    int64_t from, to; /* 1-based on the strand scored */
+    int64_t from, to; /* 1-based on the strand scored: the alignment */
+    int64_t env_from, env_to;
     long hmm_from, hmm_to;
     double bits;
 } candidate;
@@ -128,22 +131,54 @@ static int score_window(hmmrt_hits *h, hmmrt_strands *s, const hmmrt_record *rec
     if (s->values[h->info->score_column].score == -INFINITY)
         return 0; /* no path: nothing the model can align here */
     hmmrt_domain *doms = NULL;
-    int n = 0;
+    hmmrt_envelope *envs = NULL;
+    int n = 0, n_envs = 0;
     int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", x, Lw, 0, &doms, &n);
     if (status != 0)
         return status;
-    for (int d = 0; d < n; d++) {
-        if (doms[d].ali_to - doms[d].ali_from + 1 < SHORTEST_HIT)
-            continue;
-        candidate c = {doms[d].ali_from + at, doms[d].ali_to + at, doms[d].hmm_from,
-                       doms[d].hmm_to, 0};
-        c.bits = hmmrt_nhmmer_bits(h->paths, x, doms[d].ali_from, doms[d].ali_to, h->info->maxl);
-        if (isnan(c.bits) || add_candidate(s, &c) != 0) {
-            free(doms);
-            return -1;
+    if (n > 0 && hmmrt_find_envelopes(h->paths, x, Lw, &envs, &n_envs) != 0) {
+        free(doms);
+        return -1;
+    }
+    /* Each envelope is a hit, with its alignment from the posteriors; one
+     * with several stretches of the best path in it (where HMMER would
+     * cluster sampled paths) gives a hit per stretch, each its own envelope. */
+    for (int e = 0; e < n_envs; e++) {
+        const hmmrt_envelope *env = &envs[e];
+        int first = -1, count = 0;
+        for (int d = 0; d < n; d++)
+            if (doms[d].ali_from <= env->to && doms[d].ali_to >= env->from) {
+                if (first < 0)
+                    first = d;
+                count++;
+            }
+        for (int d = count > 1 ? first : -1; d < (count > 1 ? first + count : 0); d++) {
+            /* one stretch of the path or none: the envelope's own alignment */
+            int64_t from = d < 0 ? env->ali_from : doms[d].ali_from;
+            int64_t to = d < 0 ? env->ali_to : doms[d].ali_to;
+            int64_t env_from = d < 0 ? env->from : from, env_to = d < 0 ? env->to : to;
+            if (to - from + 1 < SHORTEST_HIT)
+                continue;
+            /* nhmmer trims an envelope reaching more than 23 residues past the
+             * alignment to 20 past it (rescore_isolated_domain, long targets) */
+            if (env_from < from - ENV_EXTRA - 3 || env_to > to + ENV_EXTRA + 3) {
+                env_from = env_from > from - ENV_EXTRA ? env_from : from - ENV_EXTRA;
+                env_to = env_to < to + ENV_EXTRA ? env_to : to + ENV_EXTRA;
+            }
+            candidate c = {from + at, to + at, env_from + at, env_to + at,
+                           d < 0 ? env->hmm_from : doms[d].hmm_from,
+                           d < 0 ? env->hmm_to : doms[d].hmm_to, 0};
+            c.bits = hmmrt_nhmmer_bits(h->paths, x, env_from, env_to, to - from + 1,
+                                       h->info->maxl);
+            if (isnan(c.bits) || add_candidate(s, &c) != 0) {
+                free(doms);
+                free(envs);
+                return -1;
+            }
         }
     }
     free(doms);
+    free(envs);
     return 0;
 }
 
@@ -206,6 +241,8 @@ static int score_strand(hmmrt_hits *h, hmmrt_strands *s, const hmmrt_record *rec
             return -1;
         *dom = (hmmrt_domain){.ali_from = strand == '+' ? c->from : L - c->from + 1,
                               .ali_to = strand == '+' ? c->to : L - c->to + 1,
+                              .env_from = strand == '+' ? c->env_from : L - c->env_from + 1,
+                              .env_to = strand == '+' ? c->env_to : L - c->env_to + 1,
                               .hmm_from = c->hmm_from, .hmm_to = c->hmm_to, .bits = c->bits,
                               .lnP = hmmrt_hits_lnP(c->bits, h->info->tau, h->info->lambda)};
         hmmrt_hit hit = {.name = strdup(rec->name), .length = L, .index = index,
