@@ -124,7 +124,7 @@ void hmmrt_hits_write_dna_list(const hmmrt_hits *h, hmmrt_out *out)
                     (long long)h->searched, (long long)(h->residues * n_strands));
     hmmrt_hits_outf(out, "Total number of hits:             %12lld  (%lld included)\n",
                     (long long)h->n_reported, (long long)h->n_included);
-    hmmrt_hits_outf(out, "E-values: P x %.6g (residues searched / W, W = MAXL = %ld)\n", h->Z,
-                    info->maxl);
+    hmmrt_hits_outf(out, "E-value per P-value:              %12.6g  (searched / W, W = MAXL = %ld)\n",
+                    h->Z, info->maxl);
     hmmrt_hits_outf(out, "//\n[ok]\n");
 }
