@@ -43,7 +43,7 @@ static void test_one_domain(void **state)
     const uint8_t x[] = {0, 0, 1};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 M2 E C T", x, 3, &d, &n), 0);
+    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 M2 E C T", x, 3, 1, &d, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(d[0].ali_from, 2);
     assert_int_equal(d[0].ali_to, 3);
@@ -60,7 +60,7 @@ static void test_two_domains_through_j(void **state)
     const uint8_t x[] = {0, 1, 1, 0};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E J J B M2 E C C T", x, 4, &d, &n), 0);
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E J J B M2 E C C T", x, 4, 1, &d, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(d[0].ali_from, 1);
     assert_int_equal(d[0].ali_to, 1);
@@ -83,7 +83,7 @@ static void test_whole_sequence_score(void **state)
     const uint8_t x[] = {0};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E C T", x, 1, &d, &n), 0);
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E C T", x, 1, 1, &d, &n), 0);
     assert_int_equal(n, 1);
     double move = 0.75, p = 4.0 * move * (0.5 * 2.0 + 0.5 * 0.5) * 0.5 * move;
     assert_true(fabs(d[0].bits - log(p) / M_LN2) < 1e-9);
@@ -97,9 +97,9 @@ static void test_broken_tracebacks(void **state)
     const uint8_t x[] = {0, 0, 0, 0, 0};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N B M2 M1 E C T", x, 2, &d, &n), -2); /* no move */
-    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 E C T", x, 5, &d, &n), -2); /* 2 of 5 */
-    assert_int_equal(hmmrt_find_domains(pm, "S X", x, 0, &d, &n), -2);              /* no state */
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M2 M1 E C T", x, 2, 1, &d, &n), -2); /* no move */
+    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 E C T", x, 5, 1, &d, &n), -2); /* 2 of 5 */
+    assert_int_equal(hmmrt_find_domains(pm, "S X", x, 0, 1, &d, &n), -2);              /* no state */
     assert_null(d);
     assert_int_equal(n, 0);
     hmmrt_path_model_free(pm);
