@@ -292,8 +292,9 @@ int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmr
     for (int64_t j = 1; j <= L; j++) {
         double mocc = 1.0 - LOOP(pm->N, j) - LOOP(pm->J, j) - LOOP(pm->C, j);
         if (!triggered) {
-            /* B before residue j: N -> B there (J -> B is not known here) */
-            double b = (j == 1 ? 1.0 : LOOP(pm->N, j - 1)) - LOOP(pm->N, j);
+            /* B before residue j: N -> B, and J -> B taken as the drop of J's loop */
+            double jb = LOOP(pm->J, j - 1) - LOOP(pm->J, j);
+            double b = (j == 1 ? 1.0 : LOOP(pm->N, j - 1)) - LOOP(pm->N, j) + (jb > 0 ? jb : 0);
             if (mocc - b < RT2)
                 start = j;
             else if (start == -1)
@@ -302,8 +303,9 @@ int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmr
                 triggered = 1;
             continue;
         }
-        /* E after residue j: E -> C there (E -> J is not known here) */
-        double e = (j == L ? 1.0 : LOOP(pm->C, j + 1)) - LOOP(pm->C, j);
+        /* E after residue j: E -> C, and E -> J taken as the rise of J's loop */
+        double ej = LOOP(pm->J, j + 1) - LOOP(pm->J, j);
+        double e = (j == L ? 1.0 : LOOP(pm->C, j + 1)) - LOOP(pm->C, j) + (ej > 0 ? ej : 0);
         if (mocc - e < RT2) {
             if (*n == cap) {
                 int c = cap ? 2 * cap : 4;
