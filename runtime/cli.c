@@ -446,6 +446,12 @@ static int apply_crick(parse_state *st, const char *v)
     return apply_strand(st, HMMRT_STRAND_CRICK, "--crick");
 }
 
+static int apply_nonull2(parse_state *st, const char *v)
+{
+    st->o->hits.nonull2 = 1;
+    return note_hits(st, "--nonull2");
+}
+
 static int apply_cut_ga(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_GA, "--cut_ga"); }
 static int apply_cut_tc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_TC, "--cut_tc"); }
 static int apply_cut_nc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_NC, "--cut_nc"); }
@@ -468,6 +474,7 @@ static const option_spec option_specs[] = {
     {"cut_tc", NULL, apply_cut_tc},
     {"cut_nc", NULL, apply_cut_nc},
     {"watson", NULL, apply_watson},
+    {"nonull2", NULL, apply_nonull2},
     {"crick", NULL, apply_crick},
     {"make-db", "DB", apply_make_db},
     {"train", NULL, apply_train},
@@ -765,6 +772,7 @@ static void print_hits_options(FILE *f, const hmmrt_program *prog)
             h->has_cut[2] ? "NC" : "");
     if (!h->has_cut[0] && !h->has_cut[1] && !h->has_cut[2])
         fprintf(f, "                   This model has none of them.\n");
+    fprintf(f, "  --nonull2        no null2 correction of biased composition (as hmmsearch's)\n");
     if (h->nucleic)
         fprintf(f, "  A DNA model searches both strands and reports nhmmer's hits (one domain\n"
                    "  each; no --domtblout, --domE, --domT, --domZ, --incdomE, --incdomT;\n"

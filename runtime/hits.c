@@ -111,6 +111,29 @@ int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit)
     return 0;
 }
 
+/* hmmsearch's null2 (hits_null2.c): the sequence's correction, from the
+ * envelopes of its posterior decoding, and each domain's, from its stretch
+ * of the best path as its envelope, taken from their scores. 0, or -1 out of
+ * memory. */
+static int null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
+{
+    double seq = hmmrt_null2_sequence(h->paths, codes, hit->length);
+    if (isnan(seq))
+        return -1;
+    hit->bias = seq / M_LN2;
+    hit->bits -= hit->bias;
+    hit->lnP = hmmrt_hits_lnP(hit->bits, h->info->tau, h->info->lambda);
+    for (int d = 0; d < hit->n_domains; d++) {
+        hmmrt_domain *dom = &hit->domains[d];
+        double b = hmmrt_null2(h->paths, codes, hit->length, dom->ali_from, dom->ali_to, NULL);
+        if (isnan(b))
+            return -1;
+        dom->bias = b / M_LN2;
+        dom->bits -= dom->bias;
+    }
+    return 0;
+}
+
 int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes)
 {
@@ -135,6 +158,10 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                                         &hit.domains, &hit.n_domains);
         if (status != 0)
             return status;
+    }
+    if (h->paths && !h->opt->nonull2 && null2(h, &hit, codes) != 0) {
+        free(hit.domains);
+        return -1;
     }
     for (int d = 0; d < hit.n_domains; d++) {
         hmmrt_domain *dom = &hit.domains[d];

@@ -14,6 +14,7 @@ typedef struct hmmrt_domain {
     int64_t env_from, env_to; /* a DNA model's hit: its envelope (else the ali coordinates) */
     long hmm_from, hmm_to;    /* its first and last match state (k of Mk) */
     double bits;              /* its envelope's score (docs/hmmer.md, "Domains") */
+    double bias;              /* the null2 correction taken from it, bits (0 with --nonull2) */
     double lnP;               /* ln of its P-value, from the same tau and lambda */
     int reported, included;
 } hmmrt_domain;
@@ -21,7 +22,8 @@ typedef struct hmmrt_domain {
 typedef struct hmmrt_hit {
     char *name;
     int64_t length, index; /* residues; 0-based position in the input */
-    double bits, lnP;      /* the forward score / ln 2 and ln of its P-value */
+    double bits, lnP;      /* the forward score / ln 2 (less bias) and ln of its P-value */
+    double bias;           /* the null2 correction taken from bits (0 with --nonull2) */
     int n_domains, best;   /* best: the domain of highest score, or -1 */
     hmmrt_domain *domains;
     int reported, included;
@@ -63,6 +65,30 @@ int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmr
 /* ln of esl_exp_surv: the probability that a score exceeds bits in the
  * exponential tail of tau and lambda (0 at or below tau). */
 double hmmrt_hits_lnP(double bits, double tau, double lambda);
+
+/* The posteriors of residues [from, to] (1-based) of x alone, with the
+ * model unihit (E -> C 1) and its length model for L (loops L / (L + 2)),
+ * as HMMER rescores an envelope: row i - from of *n_states values, each
+ * state's probability of emitting residue i; NULL when no path emits them
+ * or memory ran out. Valid until pm is used again. */
+struct hmmrt_fb;
+const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int64_t L,
+                                     int64_t from, int64_t to, size_t *n_states);
+const struct hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm);
+
+/* ---- hits_null2.c: HMMER3's null2, the correction of biased composition ---- */
+/* The null2 correction (nats) of a domain whose envelope is residues
+ * [from, to] of x (L residues), as p7_Null2_ByExpectation and
+ * p7_domaindef make it: ln(1 + omega exp(sum of ln null2(x_i))), omega
+ * 1/256; *sum gets the sum of ln null2(x_i) (NULL: not wanted). NaN when
+ * memory runs out; 0 when no path emits the envelope. */
+double hmmrt_null2(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from, int64_t to,
+                   double *sum);
+/* The null2 correction (nats) of a whole sequence: its envelopes found as
+ * HMMER's domain definition finds them (hmmrt_find_envelopes), each
+ * envelope's sum of ln null2 added, ln(1 + omega exp(total)). NaN when
+ * memory runs out. */
+double hmmrt_null2_sequence(hmmrt_path_model *pm, const uint8_t *x, int64_t L);
 
 /* ---- hits.c ------------------------------------------------------------------ */
 typedef struct hmmrt_hits {

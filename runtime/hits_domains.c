@@ -263,6 +263,37 @@ static void posterior_alignment(const hmmrt_path_model *pm, const double *post, 
     (void)L;
 }
 
+const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int64_t L,
+                                     int64_t from, int64_t to, size_t *n_states)
+{
+    hmmrt_fb *fb = pm->fb;
+    double l = (double)L, loop = l / (l + 2.0), move = 2.0 / (l + 2.0);
+    fb->w[pm->sn] = 1.0;
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    fb->w[pm->ec] = 1.0;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = 0.0;
+    char err[256];
+    int64_t Ld = to - from + 1;
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return NULL;
+    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
+    if (!scratch)
+        return NULL;
+    double *post = NULL;
+    if (hmmrt_fb_run(fb, x + from - 1, Ld, scratch, NULL, NULL, &post) == -INFINITY)
+        return NULL;
+    *n_states = (size_t)fb->n;
+    return post;
+}
+
+const hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm) { return pm->fb; }
+
 /* HMMER's thresholds of domain definition (p7_domaindef.c): rt1 starts a
  * region, rt2 bounds it. */
 #define RT1 0.25

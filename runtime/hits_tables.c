@@ -78,10 +78,10 @@ void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f)
             inc += hit->domains[d].included;
         }
         fprintf(f, "%-*s %-*s %-*s %-*s %9.2g %6.1f %5.1f ", tnamew, hit->name, taccw, "-",
-                qnamew, qname, qaccw, query_acc(h), exp(hit->lnP) * h->Z, hit->bits, 0.0);
+                qnamew, qname, qaccw, query_acc(h), exp(hit->lnP) * h->Z, hit->bits, hit->bias);
         if (hit->best >= 0)
             fprintf(f, "%9.2g %6.1f %5.1f ", exp(hit->domains[hit->best].lnP) * h->Z,
-                    hit->domains[hit->best].bits, 0.0);
+                    hit->domains[hit->best].bits, hit->domains[hit->best].bias);
         else
             fprintf(f, "%9s %6s %5s ", "-", "-", "-");
         if (h->paths)
@@ -128,8 +128,8 @@ void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f)
             fprintf(f, "%-*s %-*s %5lld %-*s %-*s %5ld %9.2g %6.1f %5.1f %3d %3d %9.2g %9.2g "
                        "%6.1f %5.1f %5ld %5ld %5lld %5lld %5lld %5lld %4s -\n",
                     tnamew, hit->name, taccw, "-", (long long)hit->length, qnamew, qname, qaccw,
-                    query_acc(h), h->info->M, exp(hit->lnP) * h->Z, hit->bits, 0.0, ++nd, of,
-                    exp(dom->lnP) * h->domZ, exp(dom->lnP) * h->Z, dom->bits, 0.0, dom->hmm_from,
+                    query_acc(h), h->info->M, exp(hit->lnP) * h->Z, hit->bits, hit->bias, ++nd, of,
+                    exp(dom->lnP) * h->domZ, exp(dom->lnP) * h->Z, dom->bits, dom->bias, dom->hmm_from,
                     dom->hmm_to, (long long)dom->ali_from, (long long)dom->ali_to,
                     (long long)dom->ali_from, (long long)dom->ali_to, "-");
         }
@@ -217,7 +217,7 @@ static void write_domains(const hmmrt_hits *h, const hmmrt_hit *hit, hmmrt_out *
         char af = end_mark(dom->ali_from, 1, '['), at = end_mark(dom->ali_to, hit->length, ']');
         hmmrt_hits_outf(out, " %3d %c %6.1f %5.1f %9.2g %9.2g %7ld %7ld %c%c %7lld %7lld %c%c %7lld %7lld "
                   "%c%c %4s\n",
-             ++nd, dom->included ? '!' : '?', dom->bits, 0.0, exp(dom->lnP) * h->domZ,
+             ++nd, dom->included ? '!' : '?', dom->bits, dom->bias, exp(dom->lnP) * h->domZ,
              exp(dom->lnP) * h->Z, dom->hmm_from, dom->hmm_to, hf, ht, (long long)dom->ali_from,
              (long long)dom->ali_to, af, at, (long long)dom->ali_from, (long long)dom->ali_to,
              af, at, "-");
@@ -243,6 +243,8 @@ void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
     hmmrt_hits_write_thresholds(h, out);
     if (h->opt->Z_set)
         hmmrt_hits_outf(out, "# sequence search space set to:   %g\n", h->opt->Z);
+    if (h->opt->nonull2)
+        hmmrt_hits_outf(out, "# null2 bias corrections:          off\n");
     hmmrt_hits_outf(out, "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n\n");
     hmmrt_hits_outf(out, "Query:       %s  [M=%ld]\n", info->query, info->M);
     if (info->acc)
@@ -266,9 +268,9 @@ void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
             inclusion_line = 1;
         }
         const hmmrt_domain *best = hit->best >= 0 ? &hit->domains[hit->best] : NULL;
-        hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  ", exp(hit->lnP) * h->Z, hit->bits, 0.0);
+        hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  ", exp(hit->lnP) * h->Z, hit->bits, hit->bias);
         if (best)
-            hmmrt_hits_outf(out, "%9.2g %6.1f %5.1f  %5s %2d", exp(best->lnP) * h->Z, best->bits, 0.0, "-",
+            hmmrt_hits_outf(out, "%9.2g %6.1f %5.1f  %5s %2d", exp(best->lnP) * h->Z, best->bits, best->bias, "-",
                  hit->n_domains);
         else
             hmmrt_hits_outf(out, "%9s %6s %5s  %5s %2s", "-", "-", "-", "-", "-");
