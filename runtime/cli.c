@@ -292,7 +292,9 @@ static int positive(const char *option, const char *what, const char *v, double 
 {
     if (parse_real(v, out) != 0 || *out <= 0)
         return usage_error("%s takes %s above 0 (e.g. %s), not '%s'", option, what,
-                           strchr(option, 'Z') ? "1000000" : "0.01", v);
+                           strstr(what, "megabases") ? "100"
+                           : strchr(option, 'Z')     ? "1000000"
+                                                     : "0.01", v);
     return 0;
 }
 

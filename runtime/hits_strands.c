@@ -136,6 +136,8 @@ static int score_window(hmmrt_hits *h, hmmrt_strands *s, const hmmrt_record *rec
     int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", x, Lw, 0, &doms, &n);
     if (status != 0)
         return status;
+    /* a window whose best path enters the model nowhere is taken to hold no
+     * envelope (the posterior decoding, the costly part, is skipped) */
     if (n > 0 && hmmrt_find_envelopes(h->paths, x, Lw, &envs, &n_envs) != 0) {
         free(doms);
         return -1;
@@ -152,8 +154,10 @@ static int score_window(hmmrt_hits *h, hmmrt_strands *s, const hmmrt_record *rec
                     first = d;
                 count++;
             }
-        for (int d = count > 1 ? first : -1; d < (count > 1 ? first + count : 0); d++) {
-            /* one stretch of the path or none: the envelope's own alignment */
+        /* d = -1: the envelope with its own alignment (one stretch or none in
+         * it); else each stretch d of several */
+        int d_first = count > 1 ? first : -1, d_end = count > 1 ? first + count : 0;
+        for (int d = d_first; d < d_end; d++) {
             int64_t from = d < 0 ? env->ali_from : doms[d].ali_from;
             int64_t to = d < 0 ? env->ali_to : doms[d].ali_to;
             int64_t env_from = d < 0 ? env->from : from, env_to = d < 0 ? env->to : to;
