@@ -192,17 +192,14 @@ static double forward_stretch(hmmrt_path_model *pm, const uint8_t *x, int64_t Ld
     return hmmrt_fb_run(fb, x, Ld, scratch, NULL, NULL, NULL);
 }
 
-/* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
- * residues [from, to] (1-based) of x as the envelope, in bits: the forward
- * score of the envelope alone in the model's own configuration for the
- * whole sequence's length L (multihit; S -> N divides the null model of L
- * out), plus L - Ld loops of N or C, L / (L + 3), for the residues outside
- * it. NaN when memory runs out. */
-/* The weights of the model's own configuration (multihit) for length L. */
-static void set_multihit(hmmrt_path_model *pm, int64_t L)
+/* The weights of the model's own configuration for length L: multihit
+ * (nj = 1: loops L / (L + 3)), or unihit where it has no J (--hmmer-mode=
+ * unilocal; nj = 0: L / (L + 2)). */
+static void set_own_configuration(hmmrt_path_model *pm, int64_t L)
 {
     hmmrt_fb *fb = pm->fb;
-    double l = (double)L, loop = l / (l + 3.0), move = 3.0 / (l + 3.0);
+    double nj = pm->J >= 0 ? 1.0 : 0.0;
+    double l = (double)L, loop = l / (l + 2.0 + nj), move = (2.0 + nj) / (l + 2.0 + nj);
     fb->w[pm->sn] = exp(l * log1p(1.0 / l) + log(l + 1.0));
     fb->w[pm->nn] = fb->w[pm->cc] = loop;
     fb->w[pm->nb] = fb->w[pm->ct] = move;
@@ -215,14 +212,40 @@ static void set_multihit(hmmrt_path_model *pm, int64_t L)
         fb->w[pm->ej] = pm->ej_w;
 }
 
+/* The weights of the unihit configuration for length L, as HMMER rescores
+ * an envelope (p7_oprofile_ReconfigUnihit): E -> C 1, E -> J 0, loops
+ * L / (L + 2), moves 2 / (L + 2); S -> N 1 (no null model). */
+static void set_unihit(hmmrt_path_model *pm, int64_t L)
+{
+    hmmrt_fb *fb = pm->fb;
+    double l = (double)L, loop = l / (l + 2.0), move = 2.0 / (l + 2.0);
+    fb->w[pm->sn] = 1.0;
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    fb->w[pm->ec] = 1.0;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = 0.0;
+}
+
+/* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
+ * residues [from, to] (1-based) of x as the envelope, in bits: the forward
+ * score of the envelope alone with the model unihit for the whole
+ * sequence's length L (S -> N divides the null model of L out), plus
+ * L - Ld loops of L / (L + 3) for the residues outside it (p7_pipeline's).
+ * NaN when memory runs out. */
 static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from,
                             int64_t to)
 {
-    double l = (double)L, loop = l / (l + 3.0);
+    double l = (double)L;
     int64_t Ld = to - from + 1;
-    set_multihit(pm, L);
+    set_unihit(pm, L);
+    pm->fb->w[pm->sn] = exp(l * log1p(1.0 / l) + log(l + 1.0)); /* the null model of L */
     double env = forward_stretch(pm, x + from - 1, Ld);
-    return (env + (double)(L - Ld) * log(loop)) / M_LN2;
+    return (env + (double)(L - Ld) * log(l / (l + 3.0))) / M_LN2;
 }
 
 /* The alignment of an envelope from the posteriors: the stretch that holds
@@ -267,17 +290,7 @@ const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int
                                      int64_t from, int64_t to, size_t *n_states)
 {
     hmmrt_fb *fb = pm->fb;
-    double l = (double)L, loop = l / (l + 2.0), move = 2.0 / (l + 2.0);
-    fb->w[pm->sn] = 1.0;
-    fb->w[pm->nn] = fb->w[pm->cc] = loop;
-    fb->w[pm->nb] = fb->w[pm->ct] = move;
-    if (pm->jj >= 0 && pm->jb >= 0) {
-        fb->w[pm->jj] = loop;
-        fb->w[pm->jb] = move;
-    }
-    fb->w[pm->ec] = 1.0;
-    if (pm->ej >= 0)
-        fb->w[pm->ej] = 0.0;
+    set_unihit(pm, L);
     char err[256];
     int64_t Ld = to - from + 1;
     if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
@@ -305,7 +318,7 @@ int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmr
     hmmrt_fb *fb = pm->fb;
     *out = NULL;
     *n = 0;
-    set_multihit(pm, L);
+    set_own_configuration(pm, L);
     char err[256];
     if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
         return -1;

@@ -15,6 +15,10 @@
  * probability p1^L (1 - p1) divides every path's, on S -> N. */
 static const char LOOP[] = "(L / (L + 3))";
 static const char MOVE[] = "(3 / (L + 3))";
+/* unihit (p7_UNILOCAL, nj = 0): N and C loop with L / (L + 2), move on with
+ * 2 / (L + 2); E -> C 1, no J. */
+static const char UNI_LOOP[] = "(L / (L + 2))";
+static const char UNI_MOVE[] = "(2 / (L + 2))";
 static const char NULL_LENGTH[] = "(((L + 1) / L) ^ L * (L + 1))";
 
 static void put_move(FILE *out, const char *from, int i, const char *to, int j, double p)
@@ -45,8 +49,19 @@ static void put_emission(FILE *out, const char *name, const double *col, const H
     fputs("];\n", out);
 }
 
-static void put_header(FILE *out, const char *path, const H2 *h, const char *id)
+static void put_header(FILE *out, const char *path, const H2 *h, const char *id, int unihit)
 {
+    if (unihit)
+        fprintf(out,
+                "// %s: the profile HMM '%s' (%d nodes, %s), imported by\n"
+                "// `hmmc --import-hmmer %s --hmmer-mode=unilocal` from a %s file, in\n"
+                "// HMMER3's unilocal configuration (p7_UNILOCAL: local, one domain a\n"
+                "// sequence, as hmmsearch scores a domain's envelope), with its length model:\n"
+                "// N, C -> loop L/(L+2) and move on 2/(L+2) (nj = 0), E -> C 1, no J.\n"
+                "// Otherwise as the local import (docs/hmmer.md): forward is the score of\n"
+                "// the whole sequence in this configuration, in nats, against HMMER3's null\n"
+                "// model, without null2.\n", id, h->name ? h->name : "", h->M,
+                h->nucleic ? "nucleic" : "amino", path, h->format);
     fprintf(out,
             "// %s: the profile HMM '%s' (%d nodes, %s), imported by\n"
             "// `hmmc --import-hmmer %s` from a %s file, in HMMER3's search\n"
@@ -71,7 +86,7 @@ static void put_header(FILE *out, const char *path, const H2 *h, const char *id)
             h->format, h->M, h->M - 1, h->M);
 }
 
-static void put_states(FILE *out, int M)
+static void put_states(FILE *out, int M, int unihit)
 {
     fputs("    startstate S;\n    state N;\n    state B;\n", out);
     for (int k = 1; k <= M; k++)
@@ -80,7 +95,8 @@ static void put_states(FILE *out, int M)
         fprintf(out, "    state I%d emits ins;\n", k);
     for (int k = 2; k <= M; k++)
         fprintf(out, "    state D%d;\n", k);
-    fputs("    state E;\n    state J;\n    state C;\n    endstate T;\n", out);
+    fputs(unihit ? "    state E;\n    state C;\n    endstate T;\n"
+                 : "    state E;\n    state J;\n    state C;\n    endstate T;\n", out);
 }
 
 static void put_emissions(FILE *out, const Local3 *l)
@@ -100,11 +116,18 @@ static void put_emissions(FILE *out, const Local3 *l)
     }
 }
 
-static void put_specials(FILE *out)
+static void put_specials(FILE *out, int unihit)
 {
+    const char *loop = unihit ? UNI_LOOP : LOOP, *move = unihit ? UNI_MOVE : MOVE;
     fprintf(out, "    S -> N %s;\n", NULL_LENGTH);
-    fprintf(out, "    N -> N %s emits null;\n", LOOP);
-    fprintf(out, "    N -> B %s;\n", MOVE);
+    fprintf(out, "    N -> N %s emits null;\n", loop);
+    fprintf(out, "    N -> B %s;\n", move);
+    if (unihit) {
+        fputs("    E -> C 1;\n", out);
+        fprintf(out, "    C -> C %s emits null;\n", loop);
+        fprintf(out, "    C -> T %s;\n", move);
+        return;
+    }
     fputs("    E -> C 0.5;\n    E -> J 0.5;\n", out);
     fprintf(out, "    J -> J %s emits null;\n", LOOP);
     fprintf(out, "    J -> B %s;\n", MOVE);
@@ -136,15 +159,15 @@ static void put_node(FILE *out, const Local3 *l, int k)
 int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
 {
     char *id = hmmer_identifier(h->name);
-    put_header(out, path, h, id);
+    put_header(out, path, h, id, l->unihit);
     fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
           "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
     hmmer_meta_write(out, "// hmmer:", &h->meta);
     fprintf(out, "hmm %s scores {\n", id); /* odds: rows may sum above 1 */
     put_alphabet(out, &l->symbols);
-    put_states(out, l->M);
+    put_states(out, l->M, l->unihit);
     put_emissions(out, l);
-    put_specials(out);
+    put_specials(out, l->unihit);
     for (int k = 1; k <= l->M; k++)
         put_node(out, l, k);
     fputs("}\n", out);

@@ -39,10 +39,14 @@ static void warn_more(const char *path, const H2 *h)
 }
 
 /* HMMER3's search configuration. */
-static int import_local(const char *path, FILE *out, const H2 *h)
+static int import_local(const char *path, FILE *out, const H2 *h, int unihit)
 {
     Local3 l;
-    int status = local3_build(h, &l) == 0 && local3_write(out, path, h, &l) == 0 ? 0 : 1;
+    int status = 1;
+    if (local3_build(h, &l) == 0) {
+        l.unihit = unihit;
+        status = local3_write(out, path, h, &l) == 0 ? 0 : 1;
+    }
     local3_free(&l);
     return status;
 }
@@ -54,15 +58,16 @@ int import_hmmer(const char *path, FILE *out, HmmerMode mode, FILE *verbose)
     int status = 1;
     if (hmmer_read(path, &h) == 0) {
         int hmmer3 = h.h3_mat != NULL;
-        if (mode == HMMER_MODE_LOCAL && !hmmer3) {
-            fprintf(stderr, "hmmc: error: %s: --hmmer-mode=local is HMMER3's configuration; a "
+        int local = mode == HMMER_MODE_LOCAL || mode == HMMER_MODE_UNILOCAL;
+        if (local && !hmmer3) {
+            fprintf(stderr, "hmmc: error: %s: --hmmer-mode=%s is HMMER3's configuration; a "
                     "%s file is imported as hmm2search scores it (leave the option out)\n",
-                    path, h.format);
-        } else if (mode == HMMER_MODE_LOCAL || (mode == HMMER_MODE_DEFAULT && hmmer3)) {
+                    path, mode == HMMER_MODE_LOCAL ? "local" : "unilocal", h.format);
+        } else if (local || (mode == HMMER_MODE_DEFAULT && hmmer3)) {
             warn_more(path, &h);
             if (verbose)
                 hmmer_meta_write(verbose, "hmmc: import:", &h.meta);
-            status = import_local(path, out, &h);
+            status = import_local(path, out, &h, mode == HMMER_MODE_UNILOCAL);
         } else if (search_scores(&h, &s) == 0) {
             warn_more(path, &h);
             if (verbose)
