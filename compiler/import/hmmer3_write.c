@@ -51,39 +51,44 @@ static void put_emission(FILE *out, const char *name, const double *col, const H
 
 static void put_header(FILE *out, const char *path, const H2 *h, const char *id, int unihit)
 {
-    if (unihit)
-        fprintf(out,
-                "// %s: the profile HMM '%s' (%d nodes, %s), imported by\n"
-                "// `hmmc --import-hmmer %s --hmmer-mode=unilocal` from a %s file, in\n"
-                "// HMMER3's unilocal configuration (p7_UNILOCAL: local, one domain a\n"
-                "// sequence, as hmmsearch scores a domain's envelope), with its length model:\n"
-                "// N, C -> loop L/(L+2) and move on 2/(L+2) (nj = 0), E -> C 1, no J.\n"
-                "// Otherwise as the local import (docs/hmmer.md): forward is the score of\n"
-                "// the whole sequence in this configuration, in nats, against HMMER3's null\n"
-                "// model, without null2.\n", id, h->name ? h->name : "", h->M,
-                h->nucleic ? "nucleic" : "amino", path, h->format);
     fprintf(out,
             "// %s: the profile HMM '%s' (%d nodes, %s), imported by\n"
-            "// `hmmc --import-hmmer %s` from a %s file, in HMMER3's search\n"
-            "// configuration: hmmsearch's default, local and multihit, with its length model.\n"
-            "// main prints, per sequence, the forward score, the viterbi score and the\n"
-            "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
-            "// model: forward is hmmsearch's full-sequence score without the null2\n"
-            "// correction of biased composition (hmmsearch --max --nonull2).\n"
-            "// Weights are HMMER3's probabilities, the match emissions as odds against the\n"
-            "// null model's frequencies (inserts, N, J and C emit odds 1), so the model is\n"
-            "// declared `scores`. Written (EXPR) of L, the length of the sequence scored,\n"
-            "// are the length model, N, J, C -> loop L/(L+3) and move on 3/(L+3), and the\n"
-            "// null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
-            "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit).\n"
+            "// `hmmc --import-hmmer %s%s` from a %s file, in HMMER3's%s\n",
+            id, h->name ? h->name : "", h->M, h->nucleic ? "nucleic" : "amino", path,
+            unihit ? " --hmmer-mode=unilocal" : "", h->format, unihit ? "" : " search");
+    if (unihit)
+        fputs("// unilocal configuration (p7_UNILOCAL: local, one domain a sequence, as\n"
+              "// hmmsearch rescores a domain's envelope), with its length model.\n"
+              "// main prints, per sequence, the forward score, the viterbi score and the\n"
+              "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
+              "// model, without the null2 correction of biased composition.\n", out);
+    else
+        fputs("// configuration: hmmsearch's default, local and multihit, with its length model.\n"
+              "// main prints, per sequence, the forward score, the viterbi score and the\n"
+              "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
+              "// model: forward is hmmsearch's full-sequence score without the null2\n"
+              "// correction of biased composition (hmmsearch --max --nonull2).\n", out);
+    fputs("// Weights are HMMER3's probabilities, the match emissions as odds against the\n"
+          "// null model's frequencies (inserts, N, J and C emit odds 1), so the model is\n"
+          "// declared `scores`. Written (EXPR) of L, the length of the sequence scored,\n", out);
+    if (unihit)
+        fputs("// are the length model, N, C -> loop L/(L+2) and move on 2/(L+2) (nj = 0), and\n"
+              "// the null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
+              "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit);\n"
+              "// E -> C 1 (no J: one domain).\n", out);
+    else
+        fputs("// are the length model, N, J, C -> loop L/(L+3) and move on 3/(L+3), and the\n"
+              "// null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
+              "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit).\n",
+              out);
+    fprintf(out,
             "// States: S start, N (residues before the first domain), B begin, M1..M%d match,\n"
             "// I1..I%d insert, D2..D%d delete (no D1: local entries go to match states),\n"
-            "// E end of a domain, J (between domains), C (after the last), T end.\n"
+            "// E end of a domain, %sC (after the last), T end.\n"
             "// Symbols as Easel reads them: lower case as upper case; degenerate codes score\n"
             "// the null-weighted mean score of their residues; '*' is no residue (0 in match\n"
             "// and insert states); gaps ('-', '.') are not symbols.\n",
-            id, h->name ? h->name : "", h->M, h->nucleic ? "nucleic" : "amino", path,
-            h->format, h->M, h->M - 1, h->M);
+            h->M, h->M - 1, h->M, unihit ? "" : "J (between domains), ");
 }
 
 static void put_states(FILE *out, int M, int unihit)
