@@ -23,6 +23,7 @@ typedef struct parse_state {
     sample_only sample_only;
     const char *train_only; /* the first option seen that only --train uses */
     int model_given;        /* --model (--sample and --train use it) */
+    const char *dom_E_given; /* --domE or --incdomE (a DNA model has no domain thresholds) */
 } parse_state;
 
 typedef int (*apply_fn)(parse_state *st, const char *value);
@@ -298,7 +299,9 @@ static int positive(const char *option, const char *what, const char *v, double 
 {
     if (parse_real(v, out) != 0 || *out <= 0)
         return usage_error("%s takes %s above 0 (e.g. %s), not '%s'", option, what,
-                           strchr(option, 'Z') ? "1000000" : "0.01", v);
+                           strstr(what, "megabases") ? "100"
+                           : strchr(option, 'Z')     ? "1000000"
+                                                     : "0.01", v);
     return 0;
 }
 
@@ -350,7 +353,10 @@ static int apply_Z(parse_state *st, const char *v)
 {
     hmmrt_hits_options *h = &st->o->hits;
     h->Z_set = 1;
-    return note_hits(st, "-Z") || positive("-Z", "a number of sequences", v, &h->Z);
+    if (note_hits(st, "-Z") != 0)
+        return HMMRT_EXIT_USAGE;
+    return positive("-Z", st->prog->hits->nucleic ? "a database size in megabases (nhmmer's -Z)"
+                                                  : "a number of sequences", v, &h->Z);
 }
 
 static int apply_domZ(parse_state *st, const char *v)
@@ -363,6 +369,7 @@ static int apply_domZ(parse_state *st, const char *v)
 static int apply_domE(parse_state *st, const char *v)
 {
     hmmrt_hits_options *h = &st->o->hits;
+    st->dom_E_given = "--domE";
     return note_hits(st, "--domE") || positive("--domE", "an E-value", v, &h->domE);
 }
 
@@ -389,6 +396,7 @@ static int apply_incT(parse_state *st, const char *v)
 static int apply_incdomE(parse_state *st, const char *v)
 {
     hmmrt_hits_options *h = &st->o->hits;
+    st->dom_E_given = "--incdomE";
     return note_hits(st, "--incdomE") || positive("--incdomE", "an E-value", v, &h->incdomE);
 }
 
@@ -420,6 +428,39 @@ static int apply_cut(parse_state *st, int which, const char *option)
     return 0;
 }
 
+/* --watson, --crick: one strand of a nucleic model's targets (nhmmer's options). */
+static int apply_strand(parse_state *st, int strand, const char *option)
+{
+    if (note_hits(st, option) != 0)
+        return HMMRT_EXIT_USAGE;
+    const hmmrt_hits_info *info = st->prog->hits;
+    if (!info->nucleic)
+        return usage_error("%s: the model %s is not a DNA or RNA model, so its targets have no "
+                           "strands: drop %s", option, info->query, option);
+    hmmrt_hits_options *h = &st->o->hits;
+    if (h->strands != HMMRT_STRAND_BOTH && h->strands != strand)
+        return usage_error("--watson and --crick do not go together: give neither to search "
+                           "both strands");
+    h->strands = strand;
+    return 0;
+}
+
+static int apply_watson(parse_state *st, const char *v)
+{
+    return apply_strand(st, HMMRT_STRAND_WATSON, "--watson");
+}
+
+static int apply_crick(parse_state *st, const char *v)
+{
+    return apply_strand(st, HMMRT_STRAND_CRICK, "--crick");
+}
+
+static int apply_nonull2(parse_state *st, const char *v)
+{
+    st->o->hits.nonull2 = 1;
+    return note_hits(st, "--nonull2");
+}
+
 static int apply_cut_ga(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_GA, "--cut_ga"); }
 static int apply_cut_tc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_TC, "--cut_tc"); }
 static int apply_cut_nc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_NC, "--cut_nc"); }
@@ -441,6 +482,9 @@ static const option_spec option_specs[] = {
     {"cut_ga", NULL, apply_cut_ga},
     {"cut_tc", NULL, apply_cut_tc},
     {"cut_nc", NULL, apply_cut_nc},
+    {"watson", NULL, apply_watson},
+    {"nonull2", NULL, apply_nonull2},
+    {"crick", NULL, apply_crick},
     {"make-db", "DB", apply_make_db},
     {"train", NULL, apply_train},
     {"iterations", "N", apply_iterations},
@@ -563,6 +607,17 @@ static int check_combination(parse_state *st)
         return usage_error("%s and %s do not go together: %s scores nothing", o->hits.first,
                            o->sample ? "--sample" : o->train ? "--train" : "--make-db",
                            o->sample ? "--sample" : o->train ? "--train" : "--make-db");
+    if (o->hits.first && st->prog->hits->nucleic) {
+        const hmmrt_hits_options *h = &o->hits;
+        const char *dom = h->domtblout ? "--domtblout" : !h->dom_by_E ? "--domT"
+                        : !h->incdom_by_E ? "--incdomT" : h->domZ_set ? "--domZ"
+                        : st->dom_E_given ? st->dom_E_given : NULL;
+        if (dom)
+            return usage_error("%s: a DNA model's hits are single domains, each with its own "
+                               "E-value, as nhmmer reports them, so there is no domain table "
+                               "or threshold: drop %s (-E, -T, --incE, --incT and --tblout "
+                               "apply)", dom, dom);
+    }
     if (o->hits.cut != HMMRT_CUT_NONE) {
         const hmmrt_hits_options *h = &o->hits;
         if (!h->by_E || !h->dom_by_E || !h->inc_by_E || !h->incdom_by_E)
@@ -617,7 +672,7 @@ static void set_defaults(hmmrt_options *o)
     /* hmmsearch's defaults */
     o->hits = (hmmrt_hits_options){.E = 10, .domE = 10, .incE = 0.01, .incdomE = 0.01,
                                    .by_E = 1, .dom_by_E = 1, .inc_by_E = 1, .incdom_by_E = 1,
-                                   .cut = HMMRT_CUT_NONE};
+                                   .cut = HMMRT_CUT_NONE, .strands = HMMRT_STRAND_BOTH};
 }
 
 int hmmrt_parse_options(int argc, char **argv, const hmmrt_program *prog, hmmrt_options *o)
@@ -728,6 +783,13 @@ static void print_hits_options(FILE *f, const hmmrt_program *prog)
             h->has_cut[2] ? "NC" : "");
     if (!h->has_cut[0] && !h->has_cut[1] && !h->has_cut[2])
         fprintf(f, "                   This model has none of them.\n");
+    fprintf(f, "  --nonull2        no null2 correction of biased composition (as hmmsearch's)\n");
+    if (h->nucleic)
+        fprintf(f, "  A DNA model searches both strands and reports nhmmer's hits (one domain\n"
+                   "  each; no --domtblout, --domE, --domT, --domZ, --incdomE, --incdomT;\n"
+                   "  -Z X is the database size in megabases):\n"
+                   "  --watson         search the top strand only\n"
+                   "  --crick          search the bottom strand (reverse complement) only\n");
 }
 
 void hmmrt_print_help(FILE *f, const hmmrt_program *prog)

@@ -35,6 +35,8 @@ int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_option
             return HMMRT_EXIT_INTERNAL;
         }
     }
+    if (h->info->nucleic && !(h->strands = hmmrt_strands_new(h)))
+        return HMMRT_EXIT_INTERNAL;
     if (o->hits.tblout && !(h->tblout = open_table("--tblout", o->hits.tblout)))
         return HMMRT_EXIT_OUTPUT;
     if (o->hits.domtblout && !(h->domtblout = open_table("--domtblout", o->hits.domtblout)))
@@ -49,6 +51,7 @@ void hmmrt_hits_close(hmmrt_hits *h)
         free(h->hits[i].domains);
     }
     free(h->hits);
+    hmmrt_strands_free(h->strands);
     hmmrt_path_model_free(h->paths);
     if (h->tblout)
         fclose(h->tblout);
@@ -58,7 +61,8 @@ void hmmrt_hits_close(hmmrt_hits *h)
 }
 
 /* 1 when a hit of this score and P-value can still be reported: hmmsearch
- * reports P Z <= E, and Z is at least the sequences searched so far. */
+ * reports P Z <= E, and Z is at least the sequences searched so far (nhmmer:
+ * the residues searched so far over W). */
 static int may_report(const hmmrt_hits *h, double bits, double lnP)
 {
     const hmmrt_hits_options *opt = h->opt;
@@ -66,7 +70,7 @@ static int may_report(const hmmrt_hits *h, double bits, double lnP)
         return bits >= h->info->cut[opt->cut][0];
     if (!opt->by_E)
         return bits >= opt->T;
-    double Z = opt->Z_set ? opt->Z : (double)h->searched;
+    double Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z : (double)h->searched;
     return lnP + log(Z) <= log(opt->E);
 }
 
@@ -96,6 +100,50 @@ static void prune(hmmrt_hits *h)
     h->prune_at = 2 * h->n > 1024 ? 2 * h->n : 1024;
 }
 
+int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit)
+{
+    if (!may_report(h, hit->bits, hit->lnP)) {
+        free(hit->name);
+        free(hit->domains);
+        return 0;
+    }
+    hmmrt_hit *grown = h->n < h->cap ? h->hits : hmmrt_grow(h->hits, &h->cap, h->n + 1,
+                                                             sizeof *h->hits, 256);
+    if (!hit->name || !grown) {
+        free(hit->name);
+        free(hit->domains);
+        return -1;
+    }
+    h->hits = grown;
+    h->hits[h->n++] = *hit;
+    if (h->n >= h->prune_at && h->n >= 1024)
+        prune(h);
+    return 0;
+}
+
+/* hmmsearch's null2 (hits_null2.c): the sequence's correction, from the
+ * envelopes of its posterior decoding, and each domain's, from its stretch
+ * of the best path as its envelope, taken from their scores. 0, or -1 out of
+ * memory. */
+static int null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
+{
+    double seq = hmmrt_null2_sequence(h->paths, codes, hit->length);
+    if (isnan(seq))
+        return -1;
+    hit->bias = seq / M_LN2;
+    hit->bits -= hit->bias;
+    hit->lnP = hmmrt_hits_lnP(hit->bits, h->info->tau, h->info->lambda);
+    for (int d = 0; d < hit->n_domains; d++) {
+        hmmrt_domain *dom = &hit->domains[d];
+        double b = hmmrt_null2(h->paths, codes, hit->length, dom->ali_from, dom->ali_to, NULL);
+        if (isnan(b))
+            return -1;
+        dom->bias = b / M_LN2;
+        dom->bits -= dom->bias;
+    }
+    return 0;
+}
+
 int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes)
 {
@@ -107,6 +155,8 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     size_t len = strlen(rec->name);
     if (len > h->longest_name)
         h->longest_name = len;
+    if (h->strands)
+        return hmmrt_strands_add(h, rec, index, codes);
     double bits = nats / M_LN2, lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda);
     if (nats == -INFINITY || !may_report(h, bits, lnP))
         return 0;
@@ -114,10 +164,14 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                      .best = -1};
     if (h->paths) {
         const hmmrt_buf *tb = &values[h->info->traceback_column].text;
-        int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", codes, rec->length,
+        int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", codes, rec->length, 1,
                                         &hit.domains, &hit.n_domains);
         if (status != 0)
             return status;
+    }
+    if (h->paths && !h->opt->nonull2 && null2(h, &hit, codes) != 0) {
+        free(hit.domains);
+        return -1;
     }
     for (int d = 0; d < hit.n_domains; d++) {
         hmmrt_domain *dom = &hit.domains[d];
@@ -126,18 +180,7 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
             hit.best = d;
     }
     hit.name = strdup(rec->name);
-    hmmrt_hit *grown = h->n < h->cap ? h->hits : hmmrt_grow(h->hits, &h->cap, h->n + 1,
-                                                             sizeof *h->hits, 256);
-    if (!hit.name || !grown) {
-        free(hit.name);
-        free(hit.domains);
-        return -1;
-    }
-    h->hits = grown;
-    h->hits[h->n++] = hit;
-    if (h->n >= h->prune_at && h->n >= 1024)
-        prune(h);
-    return 0;
+    return hmmrt_hits_keep(h, &hit);
 }
 
 /* hmmsearch's order: sortkey, larger first; then the name; then input order. */
@@ -164,7 +207,7 @@ static void threshold(hmmrt_hits *h)
     int by_E = cut == HMMRT_CUT_NONE && opt->by_E, inc_by_E = cut == HMMRT_CUT_NONE && opt->inc_by_E;
     int dom_by_E = cut == HMMRT_CUT_NONE && opt->dom_by_E;
     int incdom_by_E = cut == HMMRT_CUT_NONE && opt->incdom_by_E;
-    h->Z = opt->Z_set ? opt->Z : (double)h->searched;
+    h->Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z : (double)h->searched;
     h->n_reported = h->n_included = 0;
     for (size_t i = 0; i < h->n; i++) {
         hmmrt_hit *hit = &h->hits[i];
@@ -181,6 +224,11 @@ static void threshold(hmmrt_hits *h)
         for (int d = 0; d < hit->n_domains; d++) {
             hmmrt_domain *dom = &hit->domains[d];
             double cE = exp(dom->lnP) * h->domZ;
+            if (h->strands) { /* nhmmer: a hit is its one domain */
+                dom->reported = hit->reported;
+                dom->included = hit->included;
+                continue;
+            }
             dom->reported = hit->reported && (dom_by_E ? cE <= opt->domE : dom->bits >= domT);
             dom->included = hit->included &&
                             (incdom_by_E ? cE <= opt->incdomE : dom->bits >= incdomT);
@@ -204,10 +252,16 @@ static int finish_table(FILE **f, const char *option, const char *path)
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out)
 {
     threshold(h);
-    hmmrt_hits_write_list(h, out);
+    if (h->strands)
+        hmmrt_hits_write_dna_list(h, out);
+    else
+        hmmrt_hits_write_list(h, out);
     int status = 0;
     if (h->tblout) {
-        hmmrt_hits_write_tblout(h, h->tblout);
+        if (h->strands)
+            hmmrt_hits_write_dna_tblout(h, h->tblout);
+        else
+            hmmrt_hits_write_tblout(h, h->tblout);
         status = finish_table(&h->tblout, "--tblout", h->opt->tblout);
     }
     if (h->domtblout) {

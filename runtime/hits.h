@@ -11,8 +11,10 @@
 /* One domain: a B .. E stretch of the best path. */
 typedef struct hmmrt_domain {
     int64_t ali_from, ali_to; /* 1-based residues of its first and last emitting move */
+    int64_t env_from, env_to; /* a DNA model's hit: its envelope (else the ali coordinates) */
     long hmm_from, hmm_to;    /* its first and last match state (k of Mk) */
     double bits;              /* its envelope's score (docs/hmmer.md, "Domains") */
+    double bias;              /* the null2 correction taken from it, bits (0 with --nonull2) */
     double lnP;               /* ln of its P-value, from the same tau and lambda */
     int reported, included;
 } hmmrt_domain;
@@ -20,11 +22,13 @@ typedef struct hmmrt_domain {
 typedef struct hmmrt_hit {
     char *name;
     int64_t length, index; /* residues; 0-based position in the input */
-    double bits, lnP;      /* the forward score / ln 2 and ln of its P-value */
+    double bits, lnP;      /* the forward score / ln 2 (less bias) and ln of its P-value */
+    double bias;           /* the null2 correction taken from bits (0 with --nonull2) */
     int n_domains, best;   /* best: the domain of highest score, or -1 */
     hmmrt_domain *domains;
     int reported, included;
     double sortkey;        /* larger ranks first: -lnP, or the score with score thresholds */
+    char strand;           /* a DNA model's hit: '+' or '-' (its one domain); 0 otherwise */
 } hmmrt_hit;
 
 /* ---- hits_domains.c -------------------------------------------------------- */
@@ -36,14 +40,55 @@ void hmmrt_path_model_free(hmmrt_path_model *pm);
 /* The domains of a sequence (codes of the model's alphabet, L residues) from
  * its viterbi traceback (state names separated by single spaces): *out
  * (malloc'd, *n of them; NULL and 0 when there are none), bits set (the
- * envelope's score), the rest of each domain's numbers left to the caller.
+ * envelope's score) when score is not 0, the rest of each domain's numbers left to the caller.
  * 0, -1 out of memory, or -2 when the traceback does not follow the model's
  * moves (an internal error). One thread at a time: pm holds scratch. */
 int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
-                       int64_t L, hmmrt_domain **out, int *n);
+                       int64_t L, int score, hmmrt_domain **out, int *n);
+/* nhmmer's score (bits, no null2) of a hit whose envelope is residues
+ * [from, to] (1-based) of x holding an alignment of ali_len residues, for
+ * the window length W (MAXL); NaN when memory
+ * runs out. One thread at a time. */
+double hmmrt_nhmmer_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t from, int64_t to,
+                         int64_t ali_len, long W);
+/* nhmmer's envelopes in x (L codes), as HMMER's domain definition finds its
+ * regions from posterior decoding (p7_domaindef_ByPosteriorHeuristics,
+ * thresholds rt1 0.25 and rt2 0.10) with the model multihit for length L:
+ * *out (malloc'd, *n). 0, or -1 out of memory. One thread at a time. */
+typedef struct hmmrt_envelope {
+    int64_t from, to;         /* 1-based */
+    int64_t ali_from, ali_to; /* its alignment from the posteriors (hits_domains.c) */
+    long hmm_from, hmm_to;
+} hmmrt_envelope;
+int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmrt_envelope **out,
+                         int *n);
 /* ln of esl_exp_surv: the probability that a score exceeds bits in the
  * exponential tail of tau and lambda (0 at or below tau). */
 double hmmrt_hits_lnP(double bits, double tau, double lambda);
+
+/* The posteriors of residues [from, to] (1-based) of x alone, with the
+ * model unihit (E -> C 1) and its length model for L (loops L / (L + 2)),
+ * as HMMER rescores an envelope: row i - from of *n_states values, each
+ * state's probability of emitting residue i; NULL when no path emits them
+ * or memory ran out. Valid until pm is used again. */
+struct hmmrt_fb;
+const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int64_t L,
+                                     int64_t from, int64_t to, size_t *n_states);
+const struct hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm);
+
+/* ---- hits_null2.c: HMMER3's null2, the correction of biased composition ---- */
+/* The null2 correction (nats) of a domain whose envelope is residues
+ * [from, to] of x (L residues), as p7_Null2_ByExpectation and
+ * p7_domaindef make it: ln(1 + omega exp(sum of ln null2(x_i))), omega
+ * 1/256; *sum gets the sum of ln null2(x_i) (NULL: not wanted). NaN when
+ * memory runs out; 0 when no path emits the envelope. */
+double hmmrt_null2(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from, int64_t to,
+                   double *sum);
+/* The null2 correction (nats) of a whole sequence: its envelopes found as
+ * HMMER's domain definition finds them (hmmrt_find_envelopes), each
+ * envelope's sum of ln null2 added, ln(1 + omega exp(total)). NaN when
+ * memory runs out. */
+double hmmrt_null2_sequence(hmmrt_path_model *pm, const uint8_t *x, int64_t L);
 
 /* ---- hits.c ------------------------------------------------------------------ */
 typedef struct hmmrt_hits {
@@ -52,6 +97,7 @@ typedef struct hmmrt_hits {
     const hmmrt_hits_options *opt;
     const hmmrt_options *o;
     hmmrt_path_model *paths;  /* NULL when the program prints no traceback */
+    struct hmmrt_strands *strands; /* a DNA model's windows (hits_strands.c), or NULL */
     hmmrt_hit *hits;          /* the hits that may still be reported */
     size_t n, cap, prune_at;
     int64_t searched;         /* sequences scored */
@@ -77,10 +123,34 @@ int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before);
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out);
 void hmmrt_hits_close(hmmrt_hits *h);
 
+/* Keeps hit (taking its name and domains) while it may still be reported:
+ * 0, or -1 out of memory (hit's memory is freed either way when not kept). */
+int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit);
+
+/* ---- hits_strands.c: a DNA model's hits, as nhmmer's -------------------------- */
+typedef struct hmmrt_strands hmmrt_strands;
+/* NULL after saying why (out of memory, an alphabet without complements). */
+hmmrt_strands *hmmrt_strands_new(const hmmrt_hits *h);
+void hmmrt_strands_free(hmmrt_strands *s);
+/* Scores the strands of one sequence and keeps its hits: 0, -1 out of
+ * memory, -2 a broken traceback. */
+int hmmrt_strands_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+                      const uint8_t *codes);
+/* nhmmer's E-value factor: residues searched (both strands, or -Z) / W. */
+double hmmrt_strands_Z(const hmmrt_hits *h);
+
 /* ---- hits_tables.c ------------------------------------------------------------- */
 /* hmmsearch 3.3.2's --tblout and --domtblout layouts, and the ranked list. */
 void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out);
+/* Their shared pieces: the trailer of a table, a line of the list, the
+ * list's threshold lines. */
+void hmmrt_hits_write_tail(const hmmrt_hits *h, FILE *f);
+void hmmrt_hits_outf(hmmrt_out *out, const char *fmt, ...) HMMRT_PRINTF(2, 3);
+void hmmrt_hits_write_thresholds(const hmmrt_hits *h, hmmrt_out *out);
+/* nhmmer 3.3.2's --tblout layout, and the list, for a DNA model's hits. */
+void hmmrt_hits_write_dna_tblout(const hmmrt_hits *h, FILE *f);
+void hmmrt_hits_write_dna_list(const hmmrt_hits *h, hmmrt_out *out);
 
 #endif

@@ -25,6 +25,11 @@ struct hmmrt_path_model {
      * C -> T */
     hmmrt_fb *fb;
     int sn, nn, nb, jj, jb, cc, ct;
+    int ec, ej;           /* E -> C and E -> J: unihit for nhmmer's scores, then as written */
+    int N, J, C;          /* the states of the length model (J: -1 when there is none) */
+    int *match;           /* match[k - 1]: the state Mk, k = 1 .. n_match */
+    int n_match;
+    double ec_w, ej_w;
     hmmrt_scratch scratch;
 };
 
@@ -119,6 +124,21 @@ hmmrt_path_model *hmmrt_path_model_new(const hmmrt_model *m, const char *alphabe
     pm->end_state = find_state(pm, "E", 1);
     int S = m->start, N = find_state(pm, "N", 1), C = find_state(pm, "C", 1);
     int J = find_state(pm, "J", 1), T = m->end;
+    pm->N = N;
+    pm->J = J;
+    pm->C = C;
+    pm->match = malloc((size_t)m->n_states * sizeof *pm->match);
+    if (!pm->match) {
+        hmmrt_path_model_free(pm);
+        return NULL;
+    }
+    for (char name[32];; pm->n_match++) {
+        int len = snprintf(name, sizeof name, "M%d", pm->n_match + 1);
+        int q = find_state(pm, name, (size_t)len);
+        if (q < 0)
+            break;
+        pm->match[pm->n_match] = q;
+    }
     pm->sn = N >= 0 ? find_move(pm, S, N) : -1;
     pm->nn = N >= 0 ? find_move(pm, N, N) : -1;
     pm->nb = N >= 0 && pm->begin >= 0 ? find_move(pm, N, pm->begin) : -1;
@@ -126,12 +146,16 @@ hmmrt_path_model *hmmrt_path_model_new(const hmmrt_model *m, const char *alphabe
     pm->jb = J >= 0 && pm->begin >= 0 ? find_move(pm, J, pm->begin) : -1;
     pm->cc = C >= 0 ? find_move(pm, C, C) : -1;
     pm->ct = C >= 0 ? find_move(pm, C, T) : -1;
+    pm->ec = C >= 0 && pm->end_state >= 0 ? find_move(pm, pm->end_state, C) : -1;
+    pm->ej = J >= 0 && pm->end_state >= 0 ? find_move(pm, pm->end_state, J) : -1;
     char err[256];
     if (pm->sn < 0 || pm->nn < 0 || pm->nb < 0 || pm->end_state < 0 || pm->cc < 0 || pm->ct < 0 ||
-        !(pm->fb = hmmrt_fb_new(m, pm->K, err, sizeof err))) { /* not an import's profile */
-        hmmrt_path_model_free(pm);
+        pm->ec < 0 || !(pm->fb = hmmrt_fb_new(m, pm->K, err, sizeof err))) {
+        hmmrt_path_model_free(pm); /* not an import's profile */
         return NULL;
     }
+    pm->ec_w = pm->fb->w[pm->ec];
+    pm->ej_w = pm->ej >= 0 ? pm->fb->w[pm->ej] : 0.0;
     return pm;
 }
 
@@ -142,6 +166,7 @@ void hmmrt_path_model_free(hmmrt_path_model *pm)
     free(pm->by_name);
     free(pm->out_start);
     free(pm->out);
+    free(pm->match);
     if (pm->fb)
         hmmrt_fb_free(pm->fb);
     hmmrt_scratch_free(&pm->scratch);
@@ -153,18 +178,28 @@ double hmmrt_hits_lnP(double bits, double tau, double lambda)
     return bits <= tau ? 0.0 : -lambda * (bits - tau);
 }
 
-/* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
- * residues [from, to] (1-based) of x as the envelope, in bits: the forward
- * score of the envelope alone in the model's own configuration for the
- * whole sequence's length L (multihit; S -> N divides the null model of L
- * out), plus L - Ld loops of N or C, L / (L + 3), for the residues outside
- * it. NaN when memory runs out. */
-static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from,
-                            int64_t to)
+/* Forward over the Ld codes x with the weights set in pm->fb: ln P, NaN when
+ * memory runs out. */
+static double forward_stretch(hmmrt_path_model *pm, const uint8_t *x, int64_t Ld)
 {
     hmmrt_fb *fb = pm->fb;
-    double l = (double)L, loop = l / (l + 3.0), move = 3.0 / (l + 3.0);
-    int64_t Ld = to - from + 1;
+    char err[256];
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return NAN;
+    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
+    if (!scratch)
+        return NAN;
+    return hmmrt_fb_run(fb, x, Ld, scratch, NULL, NULL, NULL);
+}
+
+/* The weights of the model's own configuration for length L: multihit
+ * (nj = 1: loops L / (L + 3)), or unihit where it has no J (--hmmer-mode=
+ * unilocal; nj = 0: L / (L + 2)). */
+static void set_own_configuration(hmmrt_path_model *pm, int64_t L)
+{
+    hmmrt_fb *fb = pm->fb;
+    double nj = pm->J >= 0 ? 1.0 : 0.0;
+    double l = (double)L, loop = l / (l + 2.0 + nj), move = (2.0 + nj) / (l + 2.0 + nj);
     fb->w[pm->sn] = exp(l * log1p(1.0 / l) + log(l + 1.0));
     fb->w[pm->nn] = fb->w[pm->cc] = loop;
     fb->w[pm->nb] = fb->w[pm->ct] = move;
@@ -172,14 +207,208 @@ static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, i
         fb->w[pm->jj] = loop;
         fb->w[pm->jb] = move;
     }
+    fb->w[pm->ec] = pm->ec_w;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = pm->ej_w;
+}
+
+/* The weights of the unihit configuration for length L, as HMMER rescores
+ * an envelope (p7_oprofile_ReconfigUnihit): E -> C 1, E -> J 0, loops
+ * L / (L + 2), moves 2 / (L + 2); S -> N 1 (no null model). */
+static void set_unihit(hmmrt_path_model *pm, int64_t L)
+{
+    hmmrt_fb *fb = pm->fb;
+    double l = (double)L, loop = l / (l + 2.0), move = 2.0 / (l + 2.0);
+    fb->w[pm->sn] = 1.0;
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    fb->w[pm->ec] = 1.0;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = 0.0;
+}
+
+/* HMMER3's domain score (p7_pipeline, rescore_isolated_domain) with the
+ * residues [from, to] (1-based) of x as the envelope, in bits: the forward
+ * score of the envelope alone with the model unihit for the whole
+ * sequence's length L (S -> N divides the null model of L out), plus
+ * L - Ld loops of L / (L + 3) for the residues outside it (p7_pipeline's).
+ * NaN when memory runs out. */
+static double envelope_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t from,
+                            int64_t to)
+{
+    double l = (double)L;
+    int64_t Ld = to - from + 1;
+    set_unihit(pm, L);
+    pm->fb->w[pm->sn] = exp(l * log1p(1.0 / l) + log(l + 1.0)); /* the null model of L */
+    double env = forward_stretch(pm, x + from - 1, Ld);
+    return (env + (double)(L - Ld) * log(l / (l + 3.0))) / M_LN2;
+}
+
+/* The alignment of an envelope from the posteriors: the stretch that holds
+ * the most expected residues of the domain less those outside it (the
+ * largest sum of 2 mocc - 1, where mocc is the probability that a residue
+ * is the model's, not N, J or C's), as HMMER's optimal accuracy alignment
+ * sums posteriors; its ends' most probable match states. */
+static void posterior_alignment(const hmmrt_path_model *pm, const double *post, size_t ns,
+                                int64_t L, hmmrt_envelope *env)
+{
+    double best = -INFINITY, run = 0;
+    int64_t run_from = env->from;
+    for (int64_t i = env->from; i <= env->to; i++) {
+        const double *p = post + ((size_t)i - 1) * ns;
+        double mocc = 1.0 - p[pm->N] - (pm->J >= 0 ? p[pm->J] : 0.0) - p[pm->C];
+        if (run <= 0) {
+            run = 0;
+            run_from = i;
+        }
+        run += 2.0 * mocc - 1.0;
+        if (run > best) {
+            best = run;
+            env->ali_from = run_from;
+            env->ali_to = i;
+        }
+    }
+    for (int end = 0; end < 2; end++) {
+        const double *p = post + ((size_t)(end ? env->ali_to : env->ali_from) - 1) * ns;
+        long k_best = 0;
+        for (int k = 0; k < pm->n_match; k++)
+            if (k_best == 0 || p[pm->match[k]] > p[pm->match[k_best - 1]])
+                k_best = k + 1;
+        if (end)
+            env->hmm_to = k_best;
+        else
+            env->hmm_from = k_best;
+    }
+    (void)L;
+}
+
+const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int64_t L,
+                                     int64_t from, int64_t to, size_t *n_states)
+{
+    hmmrt_fb *fb = pm->fb;
+    set_unihit(pm, L);
     char err[256];
+    int64_t Ld = to - from + 1;
     if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
-        return NAN;
+        return NULL;
     double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, Ld) * sizeof *scratch);
     if (!scratch)
+        return NULL;
+    double *post = NULL;
+    if (hmmrt_fb_run(fb, x + from - 1, Ld, scratch, NULL, NULL, &post) == -INFINITY)
+        return NULL;
+    *n_states = (size_t)fb->n;
+    return post;
+}
+
+const hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm) { return pm->fb; }
+
+/* HMMER's thresholds of domain definition (p7_domaindef.c): rt1 starts a
+ * region, rt2 bounds it. */
+#define RT1 0.25
+#define RT2 0.10
+
+int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmrt_envelope **out,
+                         int *n)
+{
+    hmmrt_fb *fb = pm->fb;
+    *out = NULL;
+    *n = 0;
+    set_own_configuration(pm, L);
+    char err[256];
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return -1;
+    size_t ns = (size_t)fb->n;
+    double *scratch = hmmrt_scratch_get(&pm->scratch, hmmrt_fb_scratch(fb, L) * sizeof *scratch);
+    if (!scratch)
+        return -1;
+    double *post = NULL;
+    if (hmmrt_fb_run(fb, x, L, scratch, NULL, NULL, &post) == -INFINITY || !post)
+        return 0;
+    /* residue i (1-based) emitted by the loop of N, J or C: post[(i - 1) * ns + q] */
+#define LOOP(q, i) ((q) >= 0 && (i) >= 1 && (i) <= L ? post[((size_t)(i) - 1) * ns + (size_t)(q)] : 0.0)
+    int cap = 0, triggered = 0;
+    int64_t start = -1;
+    for (int64_t j = 1; j <= L; j++) {
+        double mocc = 1.0 - LOOP(pm->N, j) - LOOP(pm->J, j) - LOOP(pm->C, j);
+        if (!triggered) {
+            /* B before residue j: N -> B, and J -> B taken as the drop of J's loop */
+            double jb = LOOP(pm->J, j - 1) - LOOP(pm->J, j);
+            double b = (j == 1 ? 1.0 : LOOP(pm->N, j - 1)) - LOOP(pm->N, j) + (jb > 0 ? jb : 0);
+            if (mocc - b < RT2)
+                start = j;
+            else if (start == -1)
+                start = j;
+            if (mocc >= RT1)
+                triggered = 1;
+            continue;
+        }
+        /* E after residue j: E -> C, and E -> J taken as the rise of J's loop */
+        double ej = LOOP(pm->J, j + 1) - LOOP(pm->J, j);
+        double e = (j == L ? 1.0 : LOOP(pm->C, j + 1)) - LOOP(pm->C, j) + (ej > 0 ? ej : 0);
+        if (mocc - e < RT2) {
+            if (*n == cap) {
+                int c = cap ? 2 * cap : 4;
+                hmmrt_envelope *grown = realloc(*out, (size_t)c * sizeof *grown);
+                if (!grown) {
+                    free(*out);
+                    *out = NULL;
+                    *n = 0;
+                    return -1;
+                }
+                *out = grown;
+                cap = c;
+            }
+            hmmrt_envelope env = {start, j, 0, 0, 0, 0};
+            posterior_alignment(pm, post, ns, L, &env);
+            (*out)[(*n)++] = env;
+            start = -1;
+            triggered = 0;
+        }
+    }
+#undef LOOP
+    return 0;
+}
+
+/* nhmmer's score of a hit whose envelope is the residues [from, to] of x
+ * (p7_pli_postDomainDef_LongTarget without null2): the forward score of the
+ * envelope alone with the model unihit (E -> C 1, E -> J 0) and its length
+ * model set for the envelope's length Ld (loops Ld / (Ld + 2), moves
+ * 2 / (Ld + 2)), no null model; then the entry and exit moved to nhmmer's
+ * window length W (2 ln(2 / (W + 2)) for 2 ln(2 / (Ld + 2))), the Ld - Lali
+ * loops of the envelope outside the alignment (Lali residues) replaced by
+ * max(W, Ld) - Lali loops of W / (W + 2), less the null model of a window
+ * of max(W, Ld) residues; in bits. NaN when memory runs out. */
+double hmmrt_nhmmer_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t from, int64_t to,
+                         int64_t ali_len, long W)
+{
+    hmmrt_fb *fb = pm->fb;
+    int64_t Ld = to - from + 1;
+    double ali = (double)ali_len;
+    double ld = (double)Ld, w = (double)W;
+    double loop = ld / (ld + 2.0), move = 2.0 / (ld + 2.0);
+    fb->w[pm->sn] = 1.0;
+    fb->w[pm->nn] = fb->w[pm->cc] = loop;
+    fb->w[pm->nb] = fb->w[pm->ct] = move;
+    if (pm->jj >= 0 && pm->jb >= 0) {
+        fb->w[pm->jj] = loop;
+        fb->w[pm->jb] = move;
+    }
+    fb->w[pm->ec] = 1.0;
+    if (pm->ej >= 0)
+        fb->w[pm->ej] = 0.0;
+    double env = forward_stretch(pm, x + from - 1, Ld);
+    if (isnan(env))
         return NAN;
-    double env = hmmrt_fb_run(fb, x + from - 1, Ld, scratch, NULL, NULL, NULL);
-    return (env + (double)(L - Ld) * log(loop)) / M_LN2;
+    double n = w > ld ? w : ld; /* the window nhmmer scores the hit in */
+    double null = n * log(n / (n + 1.0)) + log(1.0 / (n + 1.0));
+    double sc = env - 2.0 * log(move) + 2.0 * log(2.0 / (w + 2.0)) - (ld - ali) * log(loop) +
+                (n - ali) * log(w / (w + 2.0));
+    return (sc - null) / M_LN2;
 }
 
 /* k of a match state's name "Mk", or -1. */
@@ -205,7 +434,7 @@ static int add_domain(hmmrt_domain **out, int *n, int *cap, const hmmrt_domain *
 }
 
 int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_t *codes,
-                       int64_t L, hmmrt_domain **out, int *n)
+                       int64_t L, int score, hmmrt_domain **out, int *n)
 {
     const hmmrt_model *m = pm->m;
     int cap = 0;
@@ -255,7 +484,7 @@ int hmmrt_find_domains(hmmrt_path_model *pm, const char *traceback, const uint8_
     }
     if (pos != L)
         goto broken;
-    for (int i = 0; i < *n; i++) {
+    for (int i = 0; score && i < *n; i++) {
         hmmrt_domain *dom = &(*out)[i];
         dom->bits = envelope_bits(pm, codes, L, dom->ali_from, dom->ali_to);
         if (isnan(dom->bits))

@@ -67,7 +67,10 @@ int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t 
     hmmrt_value *values = w->values + i * prog->n_columns;
     const int score_column = prog->hits->score_column;
     const double score = values[score_column].score;
-    if (!r->opening->hits_program || !hmmrt_hits_may_report(r->hits, score, before))
+    /* a DNA model's hits come from windows of both strands (hits_strands.c),
+     * scored there */
+    if (!r->opening->hits_program || r->hits->strands ||
+        !hmmrt_hits_may_report(r->hits, score, before))
         return 0;
     hmmrt_seq seq = {.name = b->records[i].name,
                      .codes = w->code_ptrs + i * prog->n_alphabets,

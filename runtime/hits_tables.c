@@ -29,7 +29,7 @@ static int query_acc_width(const hmmrt_hits *h)
 }
 
 /* HMMER's "# Program: ..." lines after a table, naming hmmc. */
-static void write_tail(const hmmrt_hits *h, FILE *f)
+void hmmrt_hits_write_tail(const hmmrt_hits *h, FILE *f)
 {
     const hmmrt_options *o = h->o;
     char cwd[4096];
@@ -78,10 +78,10 @@ void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f)
             inc += hit->domains[d].included;
         }
         fprintf(f, "%-*s %-*s %-*s %-*s %9.2g %6.1f %5.1f ", tnamew, hit->name, taccw, "-",
-                qnamew, qname, qaccw, query_acc(h), exp(hit->lnP) * h->Z, hit->bits, 0.0);
+                qnamew, qname, qaccw, query_acc(h), exp(hit->lnP) * h->Z, hit->bits, hit->bias);
         if (hit->best >= 0)
             fprintf(f, "%9.2g %6.1f %5.1f ", exp(hit->domains[hit->best].lnP) * h->Z,
-                    hit->domains[hit->best].bits, 0.0);
+                    hit->domains[hit->best].bits, hit->domains[hit->best].bias);
         else
             fprintf(f, "%9s %6s %5s ", "-", "-", "-");
         if (h->paths)
@@ -91,7 +91,7 @@ void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f)
             fprintf(f, "%5s %3s %3s %3s %3s %3s %3s %3s -\n", "-", "-", "-", "-", "-", "-", "-",
                     "-");
     }
-    write_tail(h, f);
+    hmmrt_hits_write_tail(h, f);
 }
 
 void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f)
@@ -128,19 +128,18 @@ void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f)
             fprintf(f, "%-*s %-*s %5lld %-*s %-*s %5ld %9.2g %6.1f %5.1f %3d %3d %9.2g %9.2g "
                        "%6.1f %5.1f %5ld %5ld %5lld %5lld %5lld %5lld %4s -\n",
                     tnamew, hit->name, taccw, "-", (long long)hit->length, qnamew, qname, qaccw,
-                    query_acc(h), h->info->M, exp(hit->lnP) * h->Z, hit->bits, 0.0, ++nd, of,
-                    exp(dom->lnP) * h->domZ, exp(dom->lnP) * h->Z, dom->bits, 0.0, dom->hmm_from,
+                    query_acc(h), h->info->M, exp(hit->lnP) * h->Z, hit->bits, hit->bias, ++nd, of,
+                    exp(dom->lnP) * h->domZ, exp(dom->lnP) * h->Z, dom->bits, dom->bias, dom->hmm_from,
                     dom->hmm_to, (long long)dom->ali_from, (long long)dom->ali_to,
                     (long long)dom->ali_from, (long long)dom->ali_to, "-");
         }
     }
-    write_tail(h, f);
+    hmmrt_hits_write_tail(h, f);
 }
 
 /* ---- the ranked list on standard output ----------------------------------- */
 
-static void outf(hmmrt_out *out, const char *fmt, ...) HMMRT_PRINTF(2, 3);
-static void outf(hmmrt_out *out, const char *fmt, ...)
+void hmmrt_hits_outf(hmmrt_out *out, const char *fmt, ...)
 {
     char line[8192];
     va_list ap;
@@ -163,28 +162,30 @@ static void outf(hmmrt_out *out, const char *fmt, ...)
         hmmrt_out_write(out, line, (size_t)n);
 }
 
-static void write_thresholds(const hmmrt_hits *h, hmmrt_out *out)
+void hmmrt_hits_write_thresholds(const hmmrt_hits *h, hmmrt_out *out)
 {
     const hmmrt_hits_options *opt = h->opt;
     static const char *const cuts[3] = {"GA", "TC", "NC"};
     if (opt->cut != HMMRT_CUT_NONE) {
-        outf(out, "# model-specific thresholding:   %s cutoffs (%g bits per sequence, %g per "
+        hmmrt_hits_outf(out, "# model-specific thresholding:   %s cutoffs (%g bits per sequence, %g per "
                   "domain)\n", cuts[opt->cut], h->info->cut[opt->cut][0],
              h->info->cut[opt->cut][1]);
         return;
     }
     if (opt->by_E)
-        outf(out, "# sequence reporting threshold:    E-value <= %g\n", opt->E);
+        hmmrt_hits_outf(out, "# sequence reporting threshold:    E-value <= %g\n", opt->E);
     else
-        outf(out, "# sequence reporting threshold:    score >= %g\n", opt->T);
-    if (opt->dom_by_E)
-        outf(out, "# domain reporting threshold:      E-value <= %g\n", opt->domE);
+        hmmrt_hits_outf(out, "# sequence reporting threshold:    score >= %g\n", opt->T);
+    if (h->strands) /* nhmmer: no domain thresholds */
+        ;
+    else if (opt->dom_by_E)
+        hmmrt_hits_outf(out, "# domain reporting threshold:      E-value <= %g\n", opt->domE);
     else
-        outf(out, "# domain reporting threshold:      score >= %g\n", opt->domT);
+        hmmrt_hits_outf(out, "# domain reporting threshold:      score >= %g\n", opt->domT);
     if (opt->inc_by_E)
-        outf(out, "# sequence inclusion threshold:    E-value <= %g\n", opt->incE);
+        hmmrt_hits_outf(out, "# sequence inclusion threshold:    E-value <= %g\n", opt->incE);
     else
-        outf(out, "# sequence inclusion threshold:    score >= %g\n", opt->incT);
+        hmmrt_hits_outf(out, "# sequence inclusion threshold:    score >= %g\n", opt->incT);
 }
 
 static char end_mark(int64_t at, int64_t edge, char mark)
@@ -194,18 +195,18 @@ static char end_mark(int64_t at, int64_t edge, char mark)
 
 static void write_domains(const hmmrt_hits *h, const hmmrt_hit *hit, hmmrt_out *out)
 {
-    outf(out, ">> %s  -\n", hit->name);
+    hmmrt_hits_outf(out, ">> %s  -\n", hit->name);
     int any = 0;
     for (int d = 0; d < hit->n_domains; d++)
         any |= hit->domains[d].reported;
     if (!any) {
-        outf(out, "   [No individual domains that satisfy reporting thresholds (although "
+        hmmrt_hits_outf(out, "   [No individual domains that satisfy reporting thresholds (although "
                   "complete target did)]\n\n");
         return;
     }
-    outf(out, "   #    score  bias  c-Evalue  i-Evalue hmmfrom  hmm to    alifrom  ali to    "
+    hmmrt_hits_outf(out, "   #    score  bias  c-Evalue  i-Evalue hmmfrom  hmm to    alifrom  ali to    "
               "envfrom  env to     acc\n");
-    outf(out, " ---   ------ ----- --------- --------- ------- -------    ------- -------    "
+    hmmrt_hits_outf(out, " ---   ------ ----- --------- --------- ------- -------    ------- -------    "
               "------- -------    ----\n");
     int nd = 0;
     for (int d = 0; d < hit->n_domains; d++) {
@@ -214,46 +215,48 @@ static void write_domains(const hmmrt_hits *h, const hmmrt_hit *hit, hmmrt_out *
             continue;
         char hf = end_mark(dom->hmm_from, 1, '['), ht = end_mark(dom->hmm_to, h->info->M, ']');
         char af = end_mark(dom->ali_from, 1, '['), at = end_mark(dom->ali_to, hit->length, ']');
-        outf(out, " %3d %c %6.1f %5.1f %9.2g %9.2g %7ld %7ld %c%c %7lld %7lld %c%c %7lld %7lld "
+        hmmrt_hits_outf(out, " %3d %c %6.1f %5.1f %9.2g %9.2g %7ld %7ld %c%c %7lld %7lld %c%c %7lld %7lld "
                   "%c%c %4s\n",
-             ++nd, dom->included ? '!' : '?', dom->bits, 0.0, exp(dom->lnP) * h->domZ,
+             ++nd, dom->included ? '!' : '?', dom->bits, dom->bias, exp(dom->lnP) * h->domZ,
              exp(dom->lnP) * h->Z, dom->hmm_from, dom->hmm_to, hf, ht, (long long)dom->ali_from,
              (long long)dom->ali_to, af, at, (long long)dom->ali_from, (long long)dom->ali_to,
              af, at, "-");
     }
-    outf(out, "\n");
+    hmmrt_hits_outf(out, "\n");
 }
 
 void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
 {
     const hmmrt_hits_info *info = h->info;
     const hmmrt_options *o = h->o;
-    outf(out, "# %s: the hits mode of a program compiled by hmmc %s (docs/hmmer.md)\n",
+    hmmrt_hits_outf(out, "# %s: the hits mode of a program compiled by hmmc %s (docs/hmmer.md)\n",
          hmmrt_progname(), HMMRT_VERSION);
-    outf(out, "# query HMM file:                  %s\n", h->prog->source);
-    outf(out, "# target sequence database:       ");
+    hmmrt_hits_outf(out, "# query HMM file:                  %s\n", h->prog->source);
+    hmmrt_hits_outf(out, "# target sequence database:       ");
     for (int i = 0; i < o->n_files; i++)
-        outf(out, " %s", o->files[i]);
-    outf(out, "\n");
+        hmmrt_hits_outf(out, " %s", o->files[i]);
+    hmmrt_hits_outf(out, "\n");
     if (h->opt->tblout)
-        outf(out, "# per-seq hits tabular output:     %s\n", h->opt->tblout);
+        hmmrt_hits_outf(out, "# per-seq hits tabular output:     %s\n", h->opt->tblout);
     if (h->opt->domtblout)
-        outf(out, "# per-dom hits tabular output:     %s\n", h->opt->domtblout);
-    write_thresholds(h, out);
+        hmmrt_hits_outf(out, "# per-dom hits tabular output:     %s\n", h->opt->domtblout);
+    hmmrt_hits_write_thresholds(h, out);
     if (h->opt->Z_set)
-        outf(out, "# sequence search space set to:   %g\n", h->opt->Z);
-    outf(out, "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n\n");
-    outf(out, "Query:       %s  [M=%ld]\n", info->query, info->M);
+        hmmrt_hits_outf(out, "# sequence search space set to:   %g\n", h->opt->Z);
+    if (h->opt->nonull2)
+        hmmrt_hits_outf(out, "# null2 bias corrections:          off\n");
+    hmmrt_hits_outf(out, "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n\n");
+    hmmrt_hits_outf(out, "Query:       %s  [M=%ld]\n", info->query, info->M);
     if (info->acc)
-        outf(out, "Accession:   %s\n", info->acc);
+        hmmrt_hits_outf(out, "Accession:   %s\n", info->acc);
     if (info->desc)
-        outf(out, "Description: %s\n", info->desc);
+        hmmrt_hits_outf(out, "Description: %s\n", info->desc);
     int namew = max_int(8, (int)h->longest_name);
-    outf(out, "Scores for complete sequences (score includes all domains):\n");
-    outf(out, "   --- full sequence ---   --- best 1 domain ---    -#dom-\n");
-    outf(out, "    E-value  score  bias    E-value  score  bias    exp  N  %-*s %s\n", namew,
+    hmmrt_hits_outf(out, "Scores for complete sequences (score includes all domains):\n");
+    hmmrt_hits_outf(out, "   --- full sequence ---   --- best 1 domain ---    -#dom-\n");
+    hmmrt_hits_outf(out, "    E-value  score  bias    E-value  score  bias    exp  N  %-*s %s\n", namew,
          "Sequence", "Description");
-    outf(out, "    ------- ------ -----    ------- ------ -----   ---- --  %-*s %s\n", namew,
+    hmmrt_hits_outf(out, "    ------- ------ -----    ------- ------ -----   ---- --  %-*s %s\n", namew,
          "--------", "-----------");
     int inclusion_line = 0;
     for (size_t i = 0; i < h->n; i++) {
@@ -261,33 +264,33 @@ void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
         if (!hit->reported)
             continue;
         if (!hit->included && !inclusion_line) {
-            outf(out, "  ------ inclusion threshold ------\n");
+            hmmrt_hits_outf(out, "  ------ inclusion threshold ------\n");
             inclusion_line = 1;
         }
         const hmmrt_domain *best = hit->best >= 0 ? &hit->domains[hit->best] : NULL;
-        outf(out, "  %9.2g %6.1f %5.1f  ", exp(hit->lnP) * h->Z, hit->bits, 0.0);
+        hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  ", exp(hit->lnP) * h->Z, hit->bits, hit->bias);
         if (best)
-            outf(out, "%9.2g %6.1f %5.1f  %5s %2d", exp(best->lnP) * h->Z, best->bits, 0.0, "-",
+            hmmrt_hits_outf(out, "%9.2g %6.1f %5.1f  %5s %2d", exp(best->lnP) * h->Z, best->bits, best->bias, "-",
                  hit->n_domains);
         else
-            outf(out, "%9s %6s %5s  %5s %2s", "-", "-", "-", "-", "-");
-        outf(out, "  %-*s %s\n", namew, hit->name, "-");
+            hmmrt_hits_outf(out, "%9s %6s %5s  %5s %2s", "-", "-", "-", "-", "-");
+        hmmrt_hits_outf(out, "  %-*s %s\n", namew, hit->name, "-");
     }
     if (h->n_reported == 0)
-        outf(out, "\n   [No hits detected that satisfy reporting thresholds]\n");
+        hmmrt_hits_outf(out, "\n   [No hits detected that satisfy reporting thresholds]\n");
     if (h->paths && h->n_reported > 0) {
-        outf(out, "\n\nDomain annotation for each sequence:\n");
+        hmmrt_hits_outf(out, "\n\nDomain annotation for each sequence:\n");
         for (size_t i = 0; i < h->n; i++)
             if (h->hits[i].reported)
                 write_domains(h, &h->hits[i], out);
     }
-    outf(out, "\nInternal pipeline statistics summary:\n-------------------------------------\n");
-    outf(out, "Query model(s):                   %12d  (%ld nodes)\n", 1, info->M);
-    outf(out, "Target sequences:                 %12lld  (%lld residues searched)\n",
+    hmmrt_hits_outf(out, "\nInternal pipeline statistics summary:\n-------------------------------------\n");
+    hmmrt_hits_outf(out, "Query model(s):                   %12d  (%ld nodes)\n", 1, info->M);
+    hmmrt_hits_outf(out, "Target sequences:                 %12lld  (%lld residues searched)\n",
          (long long)h->searched, (long long)h->residues);
-    outf(out, "Sequences reported:               %12lld  (%lld included)\n",
+    hmmrt_hits_outf(out, "Sequences reported:               %12lld  (%lld included)\n",
          (long long)h->n_reported, (long long)h->n_included);
-    outf(out, "Domain search space  (domZ):      %12.0f  [%s]\n", h->domZ,
+    hmmrt_hits_outf(out, "Domain search space  (domZ):      %12.0f  [%s]\n", h->domZ,
          h->opt->domZ_set ? "as set by --domZ" : "number of targets reported over threshold");
-    outf(out, "//\n[ok]\n");
+    hmmrt_hits_outf(out, "//\n[ok]\n");
 }

@@ -365,6 +365,8 @@ typedef struct hmmrt_hits_info {
     int score_column;        /* forward(MODEL).score: the search score (nats) */
     int traceback_column;    /* viterbi(MODEL).traceback: the domains, or -1 */
     int model;               /* MODEL's index into hmmrt_program.models, or -1 */
+    int nucleic;             /* a DNA or RNA model: both strands, nhmmer's hits (hits_strands.c) */
+    long maxl;               /* MAXL, nhmmer's window length W (0: the file has none) */
 } hmmrt_hits_info;
 
 /* ---- a generated program ------------------------------------------------- */

@@ -164,7 +164,10 @@ typedef struct hmmrt_hits_options {
     double Z, domZ;               /* set by -Z, --domZ when Z_set, domZ_set */
     int Z_set, domZ_set;
     int cut;                      /* HMMRT_CUT_*: --cut_ga, --cut_tc, --cut_nc */
+    int strands;                  /* nucleic models: HMMRT_STRAND_* (--watson, --crick) */
+    int nonull2;                  /* --nonull2: no null2 correction of protein hits */
 } hmmrt_hits_options;
+enum { HMMRT_STRAND_WATSON = 1, HMMRT_STRAND_CRICK = 2, HMMRT_STRAND_BOTH = 3 };
 
 typedef struct hmmrt_options {
     int help, version;

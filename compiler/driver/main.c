@@ -66,9 +66,10 @@ static void usage(FILE *out)
             "                      file scores as hmmsearch does (local, multihit, its length\n"
             "                      model and null model; hmmsearch --max --nonull2's scores),\n"
             "                      a HMMER2.0 file as hmm2search --null2\n"
-            "  --hmmer-mode=MODE   with --import-hmmer: local (HMMER3 files' default) or\n"
-            "                      glocal (a HMMER3 file converted as hmmconvert -2 does and\n"
-            "                      scored as hmm2search --null2: HMMER2 files' only mode)\n"
+            "  --hmmer-mode=MODE   with --import-hmmer: local (HMMER3 files' default),\n"
+            "                      unilocal (HMMER3's local mode of one domain a sequence)\n"
+            "                      or glocal (a HMMER3 file converted as hmmconvert -2 does\n"
+            "                      and scored as hmm2search --null2: HMMER2 files' only mode)\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
             "  --help, --version\n"
             "\n"
@@ -110,6 +111,8 @@ static int hmmer_mode(const char *v, Options *o)
         o->hmmer_mode = HMMER_MODE_LOCAL;
     else if (strcmp(v, "glocal") == 0)
         o->hmmer_mode = HMMER_MODE_GLOCAL;
+    else if (strcmp(v, "unilocal") == 0)
+        o->hmmer_mode = HMMER_MODE_UNILOCAL;
     else
         return 0;
     return 1;
@@ -135,7 +138,8 @@ static int parse_options(int argc, char **argv, Options *o)
             o->emit_dir = v;
         } else if ((v = option_value(argc, argv, &i, "--hmmer-mode"))) {
             if (!hmmer_mode(v, o))
-                return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or glocal", v);
+                return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local, unilocal "
+                                   "or glocal", v);
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
             o->import_hmmer = v; /* of the options after it only -v and --hmmer-mode are
                                     read; no check below */
@@ -143,8 +147,8 @@ static int parse_options(int argc, char **argv, Options *o)
                 if (strcmp(argv[j], "-v") == 0 || strcmp(argv[j], "--verbose") == 0)
                     o->verbose = 1;
                 else if ((v = option_value(argc, argv, &j, "--hmmer-mode")) && !hmmer_mode(v, o))
-                    return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local or "
-                                       "glocal", v);
+                    return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local, "
+                                       "unilocal or glocal", v);
             return EXIT_OK;
         } else if (strcmp(a, "--import-hmmer") == 0) {
             return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);

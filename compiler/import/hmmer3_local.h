@@ -18,6 +18,7 @@ typedef struct H3Symbols {
 
 typedef struct Local3 {
     int M, K, nucleic;
+    int unihit;        /* p7_UNILOCAL: one domain (E -> C 1, no J), the length model's nj = 0 */
     int ncol;          /* columns: K residues, the degenerate codes, then '*' */
     char col_sym[H3_COLUMNS_MAX];
     double f[KMAX];    /* the null model's residue frequencies */

@@ -15,6 +15,10 @@
  * probability p1^L (1 - p1) divides every path's, on S -> N. */
 static const char LOOP[] = "(L / (L + 3))";
 static const char MOVE[] = "(3 / (L + 3))";
+/* unihit (p7_UNILOCAL, nj = 0): N and C loop with L / (L + 2), move on with
+ * 2 / (L + 2); E -> C 1, no J. */
+static const char UNI_LOOP[] = "(L / (L + 2))";
+static const char UNI_MOVE[] = "(2 / (L + 2))";
 static const char NULL_LENGTH[] = "(((L + 1) / L) ^ L * (L + 1))";
 
 static void put_move(FILE *out, const char *from, int i, const char *to, int j, double p)
@@ -45,33 +49,49 @@ static void put_emission(FILE *out, const char *name, const double *col, const H
     fputs("];\n", out);
 }
 
-static void put_header(FILE *out, const char *path, const H2 *h, const char *id)
+static void put_header(FILE *out, const char *path, const H2 *h, const char *id, int unihit)
 {
     fprintf(out,
             "// %s: the profile HMM '%s' (%d nodes, %s), imported by\n"
-            "// `hmmc --import-hmmer %s` from a %s file, in HMMER3's search\n"
-            "// configuration: hmmsearch's default, local and multihit, with its length model.\n"
-            "// main prints, per sequence, the forward score, the viterbi score and the\n"
-            "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
-            "// model: forward is hmmsearch's full-sequence score without the null2\n"
-            "// correction of biased composition (hmmsearch --max --nonull2).\n"
-            "// Weights are HMMER3's probabilities, the match emissions as odds against the\n"
-            "// null model's frequencies (inserts, N, J and C emit odds 1), so the model is\n"
-            "// declared `scores`. Written (EXPR) of L, the length of the sequence scored,\n"
-            "// are the length model, N, J, C -> loop L/(L+3) and move on 3/(L+3), and the\n"
-            "// null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
-            "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit).\n"
+            "// `hmmc --import-hmmer %s%s` from a %s file, in HMMER3's%s\n",
+            id, h->name ? h->name : "", h->M, h->nucleic ? "nucleic" : "amino", path,
+            unihit ? " --hmmer-mode=unilocal" : "", h->format, unihit ? "" : " search");
+    if (unihit)
+        fputs("// unilocal configuration (p7_UNILOCAL: local, one domain a sequence, as\n"
+              "// hmmsearch rescores a domain's envelope), with its length model.\n"
+              "// main prints, per sequence, the forward score, the viterbi score and the\n"
+              "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
+              "// model, without the null2 correction of biased composition.\n", out);
+    else
+        fputs("// configuration: hmmsearch's default, local and multihit, with its length model.\n"
+              "// main prints, per sequence, the forward score, the viterbi score and the\n"
+              "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
+              "// model: forward is hmmsearch's full-sequence score without the null2\n"
+              "// correction of biased composition (hmmsearch --max --nonull2).\n", out);
+    fputs("// Weights are HMMER3's probabilities, the match emissions as odds against the\n"
+          "// null model's frequencies (inserts, N, J and C emit odds 1), so the model is\n"
+          "// declared `scores`. Written (EXPR) of L, the length of the sequence scored,\n", out);
+    if (unihit)
+        fputs("// are the length model, N, C -> loop L/(L+2) and move on 2/(L+2) (nj = 0), and\n"
+              "// the null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
+              "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit);\n"
+              "// E -> C 1 (no J: one domain).\n", out);
+    else
+        fputs("// are the length model, N, J, C -> loop L/(L+3) and move on 3/(L+3), and the\n"
+              "// null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
+              "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit).\n",
+              out);
+    fprintf(out,
             "// States: S start, N (residues before the first domain), B begin, M1..M%d match,\n"
             "// I1..I%d insert, D2..D%d delete (no D1: local entries go to match states),\n"
-            "// E end of a domain, J (between domains), C (after the last), T end.\n"
+            "// E end of a domain, %sC (after the last), T end.\n"
             "// Symbols as Easel reads them: lower case as upper case; degenerate codes score\n"
             "// the null-weighted mean score of their residues; '*' is no residue (0 in match\n"
             "// and insert states); gaps ('-', '.') are not symbols.\n",
-            id, h->name ? h->name : "", h->M, h->nucleic ? "nucleic" : "amino", path,
-            h->format, h->M, h->M - 1, h->M);
+            h->M, h->M - 1, h->M, unihit ? "" : "J (between domains), ");
 }
 
-static void put_states(FILE *out, int M)
+static void put_states(FILE *out, int M, int unihit)
 {
     fputs("    startstate S;\n    state N;\n    state B;\n", out);
     for (int k = 1; k <= M; k++)
@@ -80,7 +100,8 @@ static void put_states(FILE *out, int M)
         fprintf(out, "    state I%d emits ins;\n", k);
     for (int k = 2; k <= M; k++)
         fprintf(out, "    state D%d;\n", k);
-    fputs("    state E;\n    state J;\n    state C;\n    endstate T;\n", out);
+    fputs(unihit ? "    state E;\n    state C;\n    endstate T;\n"
+                 : "    state E;\n    state J;\n    state C;\n    endstate T;\n", out);
 }
 
 static void put_emissions(FILE *out, const Local3 *l)
@@ -100,11 +121,18 @@ static void put_emissions(FILE *out, const Local3 *l)
     }
 }
 
-static void put_specials(FILE *out)
+static void put_specials(FILE *out, int unihit)
 {
+    const char *loop = unihit ? UNI_LOOP : LOOP, *move = unihit ? UNI_MOVE : MOVE;
     fprintf(out, "    S -> N %s;\n", NULL_LENGTH);
-    fprintf(out, "    N -> N %s emits null;\n", LOOP);
-    fprintf(out, "    N -> B %s;\n", MOVE);
+    fprintf(out, "    N -> N %s emits null;\n", loop);
+    fprintf(out, "    N -> B %s;\n", move);
+    if (unihit) {
+        fputs("    E -> C 1;\n", out);
+        fprintf(out, "    C -> C %s emits null;\n", loop);
+        fprintf(out, "    C -> T %s;\n", move);
+        return;
+    }
     fputs("    E -> C 0.5;\n    E -> J 0.5;\n", out);
     fprintf(out, "    J -> J %s emits null;\n", LOOP);
     fprintf(out, "    J -> B %s;\n", MOVE);
@@ -139,9 +167,9 @@ void local3_write_model(FILE *out, const H2 *h, const Local3 *l, const char *id)
     hmmer_meta_write(out, "// hmmer:", &h->meta);
     fprintf(out, "hmm %s scores {\n", id); /* odds: rows may sum above 1 */
     put_alphabet(out, &l->symbols);
-    put_states(out, l->M);
+    put_states(out, l->M, l->unihit);
     put_emissions(out, l);
-    put_specials(out);
+    put_specials(out, l->unihit);
     for (int k = 1; k <= l->M; k++)
         put_node(out, l, k);
     fputs("}\n", out);
@@ -150,7 +178,7 @@ void local3_write_model(FILE *out, const H2 *h, const Local3 *l, const char *id)
 int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
 {
     char *id = hmmer_identifier(h->name);
-    put_header(out, path, h, id);
+    put_header(out, path, h, id, l->unihit);
     fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
           "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
     local3_write_model(out, h, l, id);

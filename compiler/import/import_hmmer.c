@@ -35,10 +35,14 @@
 #include <string.h>
 
 /* HMMER3's search configuration. */
-static int import_local(const char *path, FILE *out, const H2 *h)
+static int import_local(const char *path, FILE *out, const H2 *h, int unihit)
 {
     Local3 l;
-    int status = local3_build(h, &l) == 0 && local3_write(out, path, h, &l) == 0 ? 0 : 1;
+    int status = 1;
+    if (local3_build(h, &l) == 0) {
+        l.unihit = unihit;
+        status = local3_write(out, path, h, &l) == 0 ? 0 : 1;
+    }
     local3_free(&l);
     return status;
 }
@@ -48,15 +52,17 @@ static int import_local(const char *path, FILE *out, const H2 *h)
 static int is_local(const char *path, const H2 *h, HmmerMode mode, int index)
 {
     int hmmer3 = h->h3_mat != NULL;
-    if (mode == HMMER_MODE_LOCAL && !hmmer3) {
+    int local = mode == HMMER_MODE_LOCAL || mode == HMMER_MODE_UNILOCAL;
+    if (local && !hmmer3) {
         fprintf(stderr, "hmmc: error: %s: ", path);
         if (index > 1)
             fprintf(stderr, "model %d ('%s'): ", index, h->name ? h->name : "");
-        fprintf(stderr, "--hmmer-mode=local is HMMER3's configuration; a %s file is imported "
-                "as hmm2search scores it (leave the option out)\n", h->format);
+        fprintf(stderr, "--hmmer-mode=%s is HMMER3's configuration; a %s file is imported "
+                "as hmm2search scores it (leave the option out)\n",
+                mode == HMMER_MODE_LOCAL ? "local" : "unilocal", h->format);
         return -1;
     }
-    return mode == HMMER_MODE_LOCAL || (mode == HMMER_MODE_DEFAULT && hmmer3);
+    return local || (mode == HMMER_MODE_DEFAULT && hmmer3);
 }
 
 /* A file of one model: its program, as always. */
@@ -68,7 +74,7 @@ static int import_one(const char *path, FILE *out, HmmerMode mode, FILE *verbose
     if (verbose)
         hmmer_meta_write(verbose, "hmmc: import:", &h->meta);
     if (local)
-        return import_local(path, out, h);
+        return import_local(path, out, h, mode == HMMER_MODE_UNILOCAL);
     Search s = {0};
     int status = search_scores(h, &s) == 0 && write_program(out, path, h, &s) == 0 ? 0 : 1;
     search_free(&s);
@@ -121,6 +127,7 @@ static int import_part(const char *path, FILE *out, HmmerMode mode, FILE *verbos
     if (local) {
         Local3 l;
         status = local3_build(h, &l);
+        l.unihit = mode == HMMER_MODE_UNILOCAL;
         if (status == 0)
             local3_write_model(out, h, &l, id);
         local3_free(&l);

@@ -2,7 +2,8 @@
  * P-value of a score (esl_exp_surv: 1 at or below tau), domains read from a
  * viterbi traceback of a tiny profile (one, two through J, broken ones),
  * the domain score of a whole-sequence stretch against the forward score
- * summed by hand, and a model that is no profile. */
+ * summed by hand, nhmmer's score and null2 of a one-residue envelope, and a
+ * model that is no profile. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +44,7 @@ static void test_one_domain(void **state)
     const uint8_t x[] = {0, 0, 1};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 M2 E C T", x, 3, &d, &n), 0);
+    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 M2 E C T", x, 3, 1, &d, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(d[0].ali_from, 2);
     assert_int_equal(d[0].ali_to, 3);
@@ -60,7 +61,7 @@ static void test_two_domains_through_j(void **state)
     const uint8_t x[] = {0, 1, 1, 0};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E J J B M2 E C C T", x, 4, &d, &n), 0);
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E J J B M2 E C C T", x, 4, 1, &d, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(d[0].ali_from, 1);
     assert_int_equal(d[0].ali_to, 1);
@@ -73,21 +74,49 @@ static void test_two_domains_through_j(void **state)
 }
 
 /* The score of a stretch that is the whole sequence is the sequence's
- * forward score in the model's configuration for its length, here summed
- * by hand over every path of the one residue 'A' (L = 1: loops 1/4, moves on
- * 3/4, S -> N (2/1)^1 * 2 = 4): S N B M1 E C T and S N B M2 E C T, each
- * through E -> C or not through J (which would need a second residue). */
+ * forward score with the model unihit for its length (as HMMER rescores an
+ * envelope), here summed by hand over every path of the one residue 'A'
+ * (L = 1: loops 1/3, moves on 2/3, E -> C 1, S -> N (2/1)^1 * 2 = 4):
+ * S N B M1 E C T and S N B M2 E C T. */
 static void test_whole_sequence_score(void **state)
 {
     hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
     const uint8_t x[] = {0};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E C T", x, 1, &d, &n), 0);
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M1 E C T", x, 1, 1, &d, &n), 0);
     assert_int_equal(n, 1);
-    double move = 0.75, p = 4.0 * move * (0.5 * 2.0 + 0.5 * 0.5) * 0.5 * move;
+    double move = 2.0 / 3.0, p = 4.0 * move * (0.5 * 2.0 + 0.5 * 0.5) * 1.0 * move;
     assert_true(fabs(d[0].bits - log(p) / M_LN2) < 1e-9);
     free(d);
+    hmmrt_path_model_free(pm);
+}
+
+/* nhmmer's score of the envelope 'A' (Ld = 1, alignment 1) for W = 10: the
+ * unihit forward without the null model, the entry and exit moved to W,
+ * W - 1 loops of W / (W + 2), less the null model of W residues. */
+static void test_nhmmer_score(void **state)
+{
+    hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
+    const uint8_t x[] = {0};
+    double move = 2.0 / 3.0, env = log(move * 1.25 * move), w = 10;
+    double sc = env - 2 * log(move) + 2 * log(2 / (w + 2)) + (w - 1) * log(w / (w + 2));
+    double null = w * log(w / (w + 1)) + log(1 / (w + 1));
+    assert_true(fabs(hmmrt_nhmmer_bits(pm, x, 1, 1, 1, 10) - (sc - null) / M_LN2) < 1e-9);
+    hmmrt_path_model_free(pm);
+}
+
+/* null2 of the envelope 'A': M1 emits it with posterior 1 / 1.25 = 0.8, M2
+ * with 0.2, so null2(A) = 0.8 * 2 + 0.2 * 0.5 = 1.7, and the correction is
+ * ln(1 + 1.7 / 256). */
+static void test_null2(void **state)
+{
+    hmmrt_path_model *pm = hmmrt_path_model_new(&profile, "AC");
+    const uint8_t x[] = {0};
+    double sum;
+    double bias = hmmrt_null2(pm, x, 1, 1, 1, &sum);
+    assert_true(fabs(sum - log(1.7)) < 1e-9);
+    assert_true(fabs(bias - log1p(1.7 / 256)) < 1e-12);
     hmmrt_path_model_free(pm);
 }
 
@@ -97,9 +126,9 @@ static void test_broken_tracebacks(void **state)
     const uint8_t x[] = {0, 0, 0, 0, 0};
     hmmrt_domain *d;
     int n;
-    assert_int_equal(hmmrt_find_domains(pm, "S N B M2 M1 E C T", x, 2, &d, &n), -2); /* no move */
-    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 E C T", x, 5, &d, &n), -2); /* 2 of 5 */
-    assert_int_equal(hmmrt_find_domains(pm, "S X", x, 0, &d, &n), -2);              /* no state */
+    assert_int_equal(hmmrt_find_domains(pm, "S N B M2 M1 E C T", x, 2, 1, &d, &n), -2); /* no move */
+    assert_int_equal(hmmrt_find_domains(pm, "S N N B M1 E C T", x, 5, 1, &d, &n), -2); /* 2 of 5 */
+    assert_int_equal(hmmrt_find_domains(pm, "S X", x, 0, 1, &d, &n), -2);              /* no state */
     assert_null(d);
     assert_int_equal(n, 0);
     hmmrt_path_model_free(pm);
@@ -121,6 +150,8 @@ int main(void)
         cmocka_unit_test(test_one_domain),
         cmocka_unit_test(test_two_domains_through_j),
         cmocka_unit_test(test_whole_sequence_score),
+        cmocka_unit_test(test_nhmmer_score),
+        cmocka_unit_test(test_null2),
         cmocka_unit_test(test_broken_tracebacks),
         cmocka_unit_test(test_not_a_profile),
     };

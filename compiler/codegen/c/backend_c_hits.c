@@ -10,6 +10,7 @@
 #include "import/hmmer_header.h"
 
 #include <string.h>
+#include <strings.h>
 
 /* The first print of `attr` from an `alg` call on model 0, or -1. */
 static int find_column(const Program *p, Algorithm alg, unsigned attr)
@@ -23,7 +24,8 @@ static int find_column(const Program *p, Algorithm alg, unsigned attr)
 }
 
 /* Why the program cannot search as hmmsearch does, or NULL. */
-static const char *refusal(const Program *p, const HmmerMeta *m, int score_column)
+static const char *refusal(const Program *p, const HmmerMeta *m, int score_column,
+                           int traceback_column, int nucleic)
 {
     if (strncmp(m->format, "HMMER3", 6) != 0 || !m->has[META_STATS_FORWARD])
         return "its HMMER file gave no STATS LOCAL FORWARD line (HMMER2 files have none), from "
@@ -38,6 +40,14 @@ static const char *refusal(const Program *p, const HmmerMeta *m, int score_colum
     if (score_column < 0)
         return "its main prints no forward score of its first model, the search score: add "
                "`print forward(MODEL).score;` as --import-hmmer writes it";
+    if (nucleic && !m->has[META_MAXL])
+        return "its DNA model's HMMER file has no MAXL line (HMMER3/a and 3/b files have none), "
+               "the window length W of nhmmer's E-values: save the model again with hmmconvert "
+               "of HMMER 3.1 or later and import that file";
+    if (nucleic && traceback_column < 0)
+        return "the hits of a DNA model are the domains of its best path on each strand, and "
+               "its main prints no viterbi traceback of its first model: add `print "
+               "viterbi(MODEL).traceback;` as --import-hmmer writes it";
     return NULL;
 }
 
@@ -59,7 +69,9 @@ const char *c_write_hits(Emitter *e, const Program *p)
     int score = find_column(p, ALG_FORWARD, ATTR_SCORE);
     int traceback = find_column(p, ALG_VITERBI, ATTR_TRACEBACK);
     int n_used = 0, slot = p->n_models > 0 ? c_main_model_slot(p, 0, &n_used) : -1;
-    const char *why = refusal(p, &m, score);
+    int nucleic = strcasecmp(m.alph, "DNA") == 0 || strcasecmp(m.alph, "RNA") == 0 ||
+                  strcasecmp(m.alph, "Nucleic") == 0;
+    const char *why = refusal(p, &m, score, traceback, nucleic);
     FILE *o = e->out;
     char tau[32], lambda[32], cut[32];
     emit_blank(e);
@@ -84,8 +96,9 @@ const char *c_write_hits(Emitter *e, const Program *p)
         fprintf(o, "%s{%s, ", k ? ", " : "", emit_double(cut, m.cut[k][0]));
         fprintf(o, "%s}", emit_double(cut, m.cut[k][1]));
     }
-    fprintf(o, "},\n    .score_column = %d, .traceback_column = %d, .model = %d};\n", score,
+    fprintf(o, "},\n    .score_column = %d, .traceback_column = %d, .model = %d,\n", score,
             traceback, slot);
+    fprintf(o, "    .nucleic = %d, .maxl = %ld};\n", nucleic, m.has[META_MAXL] ? m.maxl : 0L);
     hmmer_meta_free(&m);
     return ".hits = &hits,";
 }
