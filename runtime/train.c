@@ -5,6 +5,7 @@
 #include "dense_batch.h"
 #include "fb.h"
 #include "hmmrt_gpu.h"
+#include "hmmrt_mpi.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -43,6 +44,7 @@ typedef struct trainer {
     double *gpu_lnp;        /* per sequence, from the GPU */
     const hmmrt_dense_batching *tiles; /* the E-step in tiles of matrix products
                                           (fb_blas.c), or NULL: one sequence at a time */
+    int64_t all_sequences;  /* seqs.n, or under mpirun every rank's together */
 } trainer;
 
 static volatile sig_atomic_t interrupted;
@@ -144,12 +146,21 @@ static int read_corpus(trainer *t, int64_t *skipped)
     hmmrt_reader_close(r);
     if (status == HMMRT_EXIT_INTERNAL)
         hmmrt_error("out of memory while reading the sequences");
-    if (!status && t->seqs.n == 0) {
-        hmmrt_error("no sequence to train on in the files given");
+    int64_t everyone = t->seqs.n; /* under mpirun, every rank's (hmmrt_mpi.h) */
+    if (hmmrt_mpi_active()) {
+        int worst = status;
+        if (hmmrt_mpi_max_int(&worst) != 0 || hmmrt_mpi_sum_i64(&everyone) != 0)
+            worst = HMMRT_EXIT_INTERNAL;
+        status = worst; /* a rank that failed to read stops them all */
+    }
+    if (!status && everyone == 0) {
+        if (hmmrt_mpi_rank() == 0)
+            hmmrt_error("no sequence to train on in the files given");
         status = HMMRT_EXIT_INPUT;
     }
+    t->all_sequences = everyone;
     if (!status) {
-        t->seqs.left_out = calloc((size_t)t->seqs.n, 1);
+        t->seqs.left_out = calloc((size_t)t->seqs.n + 1, 1);
         if (!t->seqs.left_out) {
             hmmrt_error("out of memory while reading the sequences");
             status = HMMRT_EXIT_INTERNAL;
@@ -308,7 +319,54 @@ static int expect_on_gpu(trainer *t)
         ll += t->gpu_lnp[i];
     }
     t->log_likelihood = ll;
-    return 0;
+    if (!hmmrt_mpi_active())
+        return 0;
+    /* under mpirun: this rank's sums as one share of the ranks' total */
+    size_t n_moves = (size_t)t->fb->n_moves, per = n_moves + t->n_values;
+    double *mine = malloc((per + 1) * sizeof *mine), *total = malloc((per + 1) * sizeof *total);
+    if (mine) {
+        memcpy(mine, t->move_counts, n_moves * sizeof *mine);
+        memcpy(mine + n_moves, t->emission_counts, t->n_values * sizeof *mine);
+    }
+    int64_t no_path = t->no_path;
+    int failed = hmmrt_mpi_sum_shares(&mine, &ll, &no_path, 1, per, !mine || !total,
+                                      total ? total : t->move_counts, &t->log_likelihood,
+                                      &t->no_path) != 0;
+    if (!failed) {
+        memcpy(t->move_counts, total, n_moves * sizeof *total);
+        memcpy(t->emission_counts, total + n_moves, t->n_values * sizeof *total);
+    }
+    free(mine), free(total);
+    if (failed)
+        hmmrt_error("training stopped: an MPI rank failed in its E-step (or MPI did)");
+    return failed ? HMMRT_EXIT_INTERNAL : 0;
+}
+
+/* Under mpirun: the shares of every rank, summed in one fixed order
+ * (mpi_train.c) into t's sums. failed: this rank's E-step failed. */
+static int sum_ranks(trainer *t, share *shares, int n, int failed)
+{
+    size_t n_moves = (size_t)t->fb->n_moves, per = n_moves + t->n_values;
+    double **counts = calloc((size_t)n + 1, sizeof *counts);
+    long double *ll = calloc((size_t)n + 1, sizeof *ll);
+    int64_t *no_path = calloc((size_t)n + 1, sizeof *no_path);
+    double *total = malloc((per + 1) * sizeof *total);
+    failed |= !counts || !ll || !no_path || !total;
+    for (int k = 0; !failed && k < n; k++) {
+        failed |= shares[k].failed;
+        counts[k] = shares[k].counts;
+        ll[k] = shares[k].ll;
+        no_path[k] = shares[k].no_path;
+    }
+    double spare;
+    failed = hmmrt_mpi_sum_shares(counts, ll, no_path, n, per, failed, total ? total : &spare,
+                                  &t->log_likelihood, &t->no_path) != 0;
+    if (!failed) {
+        memcpy(t->move_counts, total, n_moves * sizeof *total);
+        memcpy(t->emission_counts, total + n_moves, t->n_values * sizeof *total);
+    }
+    free(counts), free(ll), free(no_path), free(total);
+    return failed;
 }
 
 /* One E-step over every sequence: 0, or an exit status. */
@@ -318,13 +376,13 @@ static int expect(trainer *t)
         return expect_on_gpu(t);
     int n = t->n_threads < 1 ? 1 : t->n_threads;
     if ((int64_t)n > t->seqs.n)
-        n = (int)t->seqs.n;
-    share *shares = calloc((size_t)n, sizeof *shares);
-    pthread_t *threads = calloc((size_t)n, sizeof *threads);
-    char *running = calloc((size_t)n, 1);
+        n = (int)t->seqs.n; /* 0 for a rank whose share of the input holds none */
+    share *shares = calloc((size_t)n + 1, sizeof *shares);
+    pthread_t *threads = calloc((size_t)n + 1, sizeof *threads);
+    char *running = calloc((size_t)n + 1, 1);
     int status = shares && threads && running ? 0 : HMMRT_EXIT_INTERNAL;
     /* share k: from the first sequence whose symbols before it reach k / n of them */
-    int64_t total = t->seqs.start[t->seqs.n], i = 0;
+    int64_t total = t->seqs.n ? t->seqs.start[t->seqs.n] : 0, i = 0;
     for (int k = 0; !status && k < n; k++) {
         shares[k] = (share){.t = t, .from = i};
         while (i < t->seqs.n && (k + 1 == n || t->seqs.start[i] < total / n * (k + 1)))
@@ -344,7 +402,16 @@ static int expect(trainer *t)
     t->log_likelihood = 0;
     t->no_path = 0;
     size_t n_moves = (size_t)t->fb->n_moves;
-    for (int k = 0; !status && k < n; k++) {
+    int n_added = n; /* the shares added here: under mpirun, by sum_ranks */
+    if (hmmrt_mpi_active()) {
+        n_added = 0;
+        if (sum_ranks(t, shares, n, status != 0)) {
+            if (!status)
+                hmmrt_error("training stopped: an MPI rank failed in its E-step (or MPI did)");
+            status = HMMRT_EXIT_INTERNAL;
+        }
+    }
+    for (int k = 0; !status && k < n_added; k++) {
         if (shares[k].failed) {
             status = HMMRT_EXIT_INTERNAL;
             break;
@@ -580,7 +647,10 @@ static const char *open_gpu(trainer *t)
                  " (the GPU cannot train it: %s)", err[0] ? err : "out of memory");
         return where;
     }
-    snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    if (t->o->device >= 0)
+        snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    else /* under mpirun, each rank its own (mpi_run.c) */
+        snprintf(where, sizeof where, "on each rank's GPU, in float, counts in double");
     return where;
 }
 
@@ -663,9 +733,13 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
                        "(OpenBLAS)" : "");
     where = where_tiles;
     void (*old_handler)(int) = signal(SIGINT, on_interrupt);
-    fprintf(stderr, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
+    /* under mpirun rank 0 alone tells how training goes: every rank has the same sums */
+    FILE *log = hmmrt_mpi_rank() == 0 ? stderr : fopen("/dev/null", "w");
+    if (!log)
+        log = stderr;
+    fprintf(log, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
                     "iterations, tolerance %g), %s\n",
-            m->name, (long long)t.seqs.n, o->viterbi_training ? "viterbi training" : "Baum-Welch",
+            m->name, (long long)t.all_sequences, o->viterbi_training ? "viterbi training" : "Baum-Welch",
             o->pseudocount, o->iterations, o->tolerance, where);
     double previous = 0;
     int have_previous = 0;
@@ -678,7 +752,7 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             break;
         if (interrupted) {
             if (have_previous) {
-                fprintf(stderr, "# interrupted: writing the model of iteration %ld "
+                fprintf(log, "# interrupted: writing the model of iteration %ld "
                                 "(log-likelihood %.6f)\n", iteration - 1, previous);
                 status = write_program(&t, kept_w, kept_e);
             } else {
@@ -694,17 +768,17 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         double ll = (double)t.log_likelihood;
         char text[HMMRT_SCORE_MAX];
         hmmrt_format_score(text, ll); /* with --decimals, as the scores of a run */
-        fprintf(stderr, "iteration %ld\t%s %s", iteration,
+        fprintf(log, "iteration %ld\t%s %s", iteration,
                 o->viterbi_training ? "best-path score" : "log-likelihood", text);
         if (have_previous)
-            fprintf(stderr, "\tchange %+.6g", ll - previous);
-        fprintf(stderr, "\t%.3f s\n", hmmrt_seconds() - started);
+            fprintf(log, "\tchange %+.6g", ll - previous);
+        fprintf(log, "\t%.3f s\n", hmmrt_seconds() - started);
         int converged = have_previous && ll - previous < o->tolerance * fabs(ll);
-        if (have_previous && ll < previous - 1e-9 * fabs(ll))
+        if (have_previous && ll < previous - 1e-9 * fabs(ll) && log == stderr)
             hmmrt_warning("the log-likelihood fell by %g at iteration %ld (rounding, or a model "
                           "whose weights are scores)", previous - ll, iteration);
         if (converged || iteration >= o->iterations) {
-            fprintf(stderr, "# %s after %ld iterations: %s %s\n",
+            fprintf(log, "# %s after %ld iterations: %s %s\n",
                     converged ? "converged" : "stopped", iteration,
                     o->viterbi_training ? "best-path score" : "log-likelihood", text);
             status = write_program(&t, t.fb->w, t.fb->e);
@@ -724,6 +798,8 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         }
     }
     signal(SIGINT, old_handler == SIG_ERR ? SIG_DFL : old_handler);
+    if (log != stderr)
+        fclose(log);
     free(kept_w), free(kept_e);
     free_trainer(&t);
     if (!status && (skipped || left_out))

@@ -93,6 +93,8 @@ static int pick_device(hmmrt_gpu *g, int device, char *err, size_t errlen)
         explain_no_device(e == cudaSuccess ? cudaErrorNoDevice : e, err, errlen);
         return -1;
     }
+    if (device < 0) /* -1 - k: under mpirun, the k-th rank of the node (mpi_run.c) */
+        device = (-1 - device) % count;
     if (device >= count) {
         if (count == 1)
             say(err, errlen, "--device %d is out of range: there is 1 CUDA device, number 0",
