@@ -63,4 +63,20 @@ int hmmrt_mpi_sum_shares(double *const *counts, const long double *ll, const int
                          int n_shares, size_t per_share, int failed, double *total,
                          long double *ll_total, int64_t *no_path_total);
 
+/* A rank's sequences for training, as train.c keeps them. */
+typedef struct hmmrt_mpi_corpus {
+    int64_t n;
+    char **names;
+    int64_t *start; /* sequence i: codes[start[i] .. start[i+1]-1] */
+    uint8_t *codes;
+    int64_t longest;
+} hmmrt_mpi_corpus;
+/* Deals the ranks' sequences out again so that each rank holds whole shares
+ * of the E-step as one process with size x threads threads cuts them (equal
+ * symbols, train.c's expect()): rank r the shares k with k x size / S == r.
+ * The corpus is replaced; *share_from (malloc'd, *n_shares + 1 entries):
+ * where each of this rank's shares starts, empty ones included. 0, or -1
+ * on every rank when any failed. */
+int hmmrt_mpi_deal_shares(hmmrt_mpi_corpus *c, int threads, int64_t **share_from, int *n_shares);
+
 #endif

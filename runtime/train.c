@@ -45,6 +45,8 @@ typedef struct trainer {
     const hmmrt_dense_batching *tiles; /* the E-step in tiles of matrix products
                                           (fb_blas.c), or NULL: one sequence at a time */
     int64_t all_sequences;  /* seqs.n, or under mpirun every rank's together */
+    int64_t *share_from;    /* under mpirun: where this rank's E-step shares start */
+    int n_shares;           /* ... (hmmrt_mpi_deal_shares), else NULL */
 } trainer;
 
 static volatile sig_atomic_t interrupted;
@@ -159,6 +161,18 @@ static int read_corpus(trainer *t, int64_t *skipped)
         status = HMMRT_EXIT_INPUT;
     }
     t->all_sequences = everyone;
+    if (!status && hmmrt_mpi_active()) { /* each rank whole shares of one process's E-step */
+        hmmrt_mpi_corpus c = {t->seqs.n, t->seqs.names, t->seqs.start, t->seqs.codes,
+                              t->seqs.longest};
+        int dealt = hmmrt_mpi_deal_shares(&c, t->n_threads, &t->share_from, &t->n_shares);
+        t->seqs.n = c.n, t->seqs.names = c.names, t->seqs.start = c.start;
+        t->seqs.codes = c.codes, t->seqs.longest = c.longest;
+        if (dealt != 0) {
+            hmmrt_error("MPI ranks could not exchange their sequences (out of memory, or MPI "
+                        "failed)");
+            status = HMMRT_EXIT_INTERNAL;
+        }
+    }
     if (!status) {
         t->seqs.left_out = calloc((size_t)t->seqs.n + 1, 1);
         if (!t->seqs.left_out) {
@@ -376,7 +390,9 @@ static int expect(trainer *t)
         return expect_on_gpu(t);
     int n = t->n_threads < 1 ? 1 : t->n_threads;
     if ((int64_t)n > t->seqs.n)
-        n = (int)t->seqs.n; /* 0 for a rank whose share of the input holds none */
+        n = (int)t->seqs.n;
+    if (t->share_from) /* under mpirun: this rank's shares of one process's (maybe 0) */
+        n = t->n_shares;
     share *shares = calloc((size_t)n + 1, sizeof *shares);
     pthread_t *threads = calloc((size_t)n + 1, sizeof *threads);
     char *running = calloc((size_t)n + 1, 1);
@@ -388,6 +404,8 @@ static int expect(trainer *t)
         while (i < t->seqs.n && (k + 1 == n || t->seqs.start[i] < total / n * (k + 1)))
             i++;
         shares[k].to = k + 1 == n ? t->seqs.n : i;
+        if (t->share_from)
+            shares[k].from = t->share_from[k], shares[k].to = t->share_from[k + 1];
     }
     for (int k = 0; !status && k < n; k++)
         running[k] = pthread_create(&threads[k], NULL, expect_share, &shares[k]) == 0;
@@ -659,6 +677,7 @@ static void free_trainer(trainer *t)
     for (int64_t i = 0; i < t->seqs.n; i++)
         free(t->seqs.names[i]);
     free(t->seqs.names), free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
+    free(t->share_from);
     free(t->move_counts), free(t->emission_counts);
     free(t->out_start), free(t->out), free(t->changed);
     if (t->gpu)
@@ -720,10 +739,12 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
     /* the dense form's E-step as matrix products: from 128 states and 4
      * sequences a thread (as the scoring run's dense sums), or as told */
     int threads = t.n_threads < 1 ? 1 : t.n_threads;
+    if (hmmrt_mpi_active()) /* decided as one process of every rank's threads would */
+        threads *= hmmrt_mpi_size();
     if (!t.gpu && !o->viterbi_training && t.fb->dense && prog->dense_batching &&
         prog->dense_batching->fb_tile && blas != DENSE_OFF &&
         (blas == DENSE_ON || (t.fb->n >= DENSE_BLAS_MIN_STATES &&
-                              t.seqs.n >= (int64_t)DENSE_BLAS_SEQUENCES_A_THREAD * threads))) {
+                              t.all_sequences >= (int64_t)DENSE_BLAS_SEQUENCES_A_THREAD * threads))) {
         t.tiles = prog->dense_batching;
         t.tiles->single_threaded();
     }
