@@ -103,9 +103,21 @@ static int send_spool(int fd)
     return -1;
 }
 
-/* Rank 0: copies rank r's pieces to out: 0, or -1 (out->error, or MPI). */
-static int copy_rows(int r, hmmrt_out *out)
+/* 1 when the n bytes at data (whole lines) end with a "# incomplete" line. */
+static int ends_incomplete(const char *data, size_t n)
 {
+    static const char mark[] = "# incomplete";
+    size_t at = n > 0 ? n - 1 : 0; /* the last line's newline */
+    while (at > 0 && data[at - 1] != '\n')
+        at--;
+    return n - at > sizeof mark - 1 && memcmp(data + at, mark, sizeof mark - 1) == 0;
+}
+
+/* Rank 0: copies rank r's pieces to out: 0, or -1 (out->error, or MPI);
+ * *incomplete: they ended with a "# incomplete" line. */
+static int copy_rows(int r, hmmrt_out *out, int *incomplete)
+{
+    *incomplete = 0;
     char *buf = NULL;
     size_t cap = 0;
     for (;;) {
@@ -123,6 +135,7 @@ static int copy_rows(int r, hmmrt_out *out)
         if (hmmrt_mpi_recv(buf, (size_t)len, r, TAG_PIECE) != 0)
             break;
         hmmrt_out_write(out, buf, (size_t)len);
+        *incomplete = ends_incomplete(buf, (size_t)len);
         if (hmmrt_out_flush(out) != 0) { /* whole rows: a signal finds the table at a row's end */
             free(buf);
             return -1;
@@ -152,12 +165,16 @@ static int merge(int status)
         hmmrt_mpi_send(&go, sizeof go, r, TAG_GO);
         if (!go)
             continue;
-        if (copy_rows(r, &out) != 0) {
+        int incomplete;
+        if (copy_rows(r, &out, &incomplete) != 0) {
             if (out.error)
                 hmmrt_error("cannot write the output: %s", strerror(out.error));
             else
                 hmmrt_error("lost the rows of MPI rank %d (%s)", r, done.share);
-            hmmrt_out_incomplete(&out, "the rows of an MPI rank could not be copied");
+            char where[600];
+            snprintf(where, sizeof where, "MPI rank %d, whose rows could not be copied (%s)", r,
+                     done.share);
+            hmmrt_out_incomplete(&out, where);
             hmmrt_out_flush(&out);
             status = out.error ? HMMRT_EXIT_OUTPUT : HMMRT_EXIT_INTERNAL;
             stopped = 1;
@@ -170,6 +187,12 @@ static int merge(int status)
                         r, hmmrt_mpi_size(), done.status, done.share);
             status = done.status;
             stopped = 1;
+            if (!incomplete) { /* it stopped before it could say so (out of memory at its start) */
+                char where[600];
+                snprintf(where, sizeof where, "MPI rank %d, before its rows (%s)", r, done.share);
+                hmmrt_out_incomplete(&out, where);
+                hmmrt_out_flush(&out);
+            }
         }
     }
     hmmrt_out_release_signals();

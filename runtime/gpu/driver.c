@@ -224,7 +224,10 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
     g->min_chunk_bytes = MIN_CHUNK_BYTES;
     g->err = err;
     g->errlen = errlen;
-    snprintf(g->where, sizeof g->where, "opening device %d", device);
+    if (device >= 0)
+        snprintf(g->where, sizeof g->where, "opening device %d", device);
+    else /* under mpirun: the rank's (pick_device) */
+        snprintf(g->where, sizeof g->where, "opening this MPI rank's device");
     if (read_fault(g, err, errlen) != 0 || pick_device(g, device, err, errlen) != 0) {
         free_driver(g);
         return NULL;
