@@ -125,7 +125,8 @@ golden: $(HMMC_BIN)
 # matrices; extreme weights (1e-300 to 1e300, subnormals) in both shapes; the
 # time-parallel scan of one sequence against one thread; dense models'
 # batched CPU path (OpenBLAS) against the per-sequence one; and
-# real observations (gaussians, mixtures) against hmmlearn and numpy.
+# real observations (gaussians, mixtures) against hmmlearn and numpy, their
+# posteriors and training against hmmlearn's.
 differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/run
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools DIFF_SKIP_SELFTEST=1 DIFF_HMMC_OPTIONS=--c-shape=table \
@@ -138,6 +139,7 @@ differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/posterior
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/dense-blas
 	@HMMC=$(HMMC_BIN) tests/differential/real-check
+	@HMMC=$(HMMC_BIN) tests/differential/real-train
 
 # The IR verifier (compiler/ir/ir_verify.c) checks the IR after sema and
 # after every pass wherever the tests run hmmc.

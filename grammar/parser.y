@@ -278,9 +278,15 @@ static Decl *decl_transition(Arena *a, Ident from, Ident to, Prob weight, Ident 
     return d;
 }
 
-/* '-' NUMBER: the text keeps the sign so that messages show what was written. */
-static Number number_negated(Arena *a, Number n, Loc loc)
+/* '-' NUMBER: the text keeps the sign so that messages show what was written,
+ * and its bytes begin at the '-' (training writes a fitted mean over them). */
+static Number number_negated(Arena *a, const char *source, Number n, Loc loc)
 {
+    long at = n.begin;
+    while (source && at > 0 && (source[at - 1] == ' ' || source[at - 1] == '\t'))
+        at--;
+    if (source && at > 0 && source[at - 1] == '-')
+        n.begin = at - 1;
     n.text = arena_printf(a, "-%s", n.text);
     n.value = -n.value;
     n.negative = 1;
@@ -533,7 +539,7 @@ latom
 
 number
     : NUMBER
-    | '-' NUMBER                { $$ = number_negated(pc->arena, $2, @$); }
+    | '-' NUMBER                { $$ = number_negated(pc->arena, pc->source, $2, @$); }
     ;
 
 /* The arguments of a density: gaussian([m1, m2], [v1, v2]) or

@@ -256,6 +256,13 @@ static int apply_pseudocount(parse_state *st, const char *v)
     return note_train_only(st, "--pseudocount");
 }
 
+static int apply_min_variance(parse_state *st, const char *v)
+{
+    if (parse_real(v, &st->o->min_variance) != 0)
+        return bad_value("min-variance", "a number 0 or more (e.g. 1e-3)", v);
+    return note_train_only(st, "--min-variance");
+}
+
 static int apply_viterbi_training(parse_state *st, const char *v)
 {
     st->o->viterbi_training = 1;
@@ -449,6 +456,7 @@ static const option_spec option_specs[] = {
     {"iterations", "N", apply_iterations},
     {"tolerance", "T", apply_tolerance},
     {"pseudocount", "C", apply_pseudocount},
+    {"min-variance", "V", apply_min_variance},
     {"viterbi-training", NULL, apply_viterbi_training},
     {"help", NULL, apply_help},
     {"version", NULL, apply_version},
@@ -615,6 +623,7 @@ static void set_defaults(hmmrt_options *o)
     o->seed = 1;
     o->iterations = 100;
     o->tolerance = 1e-9;
+    o->min_variance = 1e-3;
     /* hmmsearch's defaults */
     o->hits = (hmmrt_hits_options){.E = 10, .domE = 10, .incE = 0.01, .incdomE = 0.01,
                                    .by_E = 1, .dom_by_E = 1, .inc_by_E = 1, .incdom_by_E = 1,
@@ -738,7 +747,7 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "Usage: %s [options] SEQFILE...\n"
             "       %s --sample N [--length L] [--seed S] [--with-path] [--model NAME]\n"
             "       %s --train SEQFILE... [--iterations N] [--tolerance T] [--pseudocount C]\n"
-            "              [--viterbi-training] [--model NAME] > FITTED.hmm\n"
+            "              [--viterbi-training] [--min-variance V] [--model NAME] > FITTED.hmm\n"
             "       %s --make-db DB.hmmcdb SEQFILE...\n"
             "Scores every sequence of the FASTA files SEQFILE... (- is standard input; gzip-\n"
             "compressed files too, and databases made by --make-db) with the program\n"
@@ -782,6 +791,8 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "  --tolerance T    with --train: stop when an iteration raises the total\n"
             "                   log-likelihood by less than T x |total| (default 1e-9)\n"
             "  --pseudocount C  with --train: add C to every expected count (default 0)\n"
+            "  --min-variance V with --train over real observations: add V to every fitted\n"
+            "                   variance and covariance diagonal (default 1e-3)\n"
             "  --viterbi-training  with --train: count the uses along each sequence's best\n"
             "                   path instead of all paths\n"
             "  --output FILE    write the table (with --train: the program) to FILE, not to\n"

@@ -551,19 +551,39 @@ void hmmrt_fb_count_silent(const hmmrt_fb *fb, const double *f, const double *b,
     }
 }
 
-/* One backward step of the dense form, at the move emitting `sym`: b_cur
+/* Where the emission values of a run come from: symbol codes x into the
+ * model's tables (e = fb->e, em_step K, pos_step 1), or, for a real
+ * alphabet, a row of values per position (x NULL, e = rows, em_step 1,
+ * pos_step n_emissions). value(em, i) = e[em * em_step + code(i) * pos_step],
+ * and the emission counts use the same index. */
+typedef struct emit_src {
+    const double *e;
+    size_t em_step, pos_step;
+    const uint8_t *x;
+    int symbols; /* x is read (a constant in each caller of run, which is
+                    inlined into each: the symbols' loops are as before) */
+} emit_src;
+
+/* The index of table em's value at position i (0-based). */
+static inline size_t value_at(const emit_src *s, int em, int64_t i)
+{
+    return (size_t)em * s->em_step + (s->symbols ? (size_t)s->x[i] : (size_t)i) * s->pos_step;
+}
+
+/* One backward step of the dense form, at position i (0-based): b_cur
  * receives each state's share of b_next through the matrix (before its
  * silent moves); the uses of the moves k -> q (f[k] w e b[q] / P) go to
  * counts[k * n + q], their sums by q to post[q] and to the emission counts. */
-static void dense_backward(const hmmrt_fb *fb, int sym, double scale_p, double inv_scale,
-                           const double *fi, const double *b_next, double *b_cur, double *post,
-                           double *counts, double *emission_counts, double *carry, double *into)
+static inline __attribute__((always_inline)) void
+dense_backward(const hmmrt_fb *fb, const emit_src *src, int64_t i, double scale_p,
+               double inv_scale, const double *fi, const double *b_next, double *b_cur,
+               double *post, double *counts, double *emission_counts, double *carry,
+               double *into)
 {
     const size_t n = (size_t)fb->n;
-    const int K = fb->K;
     for (size_t q = 0; q < n; q++) {
         const int t = fb->state_table[q];
-        carry[q] = t < 0 ? 0.0 : fb->e[(size_t)t * K + sym] * b_next[q];
+        carry[q] = t < 0 ? 0.0 : src->e[value_at(src, t, i)] * b_next[q];
         into[q] = 0;
     }
     const int uses = counts || post;
@@ -588,15 +608,15 @@ static void dense_backward(const hmmrt_fb *fb, int sym, double scale_p, double i
         if (post)
             post[q] = into[q];
         if (counts && fb->state_table[q] >= 0)
-            emission_counts[(size_t)fb->state_table[q] * K + sym] += into[q];
+            emission_counts[value_at(src, fb->state_table[q], i)] += into[q];
     }
 }
 
-double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
-                    double *move_counts, double *emission_counts, double **posterior)
+static inline __attribute__((always_inline)) double
+run(const hmmrt_fb *fb, const emit_src *src, int64_t L, double *scratch, double *move_counts,
+    double *emission_counts, double **posterior)
 {
     const size_t n = (size_t)fb->n;
-    const int K = fb->K;
     double *f = scratch, *ls = f + ((size_t)L + 1) * n;
     double *b_next = ls + L + 1, *b_cur = b_next + n, *g = b_cur + n;
     /* dense: the moves' counts as a matrix, what a move into q carries, and
@@ -618,7 +638,6 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
     for (int64_t i = 1; i <= L; i++) {
         const double *prev = f + (size_t)(i - 1) * n;
         double *row = f + (size_t)i * n;
-        const int sym = x[i - 1];
         memset(row, 0, n * sizeof *row);
         if (fb->dense) {
             for (size_t k = 0; k < n; k++) {
@@ -631,7 +650,7 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
             for (size_t q = 0; q < n; q++)
                 row[q] = fb->state_table[q] < 0
                              ? 0.0
-                             : row[q] * fb->e[(size_t)fb->state_table[q] * K + sym];
+                             : row[q] * src->e[value_at(src, fb->state_table[q], i - 1)];
         } else {
             for (size_t p = 0; p < n; p++) {
                 if (prev[p] == 0)
@@ -639,7 +658,7 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
                 for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
                     const int mi = fb->emit_out[j];
                     const hmmrt_model_move *mv = &fb->moves[mi];
-                    row[mv->to] += prev[p] * fb->w[mi] * fb->e[(size_t)mv->emission * K + sym];
+                    row[mv->to] += prev[p] * fb->w[mi] * src->e[value_at(src, mv->emission, i - 1)];
                 }
             }
         }
@@ -674,10 +693,9 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
         double *post = posterior ? f + (size_t)(i + 1) * n : NULL; /* row i + 1 is done with */
         if (post)
             memset(post, 0, n * sizeof *post);
-        const int sym = x[i];
         const double inv_scale = exp(-ls[i + 1]);
         if (fb->dense) {
-            dense_backward(fb, sym, inv_scale * inv_p, inv_scale, fi, b_next, b_cur, post,
+            dense_backward(fb, src, i, inv_scale * inv_p, inv_scale, fi, b_next, b_cur, post,
                            move_counts ? dense_counts : NULL, emission_counts, carry, into);
             hmmrt_fb_silent_backward(fb, b_cur, g);
             if (move_counts)
@@ -689,8 +707,8 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
             for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
                 const int mi = fb->emit_out[j];
                 const hmmrt_model_move *mv = &fb->moves[mi];
-                const size_t ev = (size_t)mv->emission * K + sym;
-                const double t = fb->w[mi] * fb->e[ev] * b_next[mv->to] * inv_scale;
+                const size_t ev = value_at(src, mv->emission, i);
+                const double t = fb->w[mi] * src->e[ev] * b_next[mv->to] * inv_scale;
                 h += t;
                 if (fi[p] == 0)
                     continue;
@@ -715,4 +733,18 @@ double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scr
     if (posterior)
         *posterior = f + n;
     return lnp;
+}
+
+double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
+                    double *move_counts, double *emission_counts, double **posterior)
+{
+    const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
+    return run(fb, &src, L, scratch, move_counts, emission_counts, posterior);
+}
+
+double hmmrt_fb_run_rows(const hmmrt_fb *fb, const double *rows, int64_t L, double *scratch,
+                         double *move_counts, double *use_rows, double **posterior)
+{
+    const emit_src src = {rows, 1, (size_t)fb->n_emissions, NULL, 0};
+    return run(fb, &src, L, scratch, move_counts, use_rows, posterior);
 }

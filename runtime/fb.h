@@ -65,6 +65,14 @@ size_t hmmrt_fb_scratch(const hmmrt_fb *fb, int64_t L);
 double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
                     double *move_counts, double *emission_counts, double **posterior);
 
+/* The same over a real alphabet: rows[i * n_emissions + em] is emission
+ * em's value at position i (0-based), the densities of observation i+1
+ * scaled by one factor per position, which the caller adds to the ln P
+ * returned. use_rows (L x n_emissions, or NULL) receives, at the same
+ * index, the expected number of uses of each emission at each position. */
+double hmmrt_fb_run_rows(const hmmrt_fb *fb, const double *rows, int64_t L, double *scratch,
+                         double *move_counts, double *use_rows, double **posterior);
+
 /* The steps of hmmrt_fb_run that fb_blas.c shares. Silent moves within a
  * column, forward (col: what the emitting moves brought; g: max_comp + 8
  * doubles of scratch) and backward (col: what each state gets from the next
@@ -104,6 +112,17 @@ void hmmrt_posterior_write(const hmmrt_posterior_call *call, int n, int64_t L, d
 size_t hmmrt_fb_viterbi_scratch(const hmmrt_fb *fb, int64_t L);
 double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
                                double *move_counts, double *emission_counts);
+
+/* real_fb.c: the rows of hmmrt_fb_run_rows for L observations obs (D
+ * reals each), rows[i * s->n + em]; returns ln of the factor they were
+ * scaled by (to add to ln P). The same rows as logs, unscaled (viterbi). */
+long double hmmrt_real_rows(const hmmrt_densities *s, const double *obs, int64_t L, double *rows);
+void hmmrt_real_log_rows(const hmmrt_densities *s, const double *obs, int64_t L, double *rows);
+
+/* The same over a real alphabet: logs[i * n_emissions + em] is ln of
+ * emission em's density at observation i+1; use_rows as hmmrt_fb_run_rows'. */
+double hmmrt_fb_viterbi_counts_rows(const hmmrt_fb *fb, const double *logs, int64_t L,
+                                    void *scratch, double *move_counts, double *use_rows);
 
 /* The moves of a dense model (hmmrt_model.dense) in the order the compiler
  * lists them from its source; NULL when memory runs out. */

@@ -51,12 +51,31 @@ static void silent_best(const hmmrt_fb *fb, double *col, int *bp)
     }
 }
 
-double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
-                               double *move_counts, double *emission_counts)
+/* The emission values: ln of fb->e at symbol codes x, or (x NULL) a row of
+ * logs per position, logs[i * n_emissions + em]; the counts use the same
+ * index (value_at). */
+typedef struct emit_src {
+    const double *e;
+    size_t em_step, pos_step;
+    const uint8_t *x;
+    int symbols; /* x is read, and e holds probabilities (else logs) */
+} emit_src;
+
+static inline size_t value_at(const emit_src *s, int em, int64_t i)
+{
+    return (size_t)em * s->em_step + (s->symbols ? (size_t)s->x[i] : (size_t)i) * s->pos_step;
+}
+
+static inline __attribute__((always_inline)) double
+best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void *scratch, double *move_counts,
+          double *emission_counts)
 {
     const size_t n = (size_t)fb->n;
     int *bp = scratch;
-    double *prev = (double *)((char *)scratch + ((size_t)L + 1) * n * sizeof(int));
+    /* the columns after the back pointers, on a double's boundary (the
+     * scratch's 64 spare bytes hold the rounding) */
+    const size_t bp_bytes = ((size_t)L + 1) * n * sizeof(int);
+    double *prev = (double *)((char *)scratch + (bp_bytes + 7) / 8 * 8);
     double *cur = prev + n;
     for (size_t q = 0; q < n; q++) {
         cur[q] = -INFINITY;
@@ -73,15 +92,14 @@ double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, 
             cur[q] = -INFINITY;
             row[q] = -1;
         }
-        const int sym = x[i - 1];
         for (size_t p = 0; p < n; p++) {
             if (prev[p] == -INFINITY)
                 continue;
             for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
                 int mi = fb->emit_out[j];
                 const hmmrt_model_move *mv = &fb->moves[mi];
-                double s = prev[p] + log(fb->w[mi]) +
-                           log(fb->e[(size_t)mv->emission * fb->K + sym]);
+                const double v = src->e[value_at(src, mv->emission, i - 1)];
+                double s = prev[p] + log(fb->w[mi]) + (src->symbols ? log(v) : v);
                 if (s > cur[mv->to]) {
                     cur[mv->to] = s;
                     row[mv->to] = mi;
@@ -103,10 +121,24 @@ double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, 
         const hmmrt_model_move *mv = &fb->moves[mi];
         move_counts[mi] += 1;
         if (mv->emission >= 0) {
-            emission_counts[(size_t)mv->emission * fb->K + x[i - 1]] += 1;
+            emission_counts[value_at(src, mv->emission, i - 1)] += 1;
             i--;
         }
         q = mv->from;
     }
     return best;
+}
+
+double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
+                               double *move_counts, double *emission_counts)
+{
+    const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
+    return best_path(fb, &src, L, scratch, move_counts, emission_counts);
+}
+
+double hmmrt_fb_viterbi_counts_rows(const hmmrt_fb *fb, const double *logs, int64_t L,
+                                    void *scratch, double *move_counts, double *use_rows)
+{
+    const emit_src src = {logs, 1, (size_t)fb->n_emissions, NULL, 0};
+    return best_path(fb, &src, L, scratch, move_counts, use_rows);
 }

@@ -13,8 +13,8 @@ static void open_now(gpu_opening *op)
     double started = hmmrt_seconds();
     op->why[0] = '\0';
     const hmmrt_gpu_program *gpu = op->prog->gpu;
-    op->gpu = gpu->open ? gpu->open(op->prog, op->o->device, op->in_double, op->why,
-                                    sizeof op->why)
+    op->gpu = gpu->open ? gpu->open(hmmrt_hits_gpu_program(op), op->o->device, op->in_double,
+                                    op->why, sizeof op->why)
                         : NULL;
     if (!gpu->open)
         snprintf(op->why, sizeof op->why, "this program has no GPU driver");

@@ -70,6 +70,16 @@ static int may_report(const hmmrt_hits *h, double bits, double lnP)
     return lnP + log(Z) <= log(opt->E);
 }
 
+int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before)
+{
+    if (isnan(nats) || nats == -INFINITY)
+        return 0;
+    double bits = nats / M_LN2;
+    hmmrt_hits ahead = *h; /* Z is at least these and the sequence itself */
+    ahead.searched += before + 1;
+    return may_report(&ahead, bits, hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda));
+}
+
 /* Drops the hits that can no longer be reported (Z has grown). */
 static void prune(hmmrt_hits *h)
 {

@@ -68,6 +68,10 @@ int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_option
  * alphabet): 0, -1 out of memory, -2 a broken traceback. */
 int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes);
+/* 1 when a sequence of this search score (nats) may still be reported, so
+ * far as the sequences taken until now, the `before` ones scored ahead of it
+ * but not yet taken and the sequence itself tell (Z only grows). */
+int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before);
 /* Applies the thresholds, ranks, writes the list to out and the tables:
  * 0, or an exit status after saying why. */
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out);

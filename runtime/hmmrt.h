@@ -135,6 +135,13 @@ typedef struct hmmrt_model {
     const struct hmmrt_span *move_span;  /* n_moves: the weight's text */
     const struct hmmrt_span *emission_span; /* n_emissions x K: each value's text */
     const char *not_trainable;           /* why the tables above are missing, or NULL */
+    /* A real alphabet's densities: the bytes of each number's text, emission
+     * em's at density_span[density_span_at[em] .. density_span_at[em + 1] - 1]:
+     * a gaussian's D means then its D variances or D x D covariance entries
+     * (row-major), a mixture's weights (runtime/train_real.c). */
+    const int *density_span_at;
+    const struct hmmrt_span *density_span;
+    const char *const *emission_names; /* n_emissions, for training's messages */
     /* A real alphabet's emissions (hmmrt_program.real_dim > 0), one density
      * per emission in the model's order, for the sampler; NULL otherwise. */
     const struct hmmrt_densities *densities;
@@ -165,6 +172,10 @@ typedef struct hmmrt_posterior_call {
  * L symbols). Returns 0, or non-zero when memory ran out. Thread-safe. */
 int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t L,
                     hmmrt_value *values, hmmrt_scratch *scratch);
+/* The same over real observations (runtime/real_fb.c): obs holds L
+ * observations of the model's densities' D reals, one after the other. */
+int hmmrt_posterior_real(const hmmrt_posterior_call *call, const double *obs, int64_t L,
+                         hmmrt_value *values, hmmrt_scratch *scratch);
 
 /* ---- tracebacks and whole tables (runtime/traceback.c) ------------------- */
 

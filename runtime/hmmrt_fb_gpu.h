@@ -49,6 +49,26 @@ typedef struct hmmrt_fb_hmm {
     int move_empty;
 } hmmrt_fb_hmm;
 
+/* The wide HMM form: models of the HMM form's shape (only the start and the
+ * end silent, the emitting moves into each state of its table) with up to
+ * HMMRT_FB_WIDE_MAX_STATES emitting states, padded to N = 32 or 64: a block
+ * of N threads a sequence, a thread a state (fb_wide.cu). The arrays are on
+ * the device; the numbers change with every iteration of training. */
+#define HMMRT_FB_WIDE_MAX_STATES 64
+typedef struct hmmrt_fb_wide {
+    int N;                     /* 0: the model is not in the form; else 32 or 64 */
+    int n_other;               /* states that are no slot (the start, the end) */
+    float empty;               /* start -> end */
+    int move_empty;            /* its move, -1: none */
+    const float *numbers;      /* a (N x N, a[p * N + q]: p -> q), initial (N), final (N),
+                                  then the emission values, K x N (et[k * N + q]) */
+    const int *moves;          /* their moves: a's (N x N), initial's, final's; -1: none */
+    const int *state_of;       /* slot q's state, -1: padding */
+    const int *table_of;       /* slot q's emission table, -1: padding */
+    const int *other;          /* the n_other states */
+    double *block_counts;      /* training: N x N move counts for each resident block */
+} hmmrt_fb_wide;
+
 /* Device pointers; the layout of runtime/fb.h's hmmrt_fb, with its
  * components grouped in levels (a level's components depend only on
  * earlier levels: one barrier each). */
@@ -75,6 +95,7 @@ typedef struct hmmrt_fb_gpu_tables {
     const float *w_matrix, *w_transposed;
     const int *state_emission;
     hmmrt_fb_hmm hmm;          /* the HMM form, when hmm.N > 0: its own kernel */
+    hmmrt_fb_wide wide;        /* the wide HMM form, when wide.N > 0 (and hmm.N is 0) */
 } hmmrt_fb_gpu_tables;
 
 /* One launch. Sequences go to groups of `group` lanes (4, 8, 16 or 32,

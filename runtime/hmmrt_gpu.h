@@ -112,6 +112,8 @@ typedef struct hmmrt_gpu_program {
     int (*fb_expect)(struct hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double *lnp,
                      double *move_counts, double *emission_counts, char *err, size_t errlen);
     void (*fb_close)(struct hmmrt_gpu_trainer *g);
+    /* the kernel's shape in words (NULL: not said) */
+    void (*fb_describe)(const struct hmmrt_gpu_trainer *g, char *buf, size_t len);
     int (*fb_launch)(const struct hmmrt_fb_gpu_job *job);
     /* > 0: a dense call sums (forward, backward) over this many states (the
      * most of such calls): while the GPU opens, the driver loads cuBLAS, makes
@@ -144,6 +146,7 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
 int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double *lnp,
                         double *move_counts, double *emission_counts, char *err, size_t errlen);
 void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g);
+void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len);
 
 /* Dense models' forward and backward products (runtime/gpu/cublas_dl.c):
  * through cuBLAS, loaded at run time, on the tensor cores (TF32) or the CUDA

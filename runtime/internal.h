@@ -197,6 +197,7 @@ typedef struct hmmrt_options {
     long iterations;       /* --iterations (default 100) */
     double tolerance;      /* --tolerance (default 1e-9) */
     double pseudocount;    /* --pseudocount (default 0) */
+    double min_variance;   /* --min-variance (default 1e-3): added to fitted variances */
     int viterbi_training;  /* --viterbi-training */
     const char *make_db;   /* --make-db DB: pack the files into the database DB instead */
     const char **files;    /* malloc'd array of pointers into argv */

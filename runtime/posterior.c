@@ -70,15 +70,28 @@ static void write_decode(hmmrt_buf *out, const hmmrt_model *m, const int *best, 
     }
 }
 
+/* Writes v >= 0 in decimal, NUL-terminated, to end in the buffer before end
+ * (21 bytes are enough); returns where its digits start. */
+static char *decimal_digits(char *end, int64_t v)
+{
+    char *p = end;
+    *--p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    return p;
+}
+
 void hmmrt_buf_segment(hmmrt_buf *out, const char *name, int64_t first, int64_t last)
 {
-    char span[48];
+    char digits[24];
     hmmrt_buf_puts(out, name);
-    if (last > first)
-        snprintf(span, sizeof span, ":%lld-%lld", (long long)first, (long long)last);
-    else
-        snprintf(span, sizeof span, ":%lld", (long long)first);
-    hmmrt_buf_puts(out, span);
+    hmmrt_buf_putc(out, ':');
+    hmmrt_buf_puts(out, decimal_digits(digits + sizeof digits, first));
+    if (last > first) {
+        hmmrt_buf_putc(out, '-');
+        hmmrt_buf_puts(out, decimal_digits(digits + sizeof digits, last));
+    }
 }
 
 int hmmrt_state_at(const void *state, int state_bytes, int64_t i)
@@ -88,14 +101,36 @@ int hmmrt_state_at(const void *state, int state_bytes, int64_t i)
                               : ((const int *)state)[i];
 }
 
+/* The end of the run of equal states that starts at first (< L): the first
+ * position after it. One-byte states are compared eight at a time. */
+static int64_t run_end(const void *state, int state_bytes, int64_t first, int64_t L)
+{
+    int64_t i = first + 1;
+    if (state_bytes == 1) {
+        const uint8_t *s = state;
+        const uint64_t all = 0x0101010101010101ull * s[first];
+        for (; i + 8 <= L; i += 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w != all)
+                break;
+        }
+        while (i < L && s[i] == s[first])
+            i++;
+        return i;
+    }
+    const int here = hmmrt_state_at(state, state_bytes, first);
+    while (i < L && hmmrt_state_at(state, state_bytes, i) == here)
+        i++;
+    return i;
+}
+
 void hmmrt_write_segments(hmmrt_buf *out, const char *const *names, const void *state,
                           int state_bytes, int64_t L)
 {
     for (int64_t first = 0; first < L;) {
         const int here = hmmrt_state_at(state, state_bytes, first);
-        int64_t last = first;
-        while (last + 1 < L && hmmrt_state_at(state, state_bytes, last + 1) == here)
-            last++;
+        const int64_t last = run_end(state, state_bytes, first, L) - 1;
         if (first)
             hmmrt_buf_putc(out, ' ');
         hmmrt_buf_segment(out, names[here], first + 1, last + 1);

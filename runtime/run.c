@@ -36,9 +36,9 @@ static int dispatch(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_print_version(stdout, prog);
         return finish_stdout();
     }
-    if (prog->real_dim > 0 && (o->train || o->make_db)) {
-        hmmrt_error("%s over real observations (alphabet real[%d]) is not implemented yet",
-                    o->train ? "--train" : "--make-db", prog->real_dim);
+    if (prog->real_dim > 0 && o->make_db && !o->train) {
+        hmmrt_error("--make-db over real observations (alphabet real[%d]) is not implemented "
+                    "yet", prog->real_dim);
         return HMMRT_EXIT_USAGE;
     }
     if (o->sample)

@@ -424,6 +424,12 @@ static void report_timing(run *r, double started)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond double's range on the GPU, "
                         "scored again on the CPU\n", (long long)r->rescored_on_cpu,
                 r->rescored_on_cpu == 1 ? "" : "s");
+    if (r->gpu && r->opening->hits_program)
+        fprintf(stderr, "  hits mode: the GPU ran %s alone; the viterbi tracebacks of the %lld "
+                        "sequence%s that could be reported were made on the CPU\n",
+                r->opening->hits_program->gpu->n_calls == 1
+                    ? r->opening->hits_program->gpu->calls[0].label : "the search score's calls",
+                (long long)r->hits_paths, r->hits_paths == 1 ? "" : "s");
     long long wide = hmmrt_long_double_sums();
     if (wide)
         fprintf(stderr, "  %lld forward or backward sum%s fell below double's range, done again "
@@ -514,5 +520,6 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         hmmrt_hits_close(r.hits);
     if (r.gpu)
         prog->gpu->close(r.gpu);
+    hmmrt_hits_gpu_free(&opening);
     return status;
 }

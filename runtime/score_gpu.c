@@ -170,8 +170,10 @@ static int has_score_to_redo(const run *r, const work *w, int64_t i, int sums_on
 {
     const hmmrt_program *prog = r->prog;
     const hmmrt_value *values = w->values + i * prog->n_columns;
+    /* the hits mode's GPU fills the search score alone (hits_gpu.c) */
+    const int only = r->opening->hits_program ? prog->hits->score_column : -1;
     for (int c = 0; c < prog->n_columns; c++)
-        if (prog->columns[c].kind == HMMRT_FIELD_SCORE &&
+        if ((only < 0 || c == only) && prog->columns[c].kind == HMMRT_FIELD_SCORE &&
             (!sums_only || prog->columns[c].sum_of_paths) &&
             (isinf(values[c].score) || isnan(values[c].score)))
             return 1;
@@ -202,7 +204,9 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
     }
     int status = 0;
     if (n > 0 && !r->gpu_double)
-        r->gpu_double = r->prog->gpu->open(r->prog, r->o->device, 1, err, errlen);
+        r->gpu_double = r->prog->gpu->open(r->opening->hits_program ? r->opening->hits_program
+                                                                    : r->prog,
+                                           r->o->device, 1, err, errlen);
     if (n > 0 && !r->gpu_double)
         status = -1;
     if (n > 0 && r->gpu_double) {
@@ -265,6 +269,13 @@ static int rescore_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t fi
 static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
 {
     double started = hmmrt_seconds();
+    /* the hits mode: how many of the batch are scored ahead of each (Z grows
+     * along the batch; sequences that may be hits get a traceback) */
+    int64_t *before = r->hits ? malloc(((size_t)b->n + 1) * sizeof *before) : NULL;
+    for (int64_t i = 0, scored = 0; before && i < b->n; i++) {
+        before[i] = scored;
+        scored += w->results[i].status == SEQ_SCORED;
+    }
 #pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, hmmrt_omp_chunk(b->n))
     for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
@@ -276,13 +287,19 @@ static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
             w->results[i].status = SEQ_OUT_OF_MEMORY;
             continue;
         }
-        hmmrt_buf_reset(&w->rows[i]);
-        hmmrt_format_row(&w->rows[i], r->prog, rec->name, w->values + i * r->prog->n_columns);
+        if (r->hits) { /* no rows: a traceback where the sequence may be a hit */
+            if (!before || hmmrt_hits_paths_on_cpu(r, b, w, i, first_index, before[i]) != 0)
+                w->results[i].status = SEQ_OUT_OF_MEMORY;
+        } else {
+            hmmrt_buf_reset(&w->rows[i]);
+            hmmrt_format_row(&w->rows[i], r->prog, rec->name, w->values + i * r->prog->n_columns);
+        }
         hmmrt_count_below_range(r, rec, w->values + i * r->prog->n_columns);
         if (hmmrt_buf_take_failure())
             w->results[i].status = SEQ_OUT_OF_MEMORY;
         hmmrt_progress_add(1, rec->length);
     }
+    free(before);
     hmmrt_progress_poll();
     r->timing.formatting += hmmrt_seconds() - started;
 }

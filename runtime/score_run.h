@@ -64,6 +64,8 @@ typedef struct run {
     int64_t rescored;        /* sequences rescored so */
     int64_t rescored_on_cpu; /* sequences the double kernels gave -inf or marked, scored
                                 again on the CPU */
+    int64_t hits_paths;      /* the hits mode on the GPU: candidates' tracebacks made on
+                                the CPU (hits_gpu.c) */
     int64_t *below_range;    /* per column: its -inf scores that can only be a
                                 probability below long double's range (possible_from) */
     int64_t max_records;     /* a batch holds at most this many records ... */
@@ -105,6 +107,8 @@ typedef struct gpu_opening {
     char why[1024];  /* ... and why */
     double seconds;  /* the opening's own time */
     double waited;   /* the time the run waited for it */
+    struct hmmrt_program *hits_program; /* the hits mode's: the GPU runs the search
+                                           score's call alone (hits_gpu.c), or NULL */
 } gpu_opening;
 /* Starts opening the GPU when the program and options want one; a program
  * that must score on the CPU gets its note now. */
@@ -112,6 +116,18 @@ void hmmrt_start_opening_gpu(gpu_opening *op, const hmmrt_program *prog, const h
 /* Waits for the opening: the open GPU, or NULL after a note saying why
  * (where one was wanted). Called again, returns the same. */
 void *hmmrt_finish_opening_gpu(gpu_opening *op);
+
+/* The hits mode on the GPU (hits_gpu.c): the program the GPU is opened
+ * with (prog, or a copy whose GPU side runs only the search score's call,
+ * kept in op->hits_program until hmmrt_hits_gpu_free) ... */
+const hmmrt_program *hmmrt_hits_gpu_program(gpu_opening *op);
+void hmmrt_hits_gpu_free(gpu_opening *op);
+/* ... and, with that copy, sequence i's viterbi traceback (every column but
+ * the search score) from the CPU when it may still be reported (`before`:
+ * the sequences of its batch scored ahead of it): 0, or non-zero when memory
+ * ran out. From many threads at once. */
+int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index,
+                            int64_t before);
 
 enum { DUPLICATE_WARNINGS_SHOWN = 10 }; /* then duplicate names are only counted */
 

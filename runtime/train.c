@@ -7,6 +7,7 @@
 #include "hmmrt_gpu.h"
 #include "hmmrt_mpi.h"
 #include "internal.h"
+#include "train_real.h"
 
 #include <errno.h>
 #include <math.h>
@@ -44,6 +45,7 @@ typedef struct trainer {
     double *gpu_lnp;        /* per sequence, from the GPU */
     const hmmrt_dense_batching *tiles; /* the E-step in tiles of matrix products
                                           (fb_blas.c), or NULL: one sequence at a time */
+    real_trainer *real;     /* a model over real observations (train_real.c), or NULL */
     int64_t all_sequences;  /* seqs.n, or under mpirun every rank's together */
     int64_t *share_from;    /* under mpirun: where this rank's E-step shares start */
     int n_shares;           /* ... (hmmrt_mpi_deal_shares), else NULL */
@@ -120,8 +122,32 @@ static int add_sequence(corpus *c, size_t *cap_seqs, size_t *cap_codes, const hm
     return 0;
 }
 
+/* The observations of a model over reals: train_real.c keeps them; here
+ * only their names, lengths (start) and the left-out marks. */
+static int read_real_corpus(trainer *t)
+{
+    int status = real_read_corpus(t->real, t->o, &t->seqs.n, &t->seqs.names, &t->seqs.longest);
+    if (status)
+        return status;
+    t->seqs.start = malloc(((size_t)t->seqs.n + 1) * sizeof *t->seqs.start);
+    t->seqs.left_out = calloc((size_t)t->seqs.n, 1);
+    if (!t->seqs.start || !t->seqs.left_out) {
+        hmmrt_error("out of memory while reading the observations");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    t->seqs.start[0] = 0;
+    for (int64_t i = 0; i < t->seqs.n; i++) /* in observations: the shares' sizes */
+        t->seqs.start[i + 1] = t->seqs.start[i] + real_length(t->real, i);
+    return 0;
+}
+
 static int read_corpus(trainer *t, int64_t *skipped)
 {
+    if (t->real) { /* not under mpirun with several ranks (mpi_run.c) */
+        int status = read_real_corpus(t);
+        t->all_sequences = t->seqs.n;
+        return status;
+    }
     const char *alphabet = t->prog->alphabets[t->model->alphabet];
     hmmrt_reader *r = hmmrt_reader_open(t->o->files, t->o->n_files);
     if (!r)
@@ -279,6 +305,8 @@ static void *expect_share(void *arg)
     sh->counts = calloc(n_moves + t->n_values + 1, sizeof *sh->counts);
     size_t bytes = t->o->viterbi_training ? hmmrt_fb_viterbi_scratch(fb, t->seqs.longest)
                                           : hmmrt_fb_scratch(fb, t->seqs.longest) * sizeof(double);
+    if (t->real)
+        bytes += real_scratch(t->real, t->seqs.longest) * sizeof(double);
     double *scratch = malloc(bytes);
     if (!sh->counts || !scratch) {
         free(scratch);
@@ -294,9 +322,10 @@ static void *expect_share(void *arg)
     for (int64_t i = sh->from; i < sh->to && !interrupted; i++) {
         if (t->seqs.left_out[i])
             continue;
-        const uint8_t *x = t->seqs.codes + t->seqs.start[i];
+        const uint8_t *x = t->real ? NULL : t->seqs.codes + t->seqs.start[i];
         int64_t L = t->seqs.start[i + 1] - t->seqs.start[i];
-        double lnp = t->o->viterbi_training
+        double lnp = t->real ? real_expect(t->real, fb, i, t->o->viterbi_training, scratch, mc, ec)
+                     : t->o->viterbi_training
                          ? hmmrt_fb_viterbi_counts(fb, x, L, scratch, mc, ec)
                          : hmmrt_fb_run(fb, x, L, scratch, mc, ec, NULL);
         if (lnp == -INFINITY || !isfinite(lnp)) {
@@ -548,12 +577,28 @@ static void number_text(char out[40], double v)
     }
 }
 
-/* The source with every number training changed written anew, on stdout. */
-static int write_program(const trainer *t, const double *w, const double *e)
+/* The replacements so far, for real_replacements. */
+typedef struct replacements {
+    replacement *r;
+    size_t n, cap;
+} replacements;
+
+static void add_replacement(void *context, int64_t begin, int64_t end, double value)
+{
+    replacements *list = context;
+    if (list->n < list->cap)
+        list->r[list->n++] = (replacement){begin, end, value};
+}
+
+/* The source with every number training changed written anew, on stdout;
+ * a model over reals writes its densities' kept numbers (kept 1) or its
+ * current ones. */
+static int write_program(const trainer *t, const double *w, const double *e, int kept)
 {
     const hmmrt_model *m = t->model;
     const hmmrt_fb *fb = t->fb;
-    size_t cap = (size_t)fb->n_moves + t->n_values + 1, n = 0;
+    size_t cap = (size_t)fb->n_moves + (t->real ? 0 : t->n_values) +
+                 (t->real ? (size_t)m->density_span_at[m->densities->n] : 0) + 1, n = 0;
     replacement *r = malloc(cap * sizeof *r);
     if (!r) {
         hmmrt_error("out of memory while writing the fitted program");
@@ -563,9 +608,14 @@ static int write_program(const trainer *t, const double *w, const double *e)
     for (int i = 0; i < fb->n_moves; i++)
         if (m->move_span[i].begin >= 0 && t->changed[i])
             r[n++] = (replacement){m->move_span[i].begin, m->move_span[i].end, w[i]};
-    for (size_t j = 0; j < t->n_values; j++)
+    for (size_t j = 0; !t->real && j < t->n_values; j++)
         if (m->emission_span[j].begin >= 0 && t->changed[(size_t)fb->n_moves + j])
             r[n++] = (replacement){m->emission_span[j].begin, m->emission_span[j].end, e[j]};
+    if (t->real) {
+        replacements list = {r, n, cap};
+        real_replacements(t->real, kept, add_replacement, &list);
+        n = list.n;
+    }
     qsort(r, n, sizeof *r, by_begin);
     const char *text = t->prog->source_text;
     int64_t at = 0;
@@ -647,6 +697,11 @@ static const char *open_gpu(trainer *t)
     static char where[600];
     const hmmrt_gpu_program *gp = t->prog->gpu;
     snprintf(where, sizeof where, "on the CPU, %d threads", t->n_threads);
+    if (t->real) {
+        snprintf(where + strlen(where), sizeof where - strlen(where),
+                 gp ? " (real observations train on the CPU)" : "");
+        return where;
+    }
     if (!gp || !gp->fb_open || !gp->fb_launch)
         return where;
     if (t->o->cpu || t->o->viterbi_training || t->o->use_double) {
@@ -669,14 +724,22 @@ static const char *open_gpu(trainer *t)
         snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
     else /* under mpirun, each rank its own (mpi_run.c) */
         snprintf(where, sizeof where, "on each rank's GPU, in float, counts in double");
+    if (gp->fb_describe) {
+        char shape[300];
+        gp->fb_describe(t->gpu, shape, sizeof shape);
+        snprintf(where + strlen(where), sizeof where - strlen(where), " (%s)", shape);
+    }
     return where;
 }
 
 static void free_trainer(trainer *t)
 {
-    for (int64_t i = 0; i < t->seqs.n; i++)
+    for (int64_t i = 0; !t->real && i < t->seqs.n; i++)
         free(t->seqs.names[i]);
-    free(t->seqs.names), free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
+    if (!t->real) /* train_real.c owns them */
+        free(t->seqs.names);
+    real_trainer_free(t->real);
+    free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
     free(t->share_from);
     free(t->move_counts), free(t->emission_counts);
     free(t->out_start), free(t->out), free(t->changed);
@@ -703,10 +766,24 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         return HMMRT_EXIT_INTERNAL;
     }
     t.n_values = (size_t)t.fb->n_emissions * (size_t)K;
-    if (!has_free_parameter(t.fb, m)) {
-        hmmrt_error("model %s has nothing to train: every state's weights and every emission "
-                    "table are fixed or a single number; remove `fixed` from some of them",
-                    m->name);
+    if (prog->real_dim > 0) {
+        int real_status;
+        t.real = real_trainer_new(m, &real_status);
+        if (!t.real) {
+            free_trainer(&t);
+            return real_status;
+        }
+        t.n_values = real_stats_size(t.real);
+    }
+    if (!has_free_parameter(t.fb, m) && !(t.real && real_has_free_parameter(t.real))) {
+        if (t.real)
+            hmmrt_error("model %s has nothing to train: every state's weights are fixed or a "
+                        "single number, and every gaussian and mixture is fixed (or a mixture "
+                        "of one weight above 0); remove `fixed` from some of them", m->name);
+        else
+            hmmrt_error("model %s has nothing to train: every state's weights and every "
+                        "emission table are fixed or a single number; remove `fixed` from "
+                        "some of them", m->name);
         free_trainer(&t);
         return HMMRT_EXIT_USAGE;
     }
@@ -741,7 +818,7 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
     int threads = t.n_threads < 1 ? 1 : t.n_threads;
     if (hmmrt_mpi_active()) /* decided as one process of every rank's threads would */
         threads *= hmmrt_mpi_size();
-    if (!t.gpu && !o->viterbi_training && t.fb->dense && prog->dense_batching &&
+    if (!t.gpu && !t.real && !o->viterbi_training && t.fb->dense && prog->dense_batching &&
         prog->dense_batching->fb_tile && blas != DENSE_OFF &&
         (blas == DENSE_ON || (t.fb->n >= DENSE_BLAS_MIN_STATES &&
                               t.all_sequences >= (int64_t)DENSE_BLAS_SEQUENCES_A_THREAD * threads))) {
@@ -775,7 +852,7 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             if (have_previous) {
                 fprintf(log, "# interrupted: writing the model of iteration %ld "
                                 "(log-likelihood %.6f)\n", iteration - 1, previous);
-                status = write_program(&t, kept_w, kept_e);
+                status = write_program(&t, kept_w, kept_e, 1);
             } else {
                 hmmrt_error("interrupted before the first iteration ended: nothing written");
             }
@@ -802,14 +879,24 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             fprintf(log, "# %s after %ld iterations: %s %s\n",
                     converged ? "converged" : "stopped", iteration,
                     o->viterbi_training ? "best-path score" : "log-likelihood", text);
-            status = write_program(&t, t.fb->w, t.fb->e);
+            status = write_program(&t, t.fb->w, t.fb->e, 0);
             break;
         }
         memcpy(kept_w, t.fb->w, (size_t)t.fb->n_moves * sizeof *kept_w);
-        memcpy(kept_e, t.fb->e, t.n_values * sizeof *kept_e);
+        /* a model over reals keeps its densities' numbers in train_real.c (real_keep) */
+        memcpy(kept_e, t.fb->e, (t.real ? 0 : t.n_values) * sizeof *kept_e);
         previous = ll;
         have_previous = 1;
+        if (t.real)
+            real_keep(t.real);
         maximise(&t, o->pseudocount);
+        if (t.real && real_maximise(t.real, t.emission_counts, o->min_variance, o->pseudocount,
+                                    err, sizeof err) != 0) {
+            hmmrt_error("training stopped at iteration %ld: %s; nothing written", iteration + 1,
+                        err);
+            status = HMMRT_EXIT_INPUT;
+            break;
+        }
         if (hmmrt_fb_close_cycles(t.fb, err, sizeof err) != 0) {
             hmmrt_error("training stopped at iteration %ld: after the update, %s; mark one of "
                         "the cycle's weights `fixed`; nothing written",

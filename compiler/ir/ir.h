@@ -42,6 +42,11 @@ typedef enum EmissionKind {
     EMISSION_MIXTURE   /* a weighted sum of gaussians of the same model */
 } EmissionKind;
 
+/* Bytes [begin, end) of the source text; begin -1: not written. */
+typedef struct IrSpan {
+    long begin, end;
+} IrSpan;
+
 typedef struct IrEmission {
     const char *name;
     Loc loc;
@@ -59,6 +64,11 @@ typedef struct IrEmission {
     int n_parts;
     int *parts;
     double *log_weights;
+    /* Training (--train) of a density: the bytes of each number's text, a
+     * gaussian's D means then its D variances or D x D covariance entries
+     * (row-major), a mixture's weights in order. */
+    int n_spans;
+    IrSpan *spans;
 } IrEmission;
 
 /* A move from one state to another. A source transition is one move; a move
@@ -102,10 +112,6 @@ typedef struct IrPaths {
     int n, cap;
 } IrPaths;
 
-/* Bytes [begin, end) of the source text; begin -1: not written. */
-typedef struct IrSpan {
-    long begin, end;
-} IrSpan;
 
 enum { IR_TRAIN_MOVES_MAX = 65536 };
 

@@ -59,6 +59,12 @@ static int vector_values(Diag *diag, const DensityArg *arg, int D, double *out,
     return ok;
 }
 
+/* Training's record of a number's text: the next of e's spans. */
+static void record_span(IrEmission *e, const Number *n)
+{
+    e->spans[e->n_spans++] = (IrSpan){n->begin, n->end};
+}
+
 /* The place of entry (i, j) of a covariance matrix. */
 static const Number *matrix_entry(const DensityArg *arg, int i, int j)
 {
@@ -188,6 +194,12 @@ static void check_gaussian(Arena *a, Diag *diag, IrModel *m, IrEmission *e, cons
     ok &= variance(a, diag, d->args->next, D, e);
     if (!ok)
         return;
+    e->spans = ARENA_ARRAY(a, IrSpan, (size_t)D + (size_t)D * D);
+    for (const NumberList *n = d->args->rows->values; n; n = n->next)
+        record_span(e, &n->num);
+    for (const Vector *row = d->args->next->rows; row; row = row->next)
+        for (const NumberList *n = row->values; n; n = n->next)
+            record_span(e, &n->num);
     double log_norm = -0.5 * D * log(2 * M_PI);
     for (int i = 0; i < D; i++)
         log_norm -= log(e->factor[e->diagonal ? i : i * D + i]);
@@ -209,6 +221,7 @@ static void check_mixture(Arena *a, Diag *diag, IrModel *m, IrEmission *e, const
     e->kind = EMISSION_MIXTURE;
     e->parts = ARENA_ARRAY(a, int, n ? n : 1);
     e->log_weights = ARENA_ARRAY(a, double, n ? n : 1);
+    e->spans = ARENA_ARRAY(a, IrSpan, n ? n : 1);
     if (n == 0) {
         diag_error(diag, d->loc, "mixture '%s' has no components: write mixture(w1 E1, "
                    "w2 E2, ...) with gaussian emissions E1, E2, ...", e->name);
@@ -242,10 +255,12 @@ static void check_mixture(Arena *a, Diag *diag, IrModel *m, IrEmission *e, const
         if (!weight_ok)
             continue;
         e->parts[k] = j;
+        e->spans[k] = (IrSpan){prob_begin(&x->weight), prob_end(&x->weight)};
         e->log_weights[k++] = number_prob_log(&x->weight, w);
         any |= w > 0;
     }
     e->n_parts = k;
+    e->n_spans = k;
     if (k == n && !any)
         diag_warning(diag, d->loc, "every weight of mixture '%s' is 0, so no path goes through "
                      "a state or move that emits from it; give a component a weight above 0",

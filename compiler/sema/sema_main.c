@@ -68,13 +68,6 @@ static int real_input_fits(MainScope *sc, Algorithm alg, int model, const Expr *
 {
     const Program *p = sc->p;
     const IrModel *m = &p->models[model];
-    if (m->real_dim && alg == ALG_POSTERIOR) {
-        diag_error(sc->diag, e->ident.loc, "posterior over real observations is not "
-                   "implemented yet (model '%s' has alphabet real[%d]): use forward, backward "
-                   "or viterbi (its .segments give the runs of the best path)", m->name,
-                   m->real_dim);
-        return 0;
-    }
     for (int c = 0; c < p->n_calls; c++) {
         const IrModel *other = &p->models[p->calls[c].model_index];
         if (other->real_dim != m->real_dim) {

@@ -504,7 +504,7 @@ static void resolve_references(ModelScope *sc)
         if (d->kind == DECL_STATE && d->emits.name)
             m->states[s].emission = lookup_emission(sc, &d->emits);
     }
-    if (m->move_span && m->K > 0) {
+    if (m->move_span && (m->K > 0 || m->real_dim > 0)) {
         size_t n = (size_t)m->n_emissions * (size_t)m->K;
         m->emission_span = ARENA_ARRAY(sc->arena, IrSpan, n ? n : 1);
         for (size_t i = 0; i < n; i++)

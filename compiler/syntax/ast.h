@@ -21,7 +21,7 @@ typedef struct Number {
     double value;
     int negative; /* written with a leading '-' (always an error for weights) */
     Loc loc;
-    long begin, end; /* bytes [begin, end) of the digits in the source (without the '-') */
+    long begin, end; /* bytes [begin, end) of the number in the source ('-' included) */
 } Number;
 
 /* A probability or weight: NUMBER, or NUMBER / NUMBER, or (for a

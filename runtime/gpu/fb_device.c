@@ -133,48 +133,65 @@ static int *dense_tables(const hmmrt_fb *fb)
     return table;
 }
 
-/* The HMM form (hmmrt_fb_hmm) when fb takes it: every live move is start ->
- * q, p -> q or q -> end (or start -> end) between emitting states p and q, the
- * emitting moves into q all of q's table (tables_of), at most
- * HMMRT_FB_HMM_MAX_STATES emitting states, N x KB <= 64. Fills the structure
- * and move indexes into h (h->N stays 0 otherwise); the numbers come with
- * set_numbers. */
-static void find_hmm_form(const hmmrt_fb *fb, const int *tables_of, hmmrt_fb_hmm *h)
+/* The slots of the HMM forms: each emitting state with a table (tables_of,
+ * NULL: none), in the order of the states. Returns how many. */
+static int hmm_slots(const hmmrt_fb *fb, const int *tables_of, int *slot)
 {
-    memset(h, 0, sizeof *h);
-    if (!tables_of)
-        return;
-    int *slot = malloc((size_t)fb->n * sizeof *slot);
-    if (!slot)
-        return;
     int emitting = 0;
     for (int q = 0; q < fb->n; q++)
-        slot[q] = q != fb->start && q != fb->end && tables_of[q] >= 0 ? emitting++ : -1;
-    int N = emitting <= 2 ? 2 : emitting <= 4 ? 4 : 8;
-    int KB = fb->K <= 4 ? 4 : fb->K <= 8 ? 8 : fb->K <= 16 ? 16 : 32;
-    int ok = emitting > 0 && emitting <= HMMRT_FB_HMM_MAX_STATES && fb->K <= 32 && N * KB <= 64;
-    for (int v = 0; v < HMMRT_FB_HMM_MAX_STATES * HMMRT_FB_HMM_MAX_STATES; v++)
-        h->move_a[v] = -1;
-    for (int q = 0; q < HMMRT_FB_HMM_MAX_STATES; q++)
-        h->move_initial[q] = h->move_final[q] = h->state_of[q] = h->table_of[q] = -1;
-    h->move_empty = -1;
-    for (int i = 0; i < fb->n_moves && ok; i++) {
+        slot[q] = tables_of && q != fb->start && q != fb->end && tables_of[q] >= 0 ? emitting++
+                                                                                  : -1;
+    return emitting;
+}
+
+/* The moves of the HMM forms by slot (N a row): 1 when every live move is
+ * start -> q, p -> q or q -> end (or start -> end) between slots p and q,
+ * emitting exactly when it ends in a slot; 0 otherwise. */
+static int hmm_moves(const hmmrt_fb *fb, const int *slot, int N, int *move_a, int *move_initial,
+                     int *move_final, int *move_empty)
+{
+    for (int v = 0; v < N * N; v++)
+        move_a[v] = -1;
+    for (int q = 0; q < N; q++)
+        move_initial[q] = move_final[q] = -1;
+    *move_empty = -1;
+    for (int i = 0; i < fb->n_moves; i++) {
         const hmmrt_model_move *mv = &fb->moves[i];
         if (!fb->live[i])
             continue;
         int from = mv->from == fb->start ? -2 : slot[mv->from];
         int to = mv->to == fb->end ? -2 : slot[mv->to];
         if (from == -1 || to == -1 || (mv->emission >= 0) != (to >= 0))
-            ok = 0; /* a silent state between, or an emitting move into the end */
-        else if (from == -2 && to == -2)
-            h->move_empty = i;
+            return 0; /* a silent state between, or an emitting move into the end */
+        if (from == -2 && to == -2)
+            *move_empty = i;
         else if (from == -2)
-            h->move_initial[to] = i;
+            move_initial[to] = i;
         else if (to == -2)
-            h->move_final[from] = i;
+            move_final[from] = i;
         else
-            h->move_a[from * N + to] = i;
+            move_a[from * N + to] = i;
     }
+    return 1;
+}
+
+/* The HMM form (hmmrt_fb_hmm) when fb takes it: the shape hmm_moves
+ * accepts, at most HMMRT_FB_HMM_MAX_STATES emitting states, N x KB <= 64.
+ * Fills the structure and move indexes into h (h->N stays 0 otherwise); the
+ * numbers come with set_numbers. */
+static void find_hmm_form(const hmmrt_fb *fb, const int *tables_of, hmmrt_fb_hmm *h)
+{
+    memset(h, 0, sizeof *h);
+    int *slot = malloc((size_t)fb->n * sizeof *slot);
+    if (!slot)
+        return;
+    int emitting = hmm_slots(fb, tables_of, slot);
+    int N = emitting <= 2 ? 2 : emitting <= 4 ? 4 : 8;
+    int KB = fb->K <= 4 ? 4 : fb->K <= 8 ? 8 : fb->K <= 16 ? 16 : 32;
+    int ok = emitting > 0 && emitting <= HMMRT_FB_HMM_MAX_STATES && fb->K <= 32 && N * KB <= 64 &&
+             hmm_moves(fb, slot, N, h->move_a, h->move_initial, h->move_final, &h->move_empty);
+    for (int q = 0; q < HMMRT_FB_HMM_MAX_STATES; q++)
+        h->state_of[q] = h->table_of[q] = -1;
     if (ok) {
         for (int q = 0; q < fb->n; q++)
             if (slot[q] >= 0) {
@@ -185,6 +202,62 @@ static void find_hmm_form(const hmmrt_fb *fb, const int *tables_of, hmmrt_fb_hmm
         h->KB = KB;
     }
     free(slot);
+}
+
+/* The wide HMM form (hmmrt_fb_wide) when fb takes it and the HMM form does
+ * not: the shape hmm_moves accepts, at most HMMRT_FB_WIDE_MAX_STATES
+ * emitting states. Uploads the slots' states, tables and moves, keeps the
+ * moves on the host for set_numbers and makes room for the numbers; 0 (also
+ * when fb is not in the form: wide.N stays 0), or -1 after a message. */
+static int find_wide_form(hmmrt_fb_device *d, const hmmrt_fb *fb, const int *tables_of,
+                          char *err, size_t errlen)
+{
+    hmmrt_fb_wide *w = &d->job.t.wide;
+    memset(w, 0, sizeof *w);
+    size_t n = (size_t)fb->n;
+    int *slot = malloc(n * sizeof *slot);
+    int emitting = slot ? hmm_slots(fb, tables_of, slot) : 0;
+    int N = emitting <= 32 ? 32 : 64;
+    int *moves = emitting > 0 && emitting <= HMMRT_FB_WIDE_MAX_STATES
+                     ? malloc(((size_t)N * N + 3 * N) * sizeof *moves) : NULL;
+    int *tables = malloc((2 * (size_t)N + n) * sizeof *tables);
+    int ok = slot && moves && tables &&
+             hmm_moves(fb, slot, N, moves, moves + N * N, moves + N * N + N, &w->move_empty);
+    int rc = 0;
+    if (ok) {
+        int *states = tables + N, *other = states + N, n_other = 0;
+        for (int q = 0; q < N; q++)
+            tables[q] = states[q] = -1;
+        for (int q = 0; q < fb->n; q++) {
+            if (slot[q] >= 0)
+                states[slot[q]] = q, tables[slot[q]] = tables_of[q];
+            else
+                other[n_other++] = q;
+        }
+        w->n_other = n_other;
+        size_t nm = (size_t)N * N + 2 * N;
+        ok = (w->moves = hmmrt_fb_device_upload(d, moves, nm * sizeof(int), err, errlen)) &&
+             (w->table_of = hmmrt_fb_device_upload(d, tables, (size_t)N * sizeof(int), err,
+                                                   errlen)) &&
+             (w->state_of = hmmrt_fb_device_upload(d, states, (size_t)N * sizeof(int), err,
+                                                   errlen)) &&
+             (w->other = hmmrt_fb_device_upload(d, other, (size_t)(n_other + 1) * sizeof(int),
+                                                err, errlen)) &&
+             (d->wide_numbers = hmmrt_fb_device_alloc(d, (nm + (size_t)fb->K * N) * sizeof(float),
+                                                      err, errlen));
+        if (ok) {
+            memcpy(moves + nm, tables, (size_t)N * sizeof *moves); /* set_numbers reads them */
+            w->numbers = d->wide_numbers;
+            w->N = N;
+            d->wide_moves = moves;
+            moves = NULL;
+        } else {
+            memset(w, 0, sizeof *w);
+            rc = -1;
+        }
+    }
+    free(slot), free(moves), free(tables);
+    return rc;
 }
 
 /* Lanes a sequence, threads a block, and where the counts gather: a small
@@ -227,9 +300,37 @@ static void choose_shape(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
         d->per_block = j->block;
         d->resident_blocks = (int64_t)sms * 16;
     }
+    if (j->t.wide.N) { /* a block of N threads a sequence, its counts in shared memory */
+        const int N = j->t.wide.N;
+        j->block = N;
+        j->group = 0;
+        j->block_bytes = hmmrt_fb_wide_shared_bytes(N, fb->K, posterior);
+        j->group_bytes = 0;
+        j->counts_in_shared = 0;
+        d->per_block = 1;
+        d->resident_blocks = (int64_t)sms * hmmrt_fb_wide_blocks_per_sm(N, fb->K, posterior);
+    }
     /* the HMM form's records: N values and the exponent, in whole float4s */
-    int record = j->t.hmm.N ? (j->t.hmm.N + 1 + 3) / 4 * 4 : 0;
+    int record = j->t.hmm.N ? (j->t.hmm.N + 1 + 3) / 4 * 4 : j->t.wide.N;
     d->column = record > n ? record : n;
+}
+
+void hmmrt_fb_device_shape(const hmmrt_fb_device *d, char *buf, size_t len)
+{
+    const hmmrt_fb_gpu_job *j = &d->job;
+    if (j->t.hmm.N)
+        snprintf(buf, len, "the HMM form: a thread a sequence, the columns in registers (%d "
+                 "emitting states, alphabet up to %d)", j->t.hmm.N, j->t.hmm.KB);
+    else if (j->t.wide.N)
+        snprintf(buf, len, "the wide HMM form: a block of %d threads a sequence, a thread a "
+                 "state, its row of the matrix in registers, %lld blocks", j->t.wide.N,
+                 (long long)d->resident_blocks);
+    else if (j->group)
+        snprintf(buf, len, "a sequence to %d lanes of a warp, blocks of %d%s", j->group,
+                 j->block, j->t.dense ? ", dense form" : "");
+    else
+        snprintf(buf, len, "a sequence to a block of %d%s", j->block,
+                 j->t.dense ? ", dense form" : "");
 }
 
 int hmmrt_fb_device_grid(const hmmrt_fb_device *d, int64_t n_seqs)
@@ -244,6 +345,7 @@ void hmmrt_fb_device_close(hmmrt_fb_device *d)
         cudaFree(d->owned[i]);
     free(d->owned);
     free(d->host_params);
+    free(d->wide_moves);
     memset(d, 0, sizeof *d);
 }
 
@@ -322,6 +424,8 @@ int hmmrt_fb_device_open(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
     }
     int *tables_of = ok ? dense_tables(fb) : NULL;
     find_hmm_form(fb, tables_of, &d->job.t.hmm);
+    if (ok && !d->job.t.hmm.N && find_wide_form(d, fb, tables_of, err, errlen) != 0)
+        ok = 0;
     if (tables_of) {
         size_t nn = (size_t)fb->n * (size_t)fb->n;
         d->matrix = hmmrt_fb_device_alloc(d, 2 * nn * sizeof(float), err, errlen);
@@ -344,6 +448,41 @@ int hmmrt_fb_device_open(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
     d->job.posterior = posterior;
     d->job.col_stride = 1;
     choose_shape(d, fb, posterior, device);
+    hmmrt_fb_wide *w = &d->job.t.wide;
+    if (w->N && !posterior &&
+        !(w->block_counts = hmmrt_fb_device_alloc(
+              d, (size_t)d->resident_blocks * (size_t)w->N * (size_t)w->N * sizeof(double), err,
+              errlen))) {
+        hmmrt_fb_device_close(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* The wide form's numbers: the matrix, the initial and final weights by slot
+ * (zeros where no move is), then the emission values of each slot's table. */
+static int set_wide_numbers(hmmrt_fb_device *d, const hmmrt_fb *fb, char *err, size_t errlen)
+{
+    hmmrt_fb_wide *w = &d->job.t.wide;
+    const int N = w->N, K = fb->K;
+    size_t nm = (size_t)N * N + 2 * N, count = nm + (size_t)K * N;
+    float *v = malloc(count * sizeof *v);
+    const int *tables = d->wide_moves + nm;
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < nm; i++)
+        v[i] = d->wide_moves[i] >= 0 ? (float)fb->w[d->wide_moves[i]] : 0.0f;
+    for (int k = 0; k < K; k++)
+        for (int q = 0; q < N; q++)
+            v[nm + (size_t)k * N + q] = tables[q] >= 0 ? (float)fb->e[(size_t)tables[q] * K + k]
+                                                       : 0.0f;
+    w->empty = w->move_empty >= 0 ? (float)fb->w[w->move_empty] : 0.0f;
+    cudaError_t ce = cudaMemcpy(d->wide_numbers, v, count * sizeof *v, cudaMemcpyHostToDevice);
+    free(v);
+    if (ce != cudaSuccess)
+        return hmmrt_fb_device_fail(err, errlen, ce, "cudaMemcpy of the model's numbers");
     return 0;
 }
 
@@ -368,6 +507,8 @@ int hmmrt_fb_device_set_numbers(hmmrt_fb_device *d, const hmmrt_fb *fb, char *er
         h->final[q] = h->move_final[q] >= 0 ? (float)fb->w[h->move_final[q]] : 0.0f;
     }
     h->empty = h->move_empty >= 0 ? (float)fb->w[h->move_empty] : 0.0f;
+    if (d->job.t.wide.N && set_wide_numbers(d, fb, err, errlen) != 0)
+        return -1;
     if (d->job.t.dense) {
         size_t n = (size_t)fb->n, nn = n * n;
         float *m = calloc(2 * nn, sizeof *m);

@@ -23,6 +23,9 @@ typedef struct hmmrt_fb_device {
     float *w, *e, *closure;    /* the numbers, in one allocation */
     float *matrix;             /* dense form: w_matrix then w_transposed (n x n each), or NULL */
     float *host_params;        /* their staging on the host */
+    float *wide_numbers;       /* the wide form's numbers (job.t.wide.numbers), or NULL */
+    int *wide_moves;           /* the wide form's moves, then its slots' tables, on the
+                                  host, or NULL */
     void **owned;              /* every cudaMalloc, freed by close */
     int n_owned, cap_owned;
 } hmmrt_fb_device;
@@ -37,9 +40,16 @@ int hmmrt_fb_device_open(hmmrt_fb_device *d, const hmmrt_fb *fb, int posterior, 
                          char *err, size_t errlen);
 /* Copies fb's weights, emission values and closures (as floats) to the device. */
 int hmmrt_fb_device_set_numbers(hmmrt_fb_device *d, const hmmrt_fb *fb, char *err, size_t errlen);
+/* The kernel's shape in words, for hmmc -v and --train's first line. */
+void hmmrt_fb_device_shape(const hmmrt_fb_device *d, char *buf, size_t len);
 /* Blocks for a launch over n_seqs sequences. */
 int hmmrt_fb_device_grid(const hmmrt_fb_device *d, int64_t n_seqs);
 void hmmrt_fb_device_close(hmmrt_fb_device *d);
+
+/* The wide form's blocks a multiprocessor keeps resident, and the shared
+ * memory of one (fb_wide.cu). */
+int hmmrt_fb_wide_blocks_per_sm(int N, int K, int posterior);
+size_t hmmrt_fb_wide_shared_bytes(int N, int K, int posterior);
 
 /* cudaMalloc, freed by close; NULL after a message. */
 void *hmmrt_fb_device_alloc(hmmrt_fb_device *d, size_t bytes, char *err, size_t errlen);

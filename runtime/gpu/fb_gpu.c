@@ -226,3 +226,8 @@ int hmmrt_gpu_fb_expect(hmmrt_gpu_trainer *g, const struct hmmrt_fb *fb, double 
         return hmmrt_fb_device_fail(err, errlen, ce, "cudaMemcpy of the counts");
     return 0;
 }
+
+void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len)
+{
+    hmmrt_fb_device_shape(&g->dev, buf, len);
+}

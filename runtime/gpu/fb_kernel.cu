@@ -421,6 +421,8 @@ extern "C" int hmmrt_fb_gpu_launch(const hmmrt_fb_gpu_job *job)
         return 0;
     if (job->t.hmm.N)
         return hmmrt_fb_hmm_launch(job);
+    if (job->t.wide.N)
+        return hmmrt_fb_wide_launch(job);
     switch (job->group) {
     case 4: return hmmrt_fb_launch_group<4>(job);
     case 8: return hmmrt_fb_launch_group<8>(job);

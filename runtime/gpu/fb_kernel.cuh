@@ -1,6 +1,7 @@
-/* fb_kernel.cuh: what the forward-backward kernel's two files share:
- * fb_kernel.cu (the model as written, groups of lanes or a block a sequence)
- * and fb_hmm.cu (the HMM form, a thread a sequence). Private to runtime/gpu/. */
+/* fb_kernel.cuh: what the forward-backward kernel's files share:
+ * fb_kernel.cu (the model as written, groups of lanes or a block a sequence),
+ * fb_hmm.cu (the HMM form, a thread a sequence) and fb_wide.cu (the wide
+ * HMM form, a thread a state). Private to runtime/gpu/. */
 #ifndef HMMRT_FB_KERNEL_CUH
 #define HMMRT_FB_KERNEL_CUH
 
@@ -20,5 +21,7 @@ __device__ static inline void hmmrt_fb_put_best(const hmmrt_fb_gpu_job &job, int
 
 /* Launches the HMM form (fb_hmm.cu); a cudaError_t. */
 int hmmrt_fb_hmm_launch(const hmmrt_fb_gpu_job *job);
+/* Launches the wide HMM form (fb_wide.cu); a cudaError_t. */
+int hmmrt_fb_wide_launch(const hmmrt_fb_gpu_job *job);
 
 #endif

@@ -222,7 +222,6 @@ int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, 
 void gpu_describe_posterior(const hmmrt_gpu *g, int c, char *buf, size_t len)
 {
     const gpu_posterior *p = &g->posteriors[c];
-    const hmmrt_fb_gpu_job *j = &p->dev.job;
     char shape[256];
     if (!p->on_device) {
         snprintf(buf, len, "the CPU engine (libhmmrt's posterior), every sequence: %s",
@@ -230,15 +229,7 @@ void gpu_describe_posterior(const hmmrt_gpu *g, int c, char *buf, size_t len)
                                : hmmrt_fb_device_unsuitable(p->fb));
         return;
     }
-    if (j->t.hmm.N)
-        snprintf(shape, sizeof shape, "the HMM form: a thread a sequence, the columns in "
-                 "registers (%d emitting states, alphabet up to %d)", j->t.hmm.N, j->t.hmm.KB);
-    else if (j->group)
-        snprintf(shape, sizeof shape, "a sequence to %d lanes of a warp, blocks of %d%s",
-                 j->group, j->block, j->t.dense ? ", dense form" : "");
-    else
-        snprintf(shape, sizeof shape, "a sequence to a block of %d%s", j->block,
-                 j->t.dense ? ", dense form" : "");
+    hmmrt_fb_device_shape(&p->dev, shape, sizeof shape);
     snprintf(buf, len, "forward-backward kernel (libhmmrt_gpu), %d states, %s; to the CPU "
              "engine: sequences it cannot hold in float or longer than %d symbols (%lld so far)",
              p->fb->n, shape, HMMRT_FB_GPU_LONGEST, (long long)p->on_cpu);

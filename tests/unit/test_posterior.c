@@ -13,6 +13,7 @@
 
 #include "hmmrt.h"
 #include "fb.h"
+#include "internal.h"
 
 /* A: start -> a (emits e0); a -> a; a -> s (silent) emitting e1 on the way;
  * s -> b (emits e0, shared); s -> t -> s (a silent cycle, 0.3 x 0.2); b -> end;
@@ -174,12 +175,56 @@ static void divergent_cycle(void **state)
     assert_non_null(strstr(err, "diverges"));
 }
 
+/* Segments from states stored in 1, 2 and 4 bytes (the GPU's back-pointer
+ * widths and the CPU's ints) are the same text, and the runs a plain
+ * reference finds: runs shorter and longer than the 8 states compared at a
+ * time, ending at and away from the sequence's end. */
+static void segments_of_each_width(void **state)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    enum { L = 300 };
+    uint8_t s1[L];
+    uint16_t s2[L];
+    int s4[L];
+    unsigned seed = 7;
+    for (int i = 0, q = 0; i < L; i++) {
+        seed = seed * 1103515245u + 12345u;
+        if ((seed >> 16) % (i < 150 ? 3 : 23) == 0)
+            q = (q + 1 + (int)((seed >> 8) % 2)) % 3;
+        s1[i] = (uint8_t)q, s2[i] = (uint16_t)q, s4[i] = q;
+    }
+    hmmrt_buf want = {0}, got = {0};
+    for (int first = 0; first < L;) {
+        int last = first;
+        while (last + 1 < L && s4[last + 1] == s4[first])
+            last++;
+        char seg[64];
+        if (last > first)
+            snprintf(seg, sizeof seg, "%s%s:%d-%d", first ? " " : "", names[s4[first]],
+                     first + 1, last + 1);
+        else
+            snprintf(seg, sizeof seg, "%s%s:%d", first ? " " : "", names[s4[first]], first + 1);
+        hmmrt_buf_puts(&want, seg);
+        first = last + 1;
+    }
+    const void *widths[] = {s1, s2, s4};
+    const int bytes[] = {1, 2, 4};
+    for (int w = 0; w < 3; w++) {
+        hmmrt_buf_reset(&got);
+        hmmrt_write_segments(&got, names, widths[w], bytes[w], L);
+        assert_string_equal(got.data, want.data);
+    }
+    hmmrt_buf_free(&want);
+    hmmrt_buf_free(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(against_enumeration),
         cmocka_unit_test(call_columns),
         cmocka_unit_test(divergent_cycle),
+        cmocka_unit_test(segments_of_each_width),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

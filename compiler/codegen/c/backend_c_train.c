@@ -73,6 +73,9 @@ void c_write_posterior_call(Emitter *e, const Program *p, const Layout *layout, 
         emit_line(e, "if (!seq->dense_scores || isnan(seq->dense_scores[%d]))", batched);
         emit_line(e, "    failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
                      "scratch);", name, alphabet);
+    } else if (call->model->real_dim) {
+        emit_line(e, "int failed = hmmrt_posterior_real(&%s, seq->obs, seq->length, values, "
+                     "scratch);", name);
     } else {
         emit_line(e, "int failed = hmmrt_posterior(&%s, seq->codes[%d], seq->length, values, "
                      "scratch);", name, alphabet);
@@ -94,6 +97,10 @@ void c_write_posterior_call(Emitter *e, const Program *p, const Layout *layout, 
     emit_line(e, "return failed;");
     emit_close(e, "");
 }
+
+/* The most numbers of densities whose places a program carries (two longs
+ * each, beside the numbers themselves): beyond, the model is not trainable. */
+enum { DENSITY_SPANS_INLINE_MAX = 1 << 20 };
 
 /* A move's place in the dense order: its source's row, then its destination's column. */
 typedef struct DenseKey {
@@ -155,11 +162,15 @@ static const char *not_trainable(const Program *p, int model_index)
     if (!source_text_of(p))
         return "the program does not carry its source (a file made by hmmc --import-hmmer: "
                "training keeps HMMER's scores as they are)";
-    if (m->real_dim)
-        return "training gaussians is not implemented yet (alphabet real[D])";
     if (m->n_length_weights)
         return "some of its weights depend on the sequence length (written (EXPR) of L), which "
                "training does not fit";
+    long density_numbers = 0;
+    for (int em = 0; em < m->n_emissions; em++)
+        density_numbers += m->emissions[em].n_spans;
+    if (density_numbers > DENSITY_SPANS_INLINE_MAX)
+        return "its gaussians hold too many numbers to keep their places in the source (more "
+               "than 1,048,576)";
     if (!m->move_span || m->n_moves > SOURCE_MOVES_INLINE_MAX)
         return "too many transitions to keep their places in the source";
     if (!move_order(p, model_index))
@@ -173,6 +184,33 @@ static const char *not_trainable(const Program *p, int model_index)
 static int trainable(const Program *p, int model_index)
 {
     return not_trainable(p, model_index) == NULL;
+}
+
+/* A real alphabet's densities: the bytes of each number's text, emission
+ * em's at m<slot>_density_span[m<slot>_density_span_at[em] ..
+ * m<slot>_density_span_at[em + 1] - 1] (a gaussian's means, then its
+ * variances or covariance row by row; a mixture's weights). */
+static void write_density_spans(Emitter *e, const IrModel *m, int slot)
+{
+    FILE *o = e->out;
+    emit_comment(e, "for --train: the bytes of each density's numbers in the source, emission "
+                    "by emission (a gaussian's means, then its variances or covariance row by "
+                    "row; a mixture's weights)");
+    fprintf(o, "static const int m%d_density_span_at[] = {0", slot);
+    int at = 0;
+    for (int em = 0; em < m->n_emissions; em++)
+        fprintf(o, ", %d", at += m->emissions[em].n_spans);
+    fprintf(o, "};\nstatic const hmmrt_span m%d_density_span[] = {", slot);
+    int first = 1;
+    for (int em = 0; em < m->n_emissions; em++)
+        for (int k = 0; k < m->emissions[em].n_spans; k++, first = 0)
+            fprintf(o, "%s{%ld, %ld}", first ? "" : ", ", m->emissions[em].spans[k].begin,
+                    m->emissions[em].spans[k].end);
+    fprintf(o, "%s};\nstatic const char *const m%d_emission_names[] = {", first ? "{-1, -1}" : "",
+            slot);
+    for (int em = 0; em < m->n_emissions; em++)
+        fprintf(o, "%s%s", em ? ", " : "", emit_string(m->emissions[em].name));
+    fprintf(o, "%s};\n", m->n_emissions ? "" : "NULL");
 }
 
 void c_write_training_tables(Emitter *e, const Program *p, int model_index, int slot)
@@ -207,6 +245,8 @@ void c_write_training_tables(Emitter *e, const Program *p, int model_index, int 
         fprintf(o, "%s{%ld, %ld}", i ? ", " : "", m->emission_span[i].begin,
                 m->emission_span[i].end);
     fprintf(o, "%s};\n", n ? "" : "{-1, -1}");
+    if (m->real_dim)
+        write_density_spans(e, m, slot);
 }
 
 const char *c_training_fields(const Program *p, int model_index, int slot)
@@ -214,9 +254,15 @@ const char *c_training_fields(const Program *p, int model_index, int slot)
     if (!trainable(p, model_index))
         return arena_printf(p->arena, ",\n     .not_trainable = %s",
                             emit_string(not_trainable(p, model_index)));
-    return arena_printf(p->arena, ",\n     .move_fixed = m%d_move_fixed, .emission_fixed = "
-                        "m%d_emission_fixed, .move_span = m%d_move_span,\n     .emission_span = "
-                        "m%d_emission_span", slot, slot, slot, slot);
+    const char *fields = arena_printf(
+        p->arena, ",\n     .move_fixed = m%d_move_fixed, .emission_fixed = m%d_emission_fixed, "
+        ".move_span = m%d_move_span,\n     .emission_span = m%d_emission_span", slot, slot, slot,
+        slot);
+    if (p->models[model_index].real_dim)
+        fields = arena_printf(p->arena, "%s,\n     .density_span_at = m%d_density_span_at, "
+                              ".density_span = m%d_density_span,\n     .emission_names = m%d_emission_names",
+                              fields, slot, slot, slot);
+    return fields;
 }
 
 void c_write_source_text(Emitter *e, const Program *p, const char *data_prefix)

@@ -152,7 +152,8 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
             n_calls, reason ? arena_strdup(p->arena, emit_string(reason)) : "NULL",
             double_only ? emit_string(double_only) : "NULL",
             trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
-                     ".fb_close = hmmrt_gpu_fb_close, /* --train's E-step (libhmmrt_gpu) */\n"
+                     ".fb_close = hmmrt_gpu_fb_close,\n    .fb_describe = hmmrt_gpu_fb_describe, "
+                     "/* --train's E-step (libhmmrt_gpu) */\n"
                    : "",
             trains || posteriors ? "    .fb_launch = hmmrt_fb_gpu_launch, /* its kernel: the E-step's "
                                    "and posterior calls' */\n"
