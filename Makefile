@@ -49,7 +49,7 @@ GPU_LIB     := $(if $(NVCC_PATH),$(BUILD)/libhmmrt_gpu.a)
 
 INCLUDES := -Icompiler -I$(BUILD)/grammar -Iruntime
 
-.PHONY: all demo test unit golden differential deps clean
+.PHONY: all demo test unit golden differential mpi deps clean
 all: $(HMMC_BIN) $(BUILD)/libhmmrt.a $(GPU_LIB)
 
 deps:
@@ -143,12 +143,17 @@ differential: all $(TOOL_BIN)
 
 # The IR verifier (compiler/ir/ir_verify.c) checks the IR after sema and
 # after every pass wherever the tests run hmmc.
-test unit golden differential hmmer cuda badinput sanitize valgrind fuzz fuzz-short: export HMMC_VERIFY_IR = 1
+# MPI: a program under Open MPI's mpirun, 3 ranks and 1 on the CPU, against
+# one process (tests/mpi/run; docs/scale-out.md).
+mpi: all $(TOOL_BIN)
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/mpi/run
+
+test unit golden differential mpi hmmer cuda badinput sanitize valgrind fuzz fuzz-short: export HMMC_VERIFY_IR = 1
 
 test: deps
 	@scripts/install-hmmer
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOL_BIN)
-	@$(MAKE) --no-print-directory unit golden differential hmmer cuda badinput
+	@$(MAKE) --no-print-directory unit golden differential mpi hmmer cuda badinput
 	@$(MAKE) --no-print-directory sanitize valgrind fuzz-short
 	@echo "all tests passed"
 

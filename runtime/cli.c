@@ -191,6 +191,15 @@ static int apply_device(parse_state *st, const char *v)
     if (parse_number(v, 0, 1023, &n) != 0)
         return bad_value("device", "a GPU number from 0 to 1023", v);
     st->o->device = (int)n;
+    st->o->device_given = 1;
+    return 0;
+}
+
+static int apply_output(parse_state *st, const char *v)
+{
+    if (!*v)
+        return bad_value("output", "the name of the file to write the table to", v);
+    st->o->output = v;
     return 0;
 }
 
@@ -486,6 +495,7 @@ static const option_spec option_specs[] = {
     {"nonull2", NULL, apply_nonull2},
     {"crick", NULL, apply_crick},
     {"make-db", "DB", apply_make_db},
+    {"output", "FILE", apply_output},
     {"train", NULL, apply_train},
     {"iterations", "N", apply_iterations},
     {"tolerance", "T", apply_tolerance},
@@ -847,6 +857,8 @@ void hmmrt_print_help(FILE *f, const hmmrt_program *prog)
             "                   variance and covariance diagonal (default 1e-3)\n"
             "  --viterbi-training  with --train: count the uses along each sequence's best\n"
             "                   path instead of all paths\n"
+            "  --output FILE    write the table (with --train: the program) to FILE, not to\n"
+            "                   standard output; under mpirun rank 0 writes it itself\n"
             "  --make-db DB     score nothing: pack the sequences into the database file DB,\n"
             "                   made once and mapped by later runs (%s DB), which then\n"
             "                   skip parsing; every symbol is checked now (--skip-invalid\n"

@@ -305,3 +305,8 @@ void hmmrt_db_free(hmmrt_db *db)
     free(db->paths);
     free(db);
 }
+
+uint64_t hmmrt_db_record_count(const hmmrt_db *db)
+{
+    return db->n_records;
+}

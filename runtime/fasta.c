@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #include "fasta_parse.h"
+#include "hmmrt_mpi.h"
 #include "input.h"
 
 #include <errno.h>
@@ -69,6 +70,11 @@ struct hmmrt_reader {
     char error[1024];
 
     double seconds[HMMRT_READER_PHASES]; /* where the reading went (--timing) */
+
+    /* Under mpirun, this rank's part of the current file (ranges.c): */
+    off_t window_end;    /* text: read up to this byte; 0: to the end */
+    int64_t db_skip;     /* a database: records before this rank's */
+    int64_t db_left;     /* ... and this rank's still to hand out; -1: all */
 };
 
 static const char *display_name(const char *path)
@@ -353,9 +359,35 @@ static int open_kind(hmmrt_reader *r, int file)
     return 1;
 }
 
+/* Under mpirun, starts the current file at this rank's part of it: text
+ * from its first record (lines counted from there, the file named "PATH
+ * (from byte B)"), a database from its first record. */
+static void enter_window(hmmrt_reader *r, const hmmrt_window *w)
+{
+    r->window_end = 0;
+    r->db_skip = 0;
+    r->db_left = -1;
+    if (!w || w->whole)
+        return;
+    if (r->db) {
+        r->db_skip = w->begin;
+        r->db_left = w->end - w->begin;
+    } else if (!r->gz && r->seekable) {
+        r->offset = (off_t)w->begin;
+        r->window_end = (off_t)w->end;
+        r->path = w->shown;
+    }
+}
+
 /* Opens the next file: 1, 0 when none is left, -1 after setting an error. */
 static int open_next_file(hmmrt_reader *r)
 {
+    while (r->next_path < r->n_paths && hmmrt_window_of(r->next_path) &&
+           hmmrt_window_of(r->next_path)->none) { /* another rank's (hmmrt_mpi.h) */
+        if (r->fds[r->next_path] > STDIN_FILENO)
+            close(r->fds[r->next_path]);
+        r->fds[r->next_path++] = -1;
+    }
     if (r->next_path >= r->n_paths)
         return 0;
     const char *path = r->paths[r->next_path++];
@@ -377,7 +409,10 @@ static int open_next_file(hmmrt_reader *r)
         set_error(r, 0, 1, "out of memory");
         return -1;
     }
-    return open_kind(r, r->next_path - 1);
+    int opened = open_kind(r, r->next_path - 1);
+    if (opened > 0)
+        enter_window(r, hmmrt_window_of(r->next_path - 1));
+    return opened;
 }
 
 /* Fills the block from the current file: its length (0 at the end of the
@@ -411,6 +446,9 @@ static long fill_block(hmmrt_reader *r)
         n = hmmrt_read_block(r->fd, NULL, r->block + r->n_prefix, 1, cap - r->n_prefix);
         n = n < 0 ? n : n + (long)r->n_prefix;
         r->n_prefix = 0;
+    } else if (r->window_end > 0 && r->window_end - r->offset < (off_t)cap) {
+        off_t left = r->window_end - r->offset; /* the end of this rank's part */
+        n = left > 0 ? hmmrt_read_block(r->fd, &r->offset, r->block, 1, (size_t)left) : 0;
     } else {
         n = hmmrt_read_block(r->fd, r->seekable ? &r->offset : NULL, r->block, r->threads,
                              r->piece_bytes);
@@ -622,8 +660,22 @@ static void take_db_records(hmmrt_reader *r)
         return;
     }
     char why[768];
+    for (; r->db_skip > 0; r->db_skip--) { /* another rank's records (hmmrt_mpi.h) */
+        hmmrt_record skipped;
+        int got = hmmrt_db_next(r->db, &skipped, why, sizeof why);
+        if (got <= 0) {
+            set_error(r, 0, 0, got < 0 ? why : "it holds fewer records than its header counts");
+            return;
+        }
+        hmmrt_record_release(&skipped);
+    }
     while (r->n_pending < DB_RECORDS_AT_ONCE) {
+        if (r->db_left == 0) { /* the next rank's records follow */
+            close_current_file(r);
+            return;
+        }
         int got = hmmrt_db_next(r->db, &r->pending[r->n_pending], why, sizeof why);
+        r->db_left -= got > 0 && r->db_left > 0;
         if (got > 0) {
             r->n_pending++;
             continue;

@@ -13,11 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static int leavable;
+static int leavable, never;
 
 void hmmrt_gpu_teardown_leavable(int yes)
 {
-    leavable = yes;
+    leavable = yes && !never;
+}
+
+void hmmrt_gpu_never_leave(void)
+{
+    never = 1;
+    leavable = 0;
 }
 
 /* The descriptors that are not the NVIDIA driver's, into fds (at most max);

@@ -51,6 +51,8 @@ int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, char *why, size_t whylen);
  * hmmrt_db_free. */
 void hmmrt_db_finish(hmmrt_db *db);
 void hmmrt_db_free(hmmrt_db *db);
+/* The records the header counts (ranges.c shares them out by index). */
+uint64_t hmmrt_db_record_count(const hmmrt_db *db);
 
 /* ---- fasta.c: pools that hold records' bytes -------------------------------- */
 /* A pool over a mapping of `bytes` bytes, unmapped with the last record

@@ -59,6 +59,8 @@ void hmmrt_note(const char *fmt, ...) HMMRT_PRINTF(1, 2);    /* "PROG: note: ...
  * which exits with status (and returns only where it cannot leave). */
 void hmmrt_gpu_teardown_leavable(int yes);
 void hmmrt_exit_leaving_gpu(int status);
+/* Under mpirun the run goes on after its table (the merge): never leave. */
+void hmmrt_gpu_never_leave(void);
 
 /* ---- alphabet.c ------------------------------------------------------------ */
 /* A byte as messages show it: itself when printable, else \xNN. */
@@ -150,6 +152,11 @@ void hmmrt_out_incomplete(hmmrt_out *o, const char *where);
 void hmmrt_out_catch_signals(const hmmrt_out *o);
 void hmmrt_out_release_signals(void);
 
+/* ---- output_file.c: --output FILE ------------------------------------------ */
+/* Makes FILE (created or emptied) the program's standard output: 0, or
+ * HMMRT_EXIT_OUTPUT after saying why. */
+int hmmrt_output_to(const char *path);
+
 /* ---- cli.c: the command line of generated programs ------------------------ */
 enum { HMMRT_PROGRESS_AUTO = -1, HMMRT_PROGRESS_OFF = 0, HMMRT_PROGRESS_ON = 1 };
 
@@ -184,6 +191,9 @@ typedef struct hmmrt_options {
     int model;             /* index of --model into prog->models */
     int cpu;               /* --cpu: score on the CPU even when a GPU is there */
     int device;            /* --device N: the GPU to open (default 0) */
+    int device_given;      /* ... given: under mpirun every rank opens it (else rank's
+                              local number mod the devices) */
+    const char *output;    /* --output FILE: the table goes there (else stdout) */
     int use_double;        /* --double: double precision on the GPU */
     int timing;            /* --timing: a breakdown of the time on stderr at the end */
     int train;             /* --train: fit a model to the files instead of scoring them */

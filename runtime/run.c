@@ -2,6 +2,7 @@
  * --help, --version, --sample or the scoring run. */
 #include "internal.h"
 
+#include "hmmrt_mpi.h"
 #include "input.h"
 
 #include <errno.h>
@@ -72,8 +73,10 @@ int hmmrt_main(int argc, char **argv, const hmmrt_program *prog)
     hmmrt_db_expect(prog); /* the reader takes databases made for these alphabets */
     hmmrt_options o;
     int status = hmmrt_parse_options(argc, argv, prog, &o);
-    if (status == 0)
-        status = dispatch(prog, &o);
+    if (status == 0 && o.output && !hmmrt_mpi_launched())
+        status = hmmrt_output_to(o.output); /* under mpirun, rank 0's (mpi_run.c) */
+    if (status == 0) /* under mpirun: ranks share the input out (mpi_run.c) */
+        status = hmmrt_mpi_launched() ? hmmrt_mpi_main(prog, &o, dispatch) : dispatch(prog, &o);
     hmmrt_free_options(&o);
     return status;
 }

@@ -5,6 +5,7 @@
 #include "dense_batch.h"
 #include "fb.h"
 #include "hmmrt_gpu.h"
+#include "hmmrt_mpi.h"
 #include "internal.h"
 #include "train_real.h"
 
@@ -45,6 +46,9 @@ typedef struct trainer {
     const hmmrt_dense_batching *tiles; /* the E-step in tiles of matrix products
                                           (fb_blas.c), or NULL: one sequence at a time */
     real_trainer *real;     /* a model over real observations (train_real.c), or NULL */
+    int64_t all_sequences;  /* seqs.n, or under mpirun every rank's together */
+    int64_t *share_from;    /* under mpirun: where this rank's E-step shares start */
+    int n_shares;           /* ... (hmmrt_mpi_deal_shares), else NULL */
 } trainer;
 
 static volatile sig_atomic_t interrupted;
@@ -139,8 +143,11 @@ static int read_real_corpus(trainer *t)
 
 static int read_corpus(trainer *t, int64_t *skipped)
 {
-    if (t->real)
-        return read_real_corpus(t);
+    if (t->real) { /* not under mpirun with several ranks (mpi_run.c) */
+        int status = read_real_corpus(t);
+        t->all_sequences = t->seqs.n;
+        return status;
+    }
     const char *alphabet = t->prog->alphabets[t->model->alphabet];
     hmmrt_reader *r = hmmrt_reader_open(t->o->files, t->o->n_files);
     if (!r)
@@ -167,12 +174,33 @@ static int read_corpus(trainer *t, int64_t *skipped)
     hmmrt_reader_close(r);
     if (status == HMMRT_EXIT_INTERNAL)
         hmmrt_error("out of memory while reading the sequences");
-    if (!status && t->seqs.n == 0) {
-        hmmrt_error("no sequence to train on in the files given");
+    int64_t everyone = t->seqs.n; /* under mpirun, every rank's (hmmrt_mpi.h) */
+    if (hmmrt_mpi_active()) {
+        int worst = status;
+        if (hmmrt_mpi_max_int(&worst) != 0 || hmmrt_mpi_sum_i64(&everyone) != 0)
+            worst = HMMRT_EXIT_INTERNAL;
+        status = worst; /* a rank that failed to read stops them all */
+    }
+    if (!status && everyone == 0) {
+        if (hmmrt_mpi_rank() == 0)
+            hmmrt_error("no sequence to train on in the files given");
         status = HMMRT_EXIT_INPUT;
     }
+    t->all_sequences = everyone;
+    if (!status && hmmrt_mpi_active()) { /* each rank whole shares of one process's E-step */
+        hmmrt_mpi_corpus c = {t->seqs.n, t->seqs.names, t->seqs.start, t->seqs.codes,
+                              t->seqs.longest};
+        int dealt = hmmrt_mpi_deal_shares(&c, t->n_threads, &t->share_from, &t->n_shares);
+        t->seqs.n = c.n, t->seqs.names = c.names, t->seqs.start = c.start;
+        t->seqs.codes = c.codes, t->seqs.longest = c.longest;
+        if (dealt != 0) {
+            hmmrt_error("MPI ranks could not exchange their sequences (out of memory, or MPI "
+                        "failed)");
+            status = HMMRT_EXIT_INTERNAL;
+        }
+    }
     if (!status) {
-        t->seqs.left_out = calloc((size_t)t->seqs.n, 1);
+        t->seqs.left_out = calloc((size_t)t->seqs.n + 1, 1);
         if (!t->seqs.left_out) {
             hmmrt_error("out of memory while reading the sequences");
             status = HMMRT_EXIT_INTERNAL;
@@ -334,7 +362,54 @@ static int expect_on_gpu(trainer *t)
         ll += t->gpu_lnp[i];
     }
     t->log_likelihood = ll;
-    return 0;
+    if (!hmmrt_mpi_active())
+        return 0;
+    /* under mpirun: this rank's sums as one share of the ranks' total */
+    size_t n_moves = (size_t)t->fb->n_moves, per = n_moves + t->n_values;
+    double *mine = malloc((per + 1) * sizeof *mine), *total = malloc((per + 1) * sizeof *total);
+    if (mine) {
+        memcpy(mine, t->move_counts, n_moves * sizeof *mine);
+        memcpy(mine + n_moves, t->emission_counts, t->n_values * sizeof *mine);
+    }
+    int64_t no_path = t->no_path;
+    int failed = hmmrt_mpi_sum_shares(&mine, &ll, &no_path, 1, per, !mine || !total,
+                                      total ? total : t->move_counts, &t->log_likelihood,
+                                      &t->no_path) != 0;
+    if (!failed) {
+        memcpy(t->move_counts, total, n_moves * sizeof *total);
+        memcpy(t->emission_counts, total + n_moves, t->n_values * sizeof *total);
+    }
+    free(mine), free(total);
+    if (failed)
+        hmmrt_error("training stopped: an MPI rank failed in its E-step (or MPI did)");
+    return failed ? HMMRT_EXIT_INTERNAL : 0;
+}
+
+/* Under mpirun: the shares of every rank, summed in one fixed order
+ * (mpi_train.c) into t's sums. failed: this rank's E-step failed. */
+static int sum_ranks(trainer *t, share *shares, int n, int failed)
+{
+    size_t n_moves = (size_t)t->fb->n_moves, per = n_moves + t->n_values;
+    double **counts = calloc((size_t)n + 1, sizeof *counts);
+    long double *ll = calloc((size_t)n + 1, sizeof *ll);
+    int64_t *no_path = calloc((size_t)n + 1, sizeof *no_path);
+    double *total = malloc((per + 1) * sizeof *total);
+    failed |= !counts || !ll || !no_path || !total;
+    for (int k = 0; !failed && k < n; k++) {
+        failed |= shares[k].failed;
+        counts[k] = shares[k].counts;
+        ll[k] = shares[k].ll;
+        no_path[k] = shares[k].no_path;
+    }
+    double spare;
+    failed = hmmrt_mpi_sum_shares(counts, ll, no_path, n, per, failed, total ? total : &spare,
+                                  &t->log_likelihood, &t->no_path) != 0;
+    if (!failed) {
+        memcpy(t->move_counts, total, n_moves * sizeof *total);
+        memcpy(t->emission_counts, total + n_moves, t->n_values * sizeof *total);
+    }
+    free(counts), free(ll), free(no_path), free(total);
+    return failed;
 }
 
 /* One E-step over every sequence: 0, or an exit status. */
@@ -345,17 +420,21 @@ static int expect(trainer *t)
     int n = t->n_threads < 1 ? 1 : t->n_threads;
     if ((int64_t)n > t->seqs.n)
         n = (int)t->seqs.n;
-    share *shares = calloc((size_t)n, sizeof *shares);
-    pthread_t *threads = calloc((size_t)n, sizeof *threads);
-    char *running = calloc((size_t)n, 1);
+    if (t->share_from) /* under mpirun: this rank's shares of one process's (maybe 0) */
+        n = t->n_shares;
+    share *shares = calloc((size_t)n + 1, sizeof *shares);
+    pthread_t *threads = calloc((size_t)n + 1, sizeof *threads);
+    char *running = calloc((size_t)n + 1, 1);
     int status = shares && threads && running ? 0 : HMMRT_EXIT_INTERNAL;
     /* share k: from the first sequence whose symbols before it reach k / n of them */
-    int64_t total = t->seqs.start[t->seqs.n], i = 0;
+    int64_t total = t->seqs.n ? t->seqs.start[t->seqs.n] : 0, i = 0;
     for (int k = 0; !status && k < n; k++) {
         shares[k] = (share){.t = t, .from = i};
         while (i < t->seqs.n && (k + 1 == n || t->seqs.start[i] < total / n * (k + 1)))
             i++;
         shares[k].to = k + 1 == n ? t->seqs.n : i;
+        if (t->share_from)
+            shares[k].from = t->share_from[k], shares[k].to = t->share_from[k + 1];
     }
     for (int k = 0; !status && k < n; k++)
         running[k] = pthread_create(&threads[k], NULL, expect_share, &shares[k]) == 0;
@@ -370,7 +449,16 @@ static int expect(trainer *t)
     t->log_likelihood = 0;
     t->no_path = 0;
     size_t n_moves = (size_t)t->fb->n_moves;
-    for (int k = 0; !status && k < n; k++) {
+    int n_added = n; /* the shares added here: under mpirun, by sum_ranks */
+    if (hmmrt_mpi_active()) {
+        n_added = 0;
+        if (sum_ranks(t, shares, n, status != 0)) {
+            if (!status)
+                hmmrt_error("training stopped: an MPI rank failed in its E-step (or MPI did)");
+            status = HMMRT_EXIT_INTERNAL;
+        }
+    }
+    for (int k = 0; !status && k < n_added; k++) {
         if (shares[k].failed) {
             status = HMMRT_EXIT_INTERNAL;
             break;
@@ -632,7 +720,10 @@ static const char *open_gpu(trainer *t)
                  " (the GPU cannot train it: %s)", err[0] ? err : "out of memory");
         return where;
     }
-    snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    if (t->o->device >= 0)
+        snprintf(where, sizeof where, "on GPU %d, in float, counts in double", t->o->device);
+    else /* under mpirun, each rank its own (mpi_run.c) */
+        snprintf(where, sizeof where, "on each rank's GPU, in float, counts in double");
     if (gp->fb_describe) {
         char shape[300];
         gp->fb_describe(t->gpu, shape, sizeof shape);
@@ -649,6 +740,7 @@ static void free_trainer(trainer *t)
         free(t->seqs.names);
     real_trainer_free(t->real);
     free(t->seqs.start), free(t->seqs.codes), free(t->seqs.left_out);
+    free(t->share_from);
     free(t->move_counts), free(t->emission_counts);
     free(t->out_start), free(t->out), free(t->changed);
     if (t->gpu)
@@ -724,10 +816,12 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
     /* the dense form's E-step as matrix products: from 128 states and 4
      * sequences a thread (as the scoring run's dense sums), or as told */
     int threads = t.n_threads < 1 ? 1 : t.n_threads;
+    if (hmmrt_mpi_active()) /* decided as one process of every rank's threads would */
+        threads *= hmmrt_mpi_size();
     if (!t.gpu && !t.real && !o->viterbi_training && t.fb->dense && prog->dense_batching &&
         prog->dense_batching->fb_tile && blas != DENSE_OFF &&
         (blas == DENSE_ON || (t.fb->n >= DENSE_BLAS_MIN_STATES &&
-                              t.seqs.n >= (int64_t)DENSE_BLAS_SEQUENCES_A_THREAD * threads))) {
+                              t.all_sequences >= (int64_t)DENSE_BLAS_SEQUENCES_A_THREAD * threads))) {
         t.tiles = prog->dense_batching;
         t.tiles->single_threaded();
     }
@@ -737,9 +831,13 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
                        "(OpenBLAS)" : "");
     where = where_tiles;
     void (*old_handler)(int) = signal(SIGINT, on_interrupt);
-    fprintf(stderr, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
+    /* under mpirun rank 0 alone tells how training goes: every rank has the same sums */
+    FILE *log = hmmrt_mpi_rank() == 0 ? stderr : fopen("/dev/null", "w");
+    if (!log)
+        log = stderr;
+    fprintf(log, "# training model %s on %lld sequences (%s, pseudocount %g, at most %ld "
                     "iterations, tolerance %g), %s\n",
-            m->name, (long long)t.seqs.n, o->viterbi_training ? "viterbi training" : "Baum-Welch",
+            m->name, (long long)t.all_sequences, o->viterbi_training ? "viterbi training" : "Baum-Welch",
             o->pseudocount, o->iterations, o->tolerance, where);
     double previous = 0;
     int have_previous = 0;
@@ -752,7 +850,7 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
             break;
         if (interrupted) {
             if (have_previous) {
-                fprintf(stderr, "# interrupted: writing the model of iteration %ld "
+                fprintf(log, "# interrupted: writing the model of iteration %ld "
                                 "(log-likelihood %.6f)\n", iteration - 1, previous);
                 status = write_program(&t, kept_w, kept_e, 1);
             } else {
@@ -768,17 +866,17 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         double ll = (double)t.log_likelihood;
         char text[HMMRT_SCORE_MAX];
         hmmrt_format_score(text, ll); /* with --decimals, as the scores of a run */
-        fprintf(stderr, "iteration %ld\t%s %s", iteration,
+        fprintf(log, "iteration %ld\t%s %s", iteration,
                 o->viterbi_training ? "best-path score" : "log-likelihood", text);
         if (have_previous)
-            fprintf(stderr, "\tchange %+.6g", ll - previous);
-        fprintf(stderr, "\t%.3f s\n", hmmrt_seconds() - started);
+            fprintf(log, "\tchange %+.6g", ll - previous);
+        fprintf(log, "\t%.3f s\n", hmmrt_seconds() - started);
         int converged = have_previous && ll - previous < o->tolerance * fabs(ll);
-        if (have_previous && ll < previous - 1e-9 * fabs(ll))
+        if (have_previous && ll < previous - 1e-9 * fabs(ll) && log == stderr)
             hmmrt_warning("the log-likelihood fell by %g at iteration %ld (rounding, or a model "
                           "whose weights are scores)", previous - ll, iteration);
         if (converged || iteration >= o->iterations) {
-            fprintf(stderr, "# %s after %ld iterations: %s %s\n",
+            fprintf(log, "# %s after %ld iterations: %s %s\n",
                     converged ? "converged" : "stopped", iteration,
                     o->viterbi_training ? "best-path score" : "log-likelihood", text);
             status = write_program(&t, t.fb->w, t.fb->e, 0);
@@ -808,6 +906,8 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         }
     }
     signal(SIGINT, old_handler == SIG_ERR ? SIG_DFL : old_handler);
+    if (log != stderr)
+        fclose(log);
     free(kept_w), free(kept_e);
     free_trainer(&t);
     if (!status && (skipped || left_out))

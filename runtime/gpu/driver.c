@@ -93,6 +93,8 @@ static int pick_device(hmmrt_gpu *g, int device, char *err, size_t errlen)
         explain_no_device(e == cudaSuccess ? cudaErrorNoDevice : e, err, errlen);
         return -1;
     }
+    if (device < 0) /* -1 - k: under mpirun, the k-th rank of the node (mpi_run.c) */
+        device = (-1 - device) % count;
     if (device >= count) {
         if (count == 1)
             say(err, errlen, "--device %d is out of range: there is 1 CUDA device, number 0",
@@ -222,7 +224,10 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
     g->min_chunk_bytes = MIN_CHUNK_BYTES;
     g->err = err;
     g->errlen = errlen;
-    snprintf(g->where, sizeof g->where, "opening device %d", device);
+    if (device >= 0)
+        snprintf(g->where, sizeof g->where, "opening device %d", device);
+    else /* under mpirun: the rank's (pick_device) */
+        snprintf(g->where, sizeof g->where, "opening this MPI rank's device");
     if (read_fault(g, err, errlen) != 0 || pick_device(g, device, err, errlen) != 0) {
         free_driver(g);
         return NULL;

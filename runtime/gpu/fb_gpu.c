@@ -90,6 +90,8 @@ hmmrt_gpu_trainer *hmmrt_gpu_fb_open(const struct hmmrt_fb *fb, int64_t n_seqs,
 {
     int devices = 0;
     cudaError_t ce = cudaGetDeviceCount(&devices);
+    if (ce == cudaSuccess && devices > 0 && device < 0) /* under mpirun (mpi_run.c) */
+        device = (-1 - device) % devices;
     if (ce != cudaSuccess || devices <= device) {
         if (ce != cudaSuccess)
             hmmrt_fb_device_fail(err, errlen, ce, "cudaGetDeviceCount");
