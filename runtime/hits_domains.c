@@ -386,21 +386,11 @@ int hmmrt_find_envelopes(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmr
 double hmmrt_nhmmer_bits(hmmrt_path_model *pm, const uint8_t *x, int64_t from, int64_t to,
                          int64_t ali_len, long W)
 {
-    hmmrt_fb *fb = pm->fb;
     int64_t Ld = to - from + 1;
     double ali = (double)ali_len;
     double ld = (double)Ld, w = (double)W;
     double loop = ld / (ld + 2.0), move = 2.0 / (ld + 2.0);
-    fb->w[pm->sn] = 1.0;
-    fb->w[pm->nn] = fb->w[pm->cc] = loop;
-    fb->w[pm->nb] = fb->w[pm->ct] = move;
-    if (pm->jj >= 0 && pm->jb >= 0) {
-        fb->w[pm->jj] = loop;
-        fb->w[pm->jb] = move;
-    }
-    fb->w[pm->ec] = 1.0;
-    if (pm->ej >= 0)
-        fb->w[pm->ej] = 0.0;
+    set_unihit(pm, Ld);
     double env = forward_stretch(pm, x + from - 1, Ld);
     if (isnan(env))
         return NAN;
