@@ -1,9 +1,9 @@
-/* hits_gpu.c: the hits mode on the GPU. The GPU runs only the call that
- * gives the search score (forward); the viterbi tracebacks the domains are
- * read from are worked out on the CPU for the sequences that may still be
- * reported (a few hundred of a million random proteins) rather than for
- * every sequence on the GPU, whose back pointers of every cell cost 30 times
- * the forward kernels. */
+/* hits_gpu.c: the hits mode's two passes. The GPU (or the CPU path) runs
+ * only the call that gives the search score (forward); the viterbi
+ * tracebacks the domains are read from are worked out on the CPU for the
+ * sequences that may still be reported (a few hundred of a million random
+ * proteins) rather than for every sequence (on the GPU, back pointers of
+ * every cell cost 30 times the forward kernels). */
 #include "score_run.h"
 
 #include "hits.h"
@@ -69,7 +69,7 @@ int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t 
     const double score = values[score_column].score;
     /* a DNA model's hits come from windows of both strands (hits_strands.c),
      * scored there */
-    if (!r->opening->hits_program || r->hits->strands ||
+    if (!r->hits_paths_later || r->hits->strands ||
         !hmmrt_hits_may_report(r->hits, score, before))
         return 0;
     hmmrt_seq seq = {.name = b->records[i].name,
@@ -81,4 +81,28 @@ int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t 
 #pragma omp atomic
     r->hits_paths++;
     return failed;
+}
+
+int hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w)
+{
+    if (!r->hits_paths_later || r->hits->strands)
+        return 0;
+    int64_t *before = malloc(((size_t)b->n + 1) * sizeof *before);
+    if (!before)
+        return hmmrt_stop_out_of_memory_for_batch(r);
+    for (int64_t i = 0, scored = 0; i < b->n; i++) {
+        before[i] = scored;
+        scored += w->results[i].status == SEQ_SCORED;
+    }
+#pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, 1)
+    for (int64_t i = 0; i < b->n; i++) {
+        if (w->results[i].status != SEQ_SCORED)
+            continue;
+        hmmrt_buf_take_failure();
+        if (hmmrt_hits_paths_on_cpu(r, b, w, i, r->first_index, before[i]) != 0 ||
+            hmmrt_buf_take_failure())
+            w->results[i].status = SEQ_OUT_OF_MEMORY;
+    }
+    free(before);
+    return 0;
 }

@@ -363,6 +363,10 @@ typedef struct hmmrt_hits_info {
     int has_cut[3];          /* GA, TC, NC lines present */
     double cut[3][2];        /* ... each per sequence, then per domain, in bits */
     int score_column;        /* forward(MODEL).score: the search score (nats) */
+    /* that call alone (it fills score_column), or NULL: the CPU path's hits
+     * mode runs it on every sequence, and the whole program (score_cpu) on
+     * the sequences that may be reported (runtime/hits_gpu.c) */
+    int (*search)(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch);
     int traceback_column;    /* viterbi(MODEL).traceback: the domains, or -1 */
     int model;               /* MODEL's index into hmmrt_program.models, or -1 */
     int nucleic;             /* a DNA or RNA model: both strands, nhmmer's hits (hits_strands.c) */

@@ -225,7 +225,10 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
                                          ? r->dense_scores + i * hmmrt_dense_batch_width(prog)
                                          : NULL};
     hmmrt_buf_take_failure();
-    int failed = prog->score_cpu(&seq, values, scratch);
+    /* the hits mode: the search score alone, the rest for the sequences that
+     * may be hits (hmmrt_hits_paths_for_batch) */
+    int failed = r->hits_paths_later ? prog->hits->search(&seq, values, scratch)
+                                     : prog->score_cpu(&seq, values, scratch);
     if (!failed && !r->hits) { /* the hits mode prints no rows */
         hmmrt_buf_reset(&r->w->rows[i]);
         hmmrt_format_row(&r->w->rows[i], prog, rec->name, values);
@@ -328,8 +331,11 @@ static int process_current_batch(run *r)
         status = hmmrt_stop_out_of_memory_for_batch(r);
     if (!status) {
         score_and_read_ahead(r);
+        if (r->hits)
+            status = hmmrt_hits_paths_for_batch(r, b, r->w);
         r->timing.scoring += hmmrt_seconds() - started;
-        status = hmmrt_print_batch(r, b, r->w);
+        if (!status)
+            status = hmmrt_print_batch(r, b, r->w);
     }
     r->first_index += b->n;
     hmmrt_free_records(b);
@@ -349,6 +355,11 @@ static void describe_scorer(run *r)
 static void settle_scorer(run *r)
 {
     r->gpu = hmmrt_finish_opening_gpu(r->opening);
+    /* the hits mode in two passes (hits_gpu.c): the GPU was opened with the
+     * search score's call alone, or the CPU path runs it alone */
+    const hmmrt_hits_info *info = r->prog->hits;
+    if (r->hits && info && info->traceback_column >= 0)
+        r->hits_paths_later = r->gpu ? r->opening->hits_program != NULL : info->search != NULL;
     r->in_double = r->opening->in_double;
     r->timing.opening = r->opening->seconds;
     r->timing.waiting += r->opening->waited;
@@ -430,12 +441,11 @@ static void report_timing(run *r, double started)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond double's range on the GPU, "
                         "scored again on the CPU\n", (long long)r->rescored_on_cpu,
                 r->rescored_on_cpu == 1 ? "" : "s");
-    if (r->gpu && r->opening->hits_program)
-        fprintf(stderr, "  hits mode: the GPU ran %s alone; the viterbi tracebacks of the %lld "
-                        "sequence%s that could be reported were made on the CPU\n",
-                r->opening->hits_program->gpu->n_calls == 1
-                    ? r->opening->hits_program->gpu->calls[0].label : "the search score's calls",
-                (long long)r->hits_paths, r->hits_paths == 1 ? "" : "s");
+    if (r->hits_paths_later)
+        fprintf(stderr, "  hits mode: the %s ran the search score's call alone; the viterbi "
+                        "tracebacks of the %lld sequence%s that could be reported were made on "
+                        "the CPU\n", r->gpu ? "GPU" : "CPU", (long long)r->hits_paths,
+                r->hits_paths == 1 ? "" : "s");
     long long wide = hmmrt_long_double_sums();
     if (wide)
         fprintf(stderr, "  %lld forward or backward sum%s fell below double's range, done again "

@@ -64,8 +64,10 @@ typedef struct run {
     int64_t rescored;        /* sequences rescored so */
     int64_t rescored_on_cpu; /* sequences the double kernels gave -inf or marked, scored
                                 again on the CPU */
-    int64_t hits_paths;      /* the hits mode on the GPU: candidates' tracebacks made on
-                                the CPU (hits_gpu.c) */
+    int64_t hits_paths;      /* the hits mode: tracebacks made on the CPU for the sequences
+                                that may be reported (hits_gpu.c) ... */
+    int hits_paths_later;    /* ... because the GPU or the CPU path ran the search score's
+                                call alone */
     int64_t *below_range;    /* per column: its -inf scores that can only be a
                                 probability below long double's range (possible_from) */
     int64_t max_records;     /* a batch holds at most this many records ... */
@@ -122,12 +124,17 @@ void *hmmrt_finish_opening_gpu(gpu_opening *op);
  * kept in op->hits_program until hmmrt_hits_gpu_free) ... */
 const hmmrt_program *hmmrt_hits_gpu_program(gpu_opening *op);
 void hmmrt_hits_gpu_free(gpu_opening *op);
-/* ... and, with that copy, sequence i's viterbi traceback (every column but
- * the search score) from the CPU when it may still be reported (`before`:
- * the sequences of its batch scored ahead of it): 0, or non-zero when memory
- * ran out. From many threads at once. */
+/* ... and, where the search score's call ran alone (run.hits_paths_later),
+ * sequence i's viterbi traceback (every column but the search score) from
+ * the CPU when it may still be reported (`before`: the sequences of its
+ * batch scored ahead of it): 0, or non-zero when memory ran out. From many
+ * threads at once. */
 int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index,
                             int64_t before);
+/* The same for every sequence of batch b that may be reported, on every
+ * thread (the CPU path, after the batch is scored): 0, or the status of a
+ * sequence that ran out of memory. */
+int hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w);
 
 enum { DUPLICATE_WARNINGS_SHOWN = 10 }; /* then duplicate names are only counted */
 

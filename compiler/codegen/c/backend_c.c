@@ -1173,7 +1173,7 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     if (gpu)
         backend_cuda_write_host(e, p, plans);
     c_write_source_text(e, p, data_prefix);
-    const char *hits = c_write_hits(e, p);
+    const char *hits = c_write_hits(e, p, layout);
     const char *rows = c_write_rows(e, p);
     c_write_dense_batching(e, p, layout);
     /* emit_string's result lasts until its next call: one a printf */

@@ -57,7 +57,7 @@ static void write_text_field(FILE *o, const char *key, const char *value)
         fprintf(o, ".%s = %s, ", key, emit_string(value));
 }
 
-const char *c_write_hits(Emitter *e, const Program *p)
+const char *c_write_hits(Emitter *e, const Program *p, const Layout *layout)
 {
     if (!p->source_text)
         return "";
@@ -98,6 +98,9 @@ const char *c_write_hits(Emitter *e, const Program *p)
     }
     fprintf(o, "},\n    .score_column = %d, .traceback_column = %d, .model = %d,\n", score,
             traceback, slot);
+    if (!why && score >= 0) /* the search score's call alone: the other calls only for
+                               the sequences that may be hits */
+        fprintf(o, "    .search = %s,\n", layout_name(layout, p->prints[score].call, "run"));
     fprintf(o, "    .nucleic = %d, .maxl = %ld};\n", nucleic, m.has[META_MAXL] ? m.maxl : 0L);
     hmmer_meta_free(&m);
     return ".hits = &hits,";

@@ -6,10 +6,12 @@
 #define HMMC_BACKEND_C_HITS_H
 
 #include "codegen/emit.h"
+#include "codegen/layout.h"
 #include "ir/ir.h"
 
-/* Writes `static const hmmrt_hits_info hits` when the source has the header;
- * returns the program's field (".hits = &hits, ") or "" when it has none. */
-const char *c_write_hits(Emitter *e, const Program *p);
+/* Writes `static const hmmrt_hits_info hits` when the source has the header
+ * (layout names the search score's call function); returns the program's
+ * field (".hits = &hits, ") or "" when it has none. */
+const char *c_write_hits(Emitter *e, const Program *p, const Layout *layout);
 
 #endif
