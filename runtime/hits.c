@@ -234,7 +234,8 @@ static void threshold(hmmrt_hits *h)
                             (incdom_by_E ? cE <= opt->incdomE : dom->bits >= incdomT);
         }
     }
-    qsort(h->hits, h->n, sizeof *h->hits, by_rank);
+    if (h->n > 1) /* none: hits may be NULL, which qsort must not get */
+        qsort(h->hits, h->n, sizeof *h->hits, by_rank);
 }
 
 static int finish_table(FILE **f, const char *option, const char *path)

@@ -198,7 +198,8 @@ static int by_from(const void *a, const void *b)
  * the shorter or more are one hit, the one of higher score kept. */
 static void remove_duplicates(hmmrt_strands *s, int64_t span)
 {
-    qsort(s->c, s->n, sizeof *s->c, by_from);
+    if (s->n > 1) /* none: c may be NULL, which qsort must not get */
+        qsort(s->c, s->n, sizeof *s->c, by_from);
     size_t kept = 0;
     for (size_t i = 0; i < s->n; i++) {
         candidate *c = &s->c[i];

@@ -145,7 +145,8 @@ static int dealt_add(dealt *d, const char *name, int share, const uint8_t *codes
         d->codes = c;
         d->codes_cap = cap;
     }
-    memcpy(d->codes + d->codes_len, codes, (size_t)length);
+    if (length > 0) /* an empty sequence's codes may be NULL */
+        memcpy(d->codes + d->codes_len, codes, (size_t)length);
     d->codes_len += length;
     d->names[d->n] = strdup(name);
     if (!d->names[d->n])
