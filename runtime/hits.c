@@ -61,16 +61,18 @@ void hmmrt_hits_close(hmmrt_hits *h)
 }
 
 /* 1 when a hit of this score and P-value can still be reported: hmmsearch
- * reports P Z <= E, and Z is at least the sequences searched so far (nhmmer:
- * the residues searched so far over W). */
-static int may_report(const hmmrt_hits *h, double bits, double lnP)
+ * reports P Z <= E, and Z is at least the sequences searched so far and the
+ * `ahead` ones scored but not taken yet (nhmmer: the residues searched so
+ * far over W). */
+static int may_report(const hmmrt_hits *h, double bits, double lnP, int64_t ahead)
 {
     const hmmrt_hits_options *opt = h->opt;
     if (opt->cut != HMMRT_CUT_NONE)
         return bits >= h->info->cut[opt->cut][0];
     if (!opt->by_E)
         return bits >= opt->T;
-    double Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z : (double)h->searched;
+    double Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z
+                                                          : (double)(h->searched + ahead);
     return lnP + log(Z) <= log(opt->E);
 }
 
@@ -78,10 +80,8 @@ int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before)
 {
     if (isnan(nats) || nats == -INFINITY)
         return 0;
-    double bits = nats / M_LN2;
-    hmmrt_hits ahead = *h; /* Z is at least these and the sequence itself */
-    ahead.searched += before + 1;
-    return may_report(&ahead, bits, hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda));
+    double bits = nats / M_LN2; /* Z counts the sequence itself too */
+    return may_report(h, bits, hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda), before + 1);
 }
 
 /* Drops the hits that can no longer be reported (Z has grown). */
@@ -89,7 +89,7 @@ static void prune(hmmrt_hits *h)
 {
     size_t kept = 0;
     for (size_t i = 0; i < h->n; i++) {
-        if (may_report(h, h->hits[i].bits, h->hits[i].lnP)) {
+        if (may_report(h, h->hits[i].bits, h->hits[i].lnP, 0)) {
             h->hits[kept++] = h->hits[i];
         } else {
             free(h->hits[i].name);
@@ -102,7 +102,7 @@ static void prune(hmmrt_hits *h)
 
 int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit)
 {
-    if (!may_report(h, hit->bits, hit->lnP)) {
+    if (!may_report(h, hit->bits, hit->lnP, 0)) {
         free(hit->name);
         free(hit->domains);
         return 0;
@@ -158,7 +158,7 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     if (h->strands)
         return hmmrt_strands_add(h, rec, index, codes);
     double bits = nats / M_LN2, lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda);
-    if (nats == -INFINITY || !may_report(h, bits, lnP))
+    if (nats == -INFINITY || !may_report(h, bits, lnP, 0))
         return 0;
     hmmrt_hit hit = {.length = rec->length, .index = index, .bits = bits, .lnP = lnP,
                      .best = -1};

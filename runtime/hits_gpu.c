@@ -60,49 +60,49 @@ void hmmrt_hits_gpu_free(gpu_opening *op)
     op->hits_program = NULL;
 }
 
-int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index,
-                            int64_t before)
+/* Sequence i's viterbi traceback (every column but the search score) from
+ * the CPU: 0, or non-zero when memory ran out. From many threads at once. */
+static int path_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index)
 {
     const hmmrt_program *prog = r->prog;
     hmmrt_value *values = w->values + i * prog->n_columns;
     const int score_column = prog->hits->score_column;
     const double score = values[score_column].score;
-    /* a DNA model's hits come from windows of both strands (hits_strands.c),
-     * scored there */
-    if (!r->hits_paths_later || r->hits->strands ||
-        !hmmrt_hits_may_report(r->hits, score, before))
-        return 0;
     hmmrt_seq seq = {.name = b->records[i].name,
                      .codes = w->code_ptrs + i * prog->n_alphabets,
                      .length = b->records[i].length,
                      .index = first_index + i};
     int failed = prog->score_cpu(&seq, values, &r->scratches[omp_get_thread_num()]);
     values[score_column].score = score; /* the run's own precision ranks the hits */
-#pragma omp atomic
-    r->hits_paths++;
     return failed;
 }
 
-int hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w)
+void hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w, int64_t first_index)
 {
+    /* a DNA model's hits come from windows of both strands (hits_strands.c),
+     * scored there */
     if (!r->hits_paths_later || r->hits->strands)
-        return 0;
-    int64_t *before = malloc(((size_t)b->n + 1) * sizeof *before);
-    if (!before)
-        return hmmrt_stop_out_of_memory_for_batch(r);
+        return;
+    /* the sequences that may be reported, in order: Z grows along the batch */
+    int64_t *may = malloc(((size_t)b->n + 1) * sizeof *may), n_may = 0;
+    const int score_column = r->prog->hits->score_column;
     for (int64_t i = 0, scored = 0; i < b->n; i++) {
-        before[i] = scored;
-        scored += w->results[i].status == SEQ_SCORED;
-    }
-#pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, 1)
-    for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
             continue;
+        if (!may) /* printing stops at the first */
+            w->results[i].status = SEQ_OUT_OF_MEMORY;
+        else if (hmmrt_hits_may_report(
+                     r->hits, w->values[i * r->prog->n_columns + score_column].score, scored))
+            may[n_may++] = i;
+        scored++;
+    }
+    r->hits_paths += n_may;
+#pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, 1)
+    for (int64_t k = 0; k < n_may; k++) {
+        int64_t i = may[k];
         hmmrt_buf_take_failure();
-        if (hmmrt_hits_paths_on_cpu(r, b, w, i, r->first_index, before[i]) != 0 ||
-            hmmrt_buf_take_failure())
+        if (path_on_cpu(r, b, w, i, first_index) != 0 || hmmrt_buf_take_failure())
             w->results[i].status = SEQ_OUT_OF_MEMORY;
     }
-    free(before);
-    return 0;
+    free(may);
 }

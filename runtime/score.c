@@ -332,10 +332,9 @@ static int process_current_batch(run *r)
     if (!status) {
         score_and_read_ahead(r);
         if (r->hits)
-            status = hmmrt_hits_paths_for_batch(r, b, r->w);
+            hmmrt_hits_paths_for_batch(r, b, r->w, r->first_index);
         r->timing.scoring += hmmrt_seconds() - started;
-        if (!status)
-            status = hmmrt_print_batch(r, b, r->w);
+        status = hmmrt_print_batch(r, b, r->w);
     }
     r->first_index += b->n;
     hmmrt_free_records(b);

@@ -269,13 +269,6 @@ static int rescore_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t fi
 static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
 {
     double started = hmmrt_seconds();
-    /* the hits mode: how many of the batch are scored ahead of each (Z grows
-     * along the batch; sequences that may be hits get a traceback) */
-    int64_t *before = r->hits ? malloc(((size_t)b->n + 1) * sizeof *before) : NULL;
-    for (int64_t i = 0, scored = 0; before && i < b->n; i++) {
-        before[i] = scored;
-        scored += w->results[i].status == SEQ_SCORED;
-    }
 #pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, hmmrt_omp_chunk(b->n))
     for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
@@ -287,10 +280,7 @@ static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
             w->results[i].status = SEQ_OUT_OF_MEMORY;
             continue;
         }
-        if (r->hits) { /* no rows: a traceback where the sequence may be a hit */
-            if (!before || hmmrt_hits_paths_on_cpu(r, b, w, i, first_index, before[i]) != 0)
-                w->results[i].status = SEQ_OUT_OF_MEMORY;
-        } else {
+        if (!r->hits) { /* the hits mode prints no rows */
             hmmrt_buf_reset(&w->rows[i]);
             hmmrt_format_row(&w->rows[i], r->prog, rec->name, w->values + i * r->prog->n_columns);
         }
@@ -299,7 +289,8 @@ static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
             w->results[i].status = SEQ_OUT_OF_MEMORY;
         hmmrt_progress_add(1, rec->length);
     }
-    free(before);
+    if (r->hits) /* a traceback for each sequence that may be a hit */
+        hmmrt_hits_paths_for_batch(r, b, w, first_index);
     hmmrt_progress_poll();
     r->timing.formatting += hmmrt_seconds() - started;
 }

@@ -125,16 +125,11 @@ void *hmmrt_finish_opening_gpu(gpu_opening *op);
 const hmmrt_program *hmmrt_hits_gpu_program(gpu_opening *op);
 void hmmrt_hits_gpu_free(gpu_opening *op);
 /* ... and, where the search score's call ran alone (run.hits_paths_later),
- * sequence i's viterbi traceback (every column but the search score) from
- * the CPU when it may still be reported (`before`: the sequences of its
- * batch scored ahead of it): 0, or non-zero when memory ran out. From many
- * threads at once. */
-int hmmrt_hits_paths_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first_index,
-                            int64_t before);
-/* The same for every sequence of batch b that may be reported, on every
- * thread (the CPU path, after the batch is scored): 0, or the status of a
- * sequence that ran out of memory. */
-int hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w);
+ * the viterbi tracebacks (every column but the search score) of the
+ * sequences of batch b that may still be reported, from the CPU on every
+ * thread, after the batch is scored (first_index: its first sequence's);
+ * a sequence that ran out of memory is marked so. */
+void hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w, int64_t first_index);
 
 enum { DUPLICATE_WARNINGS_SHOWN = 10 }; /* then duplicate names are only counted */
 
