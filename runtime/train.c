@@ -866,11 +866,14 @@ int hmmrt_train(const hmmrt_program *prog, const hmmrt_options *o)
         double ll = (double)t.log_likelihood;
         char text[HMMRT_SCORE_MAX];
         hmmrt_format_score(text, ll); /* with --decimals, as the scores of a run */
-        fprintf(log, "iteration %ld\t%s %s", iteration,
-                o->viterbi_training ? "best-path score" : "log-likelihood", text);
+        /* one write: under mpirun another rank's warning may come at the same time */
+        char line[HMMRT_SCORE_MAX + 128], change[64] = "";
         if (have_previous)
-            fprintf(log, "\tchange %+.6g", ll - previous);
-        fprintf(log, "\t%.3f s\n", hmmrt_seconds() - started);
+            snprintf(change, sizeof change, "\tchange %+.6g", ll - previous);
+        snprintf(line, sizeof line, "iteration %ld\t%s %s%s\t%.3f s\n", iteration,
+                 o->viterbi_training ? "best-path score" : "log-likelihood", text, change,
+                 hmmrt_seconds() - started);
+        fputs(line, log);
         int converged = have_previous && ll - previous < o->tolerance * fabs(ll);
         if (have_previous && ll < previous - 1e-9 * fabs(ll) && log == stderr)
             hmmrt_warning("the log-likelihood fell by %g at iteration %ld (rounding, or a model "
