@@ -195,6 +195,39 @@ static int apply_device(parse_state *st, const char *v)
     return 0;
 }
 
+/* --devices all|N,M,...: several GPUs of this host (gpu_multi.c). */
+static int apply_devices(parse_state *st, const char *v)
+{
+    if (needs_gpu_target(st, "--devices") != 0)
+        return HMMRT_EXIT_USAGE;
+    if (strcmp(v, "all") == 0) {
+        st->o->n_devices = -1;
+        return 0;
+    }
+    const char *expected = "'all' or a list of GPU numbers from 0 to 1023, each once, such as 0,1";
+    int n = 0;
+    for (const char *p = v;; p++) {
+        char number[8];
+        size_t len = strcspn(p, ",");
+        long long d;
+        if (len == 0 || len >= sizeof number || n == HMMRT_MAX_DEVICES)
+            return bad_value("devices", expected, v);
+        memcpy(number, p, len);
+        number[len] = '\0';
+        if (parse_number(number, 0, 1023, &d) != 0)
+            return bad_value("devices", expected, v);
+        for (int k = 0; k < n; k++)
+            if (st->o->devices[k] == (int)d)
+                return bad_value("devices", expected, v);
+        st->o->devices[n++] = (int)d;
+        p += len;
+        if (!*p)
+            break;
+    }
+    st->o->n_devices = n;
+    return 0;
+}
+
 static int apply_output(parse_state *st, const char *v)
 {
     if (!*v)
@@ -517,6 +550,7 @@ static const option_spec option_specs[] = {
     {"model", "NAME", apply_model},
     {"cpu", NULL, apply_cpu},
     {"device", "N", apply_device},
+    {"devices", "LIST", apply_devices},
     {"double", NULL, apply_double},
     {"timing", NULL, apply_timing},
     {"scan", "on|off|auto", apply_scan},
@@ -610,6 +644,12 @@ static int check_combination(parse_state *st)
     if (o->make_db && (o->sample || o->train))
         return usage_error("--make-db and %s do not go together: --make-db only packs the "
                            "sequence files into a database", o->sample ? "--sample" : "--train");
+    if (o->n_devices && o->device_given)
+        return usage_error("--device and --devices do not go together: --device N for one GPU, "
+                           "--devices LIST (or all) for several");
+    if (o->n_devices && o->train)
+        return usage_error("--devices applies to scoring; --train's E-step runs on one GPU: "
+                           "choose it with --device N");
     if (o->make_db && o->n_files == 0)
         return usage_error("--make-db %s needs the sequence files to pack: name them after it, "
                            "or - for standard input", o->make_db);
@@ -747,6 +787,8 @@ static void print_gpu_options(FILE *f, const hmmrt_program *prog)
     fprintf(f,
             "  --cpu            score on the CPU even when a GPU is there\n"
             "  --device N       score on GPU number N (default 0)\n"
+            "  --devices LIST   score on several GPUs: all, or numbers such as 0,1; each\n"
+            "                   batch is shared out among them, the rows in input order\n"
             "  --double         double precision on the GPU (default single; the CPU\n"
             "                   computes in double, forward and backward in long double\n"
             "                   where double's range is too small)\n");

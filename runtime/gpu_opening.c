@@ -13,8 +13,8 @@ static void open_now(gpu_opening *op)
     double started = hmmrt_seconds();
     op->why[0] = '\0';
     const hmmrt_gpu_program *gpu = op->prog->gpu;
-    op->gpu = gpu->open ? gpu->open(hmmrt_hits_gpu_program(op), op->o->device, op->in_double,
-                                    op->why, sizeof op->why)
+    op->gpu = gpu->open ? hmmrt_gpus_open(hmmrt_hits_gpu_program(op), op->o, op->in_double,
+                                          op->why, sizeof op->why)
                         : NULL;
     if (!gpu->open)
         snprintf(op->why, sizeof op->why, "this program has no GPU driver");
@@ -47,7 +47,7 @@ void hmmrt_start_opening_gpu(gpu_opening *op, const hmmrt_program *prog, const h
         open_now(op); /* no thread to be had: open it now */
 }
 
-void *hmmrt_finish_opening_gpu(gpu_opening *op)
+hmmrt_gpus *hmmrt_finish_opening_gpu(gpu_opening *op)
 {
     if (!op->wanted || op->finished)
         return op->gpu;

@@ -103,6 +103,8 @@ typedef struct hmmrt_gpu_program {
     /* --timing: the breakdown so far (transfers, kernels, tracebacks, cells/s). */
     void (*report)(void *gpu, FILE *out);
     void (*close)(void *gpu);
+    /* The CUDA devices there are (0 when none can be used): --devices all. */
+    int (*device_count)(void);
     /* --train's E-step on the GPU (runtime/gpu/fb_gpu.c), with the program's
      * kernel (runtime/gpu/fb_kernel.cu); NULL: training runs on the CPU. */
     struct hmmrt_gpu_trainer *(*fb_open)(const struct hmmrt_fb *fb, int64_t n_seqs,
@@ -155,7 +157,7 @@ void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len);
  * or cuBLAS's status. */
 enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
 int hmmrt_dense_product_mode(const char **why);
-void *hmmrt_cublas_handle(void); /* the process's (one device), made once; NULL: the tiles */
+void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the tiles */
 void hmmrt_cublas_warm(int n);    /* loads the kernel of a product of n states (0.07 s) */
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out);
@@ -166,6 +168,7 @@ void *hmmrt_gpu_open(const struct hmmrt_program *prog, int device, int use_doubl
 int hmmrt_gpu_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen);
 void hmmrt_gpu_report(void *gpu, FILE *out);
 void hmmrt_gpu_close(void *gpu);
+int hmmrt_gpu_device_count(void);
 
 #ifdef __cplusplus
 }

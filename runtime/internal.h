@@ -176,6 +176,8 @@ typedef struct hmmrt_hits_options {
 } hmmrt_hits_options;
 enum { HMMRT_STRAND_WATSON = 1, HMMRT_STRAND_CRICK = 2, HMMRT_STRAND_BOTH = 3 };
 
+enum { HMMRT_MAX_DEVICES = 64 }; /* --devices: the GPUs one process scores on */
+
 typedef struct hmmrt_options {
     int help, version;
     int threads;           /* --threads, else OMP_NUM_THREADS (checked), else every core;
@@ -193,6 +195,9 @@ typedef struct hmmrt_options {
     int device;            /* --device N: the GPU to open (default 0) */
     int device_given;      /* ... given: under mpirun every rank opens it (else rank's
                               local number mod the devices) */
+    int n_devices;         /* --devices: 0 not given (one GPU, --device's); -1 all;
+                              else how many of devices[] */
+    int devices[HMMRT_MAX_DEVICES]; /* --devices LIST, each once, as given */
     const char *output;    /* --output FILE: the table goes there (else stdout) */
     int use_double;        /* --double: double precision on the GPU */
     int timing;            /* --timing: a breakdown of the time on stderr at the end */

@@ -430,7 +430,7 @@ static void report_timing(run *r, double started)
     hmmrt_dense_batch_report(r, stderr);
     hmmrt_scan_report(stderr);
     if (r->gpu)
-        r->prog->gpu->report(r->gpu, stderr);
+        hmmrt_gpus_report(r->gpu, stderr);
     if (r->gpu && r->in_double && !r->o->use_double)
         fprintf(stderr, "  in double precision: %s\n", r->prog->gpu->needs_double);
     if (r->rescored)
@@ -451,7 +451,7 @@ static void report_timing(run *r, double started)
                         "in long double on the CPU\n", wide, wide == 1 ? "" : "s");
     if (r->gpu_double) {
         fprintf(stderr, "rescoring in double (its kernels add to the float run's):\n");
-        r->prog->gpu->report(r->gpu_double, stderr);
+        hmmrt_gpus_report(r->gpu_double, stderr);
     }
 }
 
@@ -474,9 +474,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
     run r;
     if (open_run(&r, prog, o, &opening) != 0) {
         close_run(&r);
-        void *gpu = hmmrt_finish_opening_gpu(&opening);
-        if (gpu)
-            prog->gpu->close(gpu);
+        hmmrt_gpus_close(hmmrt_finish_opening_gpu(&opening));
         hmmrt_error("out of memory");
         return HMMRT_EXIT_INTERNAL;
     }
@@ -486,9 +484,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         if (hits_status) {
             hmmrt_hits_close(&hits);
             close_run(&r);
-            void *gpu = hmmrt_finish_opening_gpu(&opening);
-            if (gpu)
-                prog->gpu->close(gpu);
+            hmmrt_gpus_close(hmmrt_finish_opening_gpu(&opening));
             return hits_status;
         }
         r.hits = &hits;
@@ -498,9 +494,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         if (r.hits)
             hmmrt_hits_close(r.hits);
         close_run(&r);
-        void *gpu = hmmrt_finish_opening_gpu(&opening);
-        if (gpu)
-            prog->gpu->close(gpu);
+        hmmrt_gpus_close(hmmrt_finish_opening_gpu(&opening));
         return dense_status < -1 ? HMMRT_EXIT_INTERNAL : HMMRT_EXIT_USAGE;
     }
     hmmrt_out_catch_signals(&r.out);
@@ -528,13 +522,11 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
         report_timing(&r, started);
     if (r.gpu || r.gpu_double)
         hmmrt_exit_leaving_gpu(status); /* every row is out: no waiting for the driver */
-    if (r.gpu_double)
-        prog->gpu->close(r.gpu_double);
+    hmmrt_gpus_close(r.gpu_double);
     close_run(&r);
     if (r.hits)
         hmmrt_hits_close(r.hits);
-    if (r.gpu)
-        prog->gpu->close(r.gpu);
+    hmmrt_gpus_close(r.gpu);
     hmmrt_hits_gpu_free(&opening);
     return status;
 }

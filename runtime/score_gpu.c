@@ -1,7 +1,7 @@
 /* score_gpu.c: the scoring run on the GPU, batch after batch. While a reader
  * thread reads and maps (OpenMP) batch k + 1 and a printer thread formats
  * and prints batch k - 1, the mapped sequences of batch k go to the GPU
- * driver in one call (prog->gpu->score: sorting, transfers, kernels,
+ * driver in one call (hmmrt_gpus_score, gpu_multi.c: sorting, transfers, kernels,
  * tracebacks); then batch k goes to the printer, which formats its rows in
  * parallel and prints batches in input order. The main thread, which feeds
  * the GPU, does no more between two batches than it must. Skips, stops and
@@ -204,16 +204,16 @@ static int rescore_impossible_in_double(run *r, hmmrt_gpu_input *in, char *err, 
     }
     int status = 0;
     if (n > 0 && !r->gpu_double)
-        r->gpu_double = r->prog->gpu->open(r->opening->hits_program ? r->opening->hits_program
-                                                                    : r->prog,
-                                           r->o->device, 1, err, errlen);
+        r->gpu_double = hmmrt_gpus_open(r->opening->hits_program ? r->opening->hits_program
+                                                                 : r->prog,
+                                        r->o, 1, err, errlen);
     if (n > 0 && !r->gpu_double)
         status = -1;
     if (n > 0 && r->gpu_double) {
         hmmrt_gpu_input again = *in;
         again.skip = skip;
         again.order = NULL; /* fewer sequences: the driver orders them */
-        status = r->prog->gpu->score(r->gpu_double, &again, err, errlen);
+        status = hmmrt_gpus_score(r->gpu_double, &again, err, errlen);
         r->rescored += n;
     }
     free(skip);
@@ -236,7 +236,7 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
                           .values = w->values,
                           .order = w->n_ordered >= 0 ? w->order : NULL,
                           .n_ordered = w->n_ordered};
-    if (r->prog->gpu->score(r->gpu, &in, err, errlen) != 0 ||
+    if (hmmrt_gpus_score(r->gpu, &in, err, errlen) != 0 ||
         (!r->in_double && rescore_impossible_in_double(r, &in, err, errlen) != 0))
         return -1;
     return 0;

@@ -58,9 +58,9 @@ typedef struct run {
     const hmmrt_program *prog;
     const hmmrt_options *o;
     struct gpu_opening *opening; /* the GPU's, while the first batch is read */
-    void *gpu;               /* the open GPU (prog->gpu's driver), or NULL: the CPU scores */
+    struct hmmrt_gpus *gpu;  /* the open GPUs (gpu_multi.c), or NULL: the CPU scores */
     int in_double;           /* it scores in double (--double, or the program needs it) */
-    void *gpu_double;        /* opened on first need: rescores in double what float gave -inf */
+    struct hmmrt_gpus *gpu_double; /* opened on first need: rescores in double what float gave -inf */
     int64_t rescored;        /* sequences rescored so */
     int64_t rescored_on_cpu; /* sequences the double kernels gave -inf or marked, scored
                                 again on the CPU */
@@ -105,7 +105,7 @@ typedef struct gpu_opening {
     int running;     /* a thread is opening it */
     int finished;    /* hmmrt_finish_opening_gpu was called */
     pthread_t thread;
-    void *gpu;       /* the open GPU, or NULL ... */
+    struct hmmrt_gpus *gpu; /* the open GPUs, or NULL ... */
     char why[1024];  /* ... and why */
     double seconds;  /* the opening's own time */
     double waited;   /* the time the run waited for it */
@@ -117,7 +117,18 @@ typedef struct gpu_opening {
 void hmmrt_start_opening_gpu(gpu_opening *op, const hmmrt_program *prog, const hmmrt_options *o);
 /* Waits for the opening: the open GPU, or NULL after a note saying why
  * (where one was wanted). Called again, returns the same. */
-void *hmmrt_finish_opening_gpu(gpu_opening *op);
+struct hmmrt_gpus *hmmrt_finish_opening_gpu(gpu_opening *op);
+
+/* The GPUs of a run (gpu_multi.c): --device's one, or --devices' several,
+ * each batch dealt out among them. The same calls as the driver's. */
+typedef struct hmmrt_gpus hmmrt_gpus;
+hmmrt_gpus *hmmrt_gpus_open(const hmmrt_program *prog, const hmmrt_options *o, int use_double,
+                            char *err, size_t errlen);
+struct hmmrt_gpu_input;
+int hmmrt_gpus_score(hmmrt_gpus *g, const struct hmmrt_gpu_input *in, char *err, size_t errlen);
+void hmmrt_gpus_report(const hmmrt_gpus *g, FILE *out);
+void hmmrt_gpus_close(hmmrt_gpus *g);
+int hmmrt_gpus_count(const hmmrt_gpus *g);
 
 /* The hits mode on the GPU (hits_gpu.c): the program the GPU is opened
  * with (prog, or a copy whose GPU side runs only the search score's call,

@@ -65,21 +65,27 @@ int hmmrt_dense_product_mode(const char **why)
     return blas.mode;
 }
 
-static cublasHandle_t shared;
+/* One handle per device (a handle belongs to the device current when it was
+ * made): a process scoring on several GPUs (--devices) has one for each. */
+enum { MAX_HANDLES = 64 };
+static cublasHandle_t handles[MAX_HANDLES];
 static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
 
 void *hmmrt_cublas_handle(void)
 {
-    if (hmmrt_dense_product_mode(NULL) == HMMRT_DENSE_TILES)
+    int device = 0;
+    if (hmmrt_dense_product_mode(NULL) == HMMRT_DENSE_TILES ||
+        cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= MAX_HANDLES)
         return NULL;
     pthread_mutex_lock(&making);
-    if (!shared && blas.create(&shared) != CUBLAS_STATUS_SUCCESS) {
-        shared = NULL;
+    if (!handles[device] && blas.create(&handles[device]) != CUBLAS_STATUS_SUCCESS) {
+        handles[device] = NULL;
         blas.mode = HMMRT_DENSE_TILES;
         snprintf(blas.why, sizeof blas.why, "cublasCreate failed");
     }
+    cublasHandle_t h = handles[device];
     pthread_mutex_unlock(&making);
-    return shared;
+    return h;
 }
 
 /* out = in x matrix, rows x n by n x n, all row-major floats on the device:

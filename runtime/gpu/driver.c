@@ -29,8 +29,8 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
  * rescores in double): 0, or -1 with the reason in err. */
 static int read_fault(hmmrt_gpu *g, char *err, size_t errlen)
 {
-    static int opened_before;
-    if (opened_before++)
+    static int opened_before; /* several GPUs (--devices) open at once */
+    if (__atomic_fetch_add(&opened_before, 1, __ATOMIC_SEQ_CST))
         return 0;
     const char *text = getenv("HMMRT_GPU_FAULT");
     if (hmmrt_parse_gpu_fault(text, &g->fault) == 0)
@@ -124,6 +124,16 @@ static int pick_device(hmmrt_gpu *g, int device, char *err, size_t errlen)
     g->multiprocessors = prop.multiProcessorCount;
     g->device_memory = prop.totalGlobalMem;
     return 0;
+}
+
+int hmmrt_gpu_device_count(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
 }
 
 /* Checks what the generated code filled in: 0, or -1 with the reason. */

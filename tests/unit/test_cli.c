@@ -207,6 +207,72 @@ static const hmmrt_gpu_program fake_gpu_needs_double = {
     .report = fake_report,
     .close = fake_close};
 
+/* Three fake GPUs for --devices: each scores as fake_score does (without its
+ * line on stderr, whose order across devices' threads is not fixed) and
+ * counts what it scored. */
+enum { FAKE_DEVICES = 3 };
+typedef struct fake_device {
+    fake_gpu g;
+    int device;
+    int64_t scored, residues, batches;
+} fake_device;
+static fake_device fake_devices[2][FAKE_DEVICES];
+
+static int fake_device_count(void) { return FAKE_DEVICES; }
+
+static void *fake_multi_open(const hmmrt_program *prog, int device, int use_double, char *err,
+                             size_t errlen)
+{
+    if (device < 0 || device >= FAKE_DEVICES) {
+        snprintf(err, errlen, "--device %d is out of range: there are 3 CUDA devices, 0 to 2",
+                 device);
+        return NULL;
+    }
+    fake_devices[use_double != 0][device] = (fake_device){.g = {use_double, 0}, .device = device};
+    return &fake_devices[use_double != 0][device];
+}
+
+static int fake_multi_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen)
+{
+    fake_device *d = gpu;
+    if (check_order(in) != 0) {
+        snprintf(err, errlen, "the order handed over is not the part's");
+        return -1;
+    }
+    for (int64_t i = 0; i < in->n; i++) {
+        if (in->skip[i])
+            continue;
+        if (in->lengths[i] == 13) {
+            snprintf(err, errlen, "an illegal memory access was encountered");
+            return -1;
+        }
+        if (fake_score_one(&d->g, in, i) != 0) {
+            snprintf(err, errlen, "row %lld was not cleared", (long long)i);
+            return -1;
+        }
+        d->scored++;
+        d->residues += in->lengths[i];
+    }
+    d->g.seen += in->n;
+    d->batches++;
+    return 0;
+}
+
+/* --timing: what each device scored (the run is a child: its counts come back so) */
+static void fake_multi_report(void *gpu, FILE *out)
+{
+    const fake_device *d = gpu;
+    fprintf(out, "fake device %d%s: %lld scored, %lld residues, %lld batches\n", d->device,
+            d->g.use_double ? " in double" : "", (long long)d->scored, (long long)d->residues,
+            (long long)d->batches);
+}
+
+static const hmmrt_gpu_program fake_gpus_program = {.open = fake_multi_open,
+                                                     .score = fake_multi_score,
+                                                     .report = fake_multi_report,
+                                                     .close = fake_close,
+                                                     .device_count = fake_device_count};
+
 static hmmrt_program program_under_test; /* toy, with the gpu a test gives it */
 
 static void use_gpu(const hmmrt_gpu_program *gpu)
@@ -873,6 +939,61 @@ static void test_no_gpu_falls_back_to_the_cpu(void **state)
            "number 0); scoring on the CPU\n");
 }
 
+/* --devices: every sequence scored once, by one of the devices, the rows
+ * those of one GPU in input order; the parts balanced by residues; a device
+ * that does not open or fails is named. */
+static void test_several_gpus(void **state)
+{
+    hmmrt_buf input = {0};
+    for (int i = 0; i < 40; i++) {
+        char line[128];
+        snprintf(line, sizeof line, ">s%d\n%.*s\n", i, 14 + (i * 7) % 15, /* not 13 */
+                 "ACGTTGCAACGTACGATCGATTTAGCACG");
+        hmmrt_buf_puts(&input, line);
+    }
+    const char *f = temp_file(input.data);
+    hmmrt_buf_free(&input);
+    use_gpu(&fake_gpus_program);
+    run_toy("--device", "1", "--timing", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    char *one = strdup(last.out);
+    assert_non_null(strstr(last.err, "fake device 1: 40 scored, 845 residues, 1 batches\n"));
+    for (int k = 0; k < 2; k++) {
+        run_toy("--devices", k ? "all" : "2,0,1", "--timing", f, NULL);
+        assert_int_equal(last.status, HMMRT_EXIT_OK);
+        assert_string_equal(last.out, one);
+        int64_t scored = 0, residues = 0, most = 0, least = INT64_MAX;
+        for (int d = 0; d < FAKE_DEVICES; d++) {
+            char head[32];
+            snprintf(head, sizeof head, "fake device %d: ", d);
+            const char *line = strstr(last.err, head);
+            long long sc, re, ba;
+            assert_non_null(line);
+            assert_int_equal(sscanf(line + strlen(head), "%lld scored, %lld residues, %lld batches",
+                                    &sc, &re, &ba), 3);
+            assert_int_equal(ba, 1);
+            scored += sc;
+            residues += re;
+            most = re > most ? re : most;
+            least = re < least ? re : least;
+        }
+        assert_int_equal(scored, 40);
+        assert_int_equal(residues, 845);
+        assert_true(most - least <= 28 + 32); /* the longest, and a row's cost */
+    }
+    free(one);
+    assert_non_null(strstr(run_toy("--devices", "all", "--timing", f, NULL)->err,
+                           "  --devices: 3 GPUs, each batch dealt out by residues\n"));
+    expect(run_toy("--devices", "0,7", "--no-header", temp_file(">a\nAC\n"), NULL),
+           HMMRT_EXIT_OK, "a\t2.000000\t-1.000000\t32\t0.000000\n",
+           "toy: note: no usable GPU (GPU 7 of --devices: --device 7 is out of range: there "
+           "are 3 CUDA devices, 0 to 2); scoring on the CPU\n");
+    run_toy("--devices", "all", temp_file(">a\nAC\n>b\nACGTACGTACGTA\n>c\nA\n"), NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_INTERNAL);
+    assert_non_null(strstr(last.err, "toy: error: GPU: on device "));
+    assert_non_null(strstr(last.err, ": an illegal memory access was encountered; in the batch"));
+}
+
 /* The GPU opens while the first batch is read: its note still comes before
  * any error, and the first batch, read at the GPU's size, is scored whole on
  * the CPU when the GPU does not open. */
@@ -1149,6 +1270,7 @@ int main(void)
         T(test_gpu_stop_in_the_first_of_two_batches),
         T(test_gpu_error_in_the_second_batch),
         T(test_no_gpu_falls_back_to_the_cpu),
+        T(test_several_gpus),
         T(test_cpu_option_and_cpu_only_programs),
         T(test_gpu_skip_invalid),
         T(test_gpu_invalid_symbol_stops_the_run),

@@ -148,7 +148,8 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
                      "forward-backward kernel */");
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
-               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n%s%s%s};\n",
+               "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n"
+               "    .device_count = hmmrt_gpu_device_count,\n%s%s%s};\n",
             n_calls, reason ? arena_strdup(p->arena, emit_string(reason)) : "NULL",
             double_only ? emit_string(double_only) : "NULL",
             trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
