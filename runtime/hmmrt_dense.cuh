@@ -26,6 +26,7 @@
 #include "hmmrt_gpu.h"
 enum { HMMC_DENSE_FORWARD, HMMC_DENSE_BACKWARD, HMMC_DENSE_VITERBI };
 struct hmmc_dense_device {};
+enum { HMMC_DENSE_DEVICES = 64 };
 template <typename real>
 static int hmmc_dense_run(const hmmrt_dense *, int, hmmc_dense_device *, const hmmrt_gpu_batch *, int)
 {
@@ -410,6 +411,7 @@ __global__ void hmmc_dense_empty(int first, int rows, double start_end, void *sc
 }
 
 /* A call's model on the device, in each precision, uploaded on first use. */
+enum { HMMC_DENSE_DEVICES = 64 }; /* GPUs one process may use (--devices) */
 struct hmmc_dense_device {
     void *matrix[2], *start[2], *end[2], *emission[2];
     int *state_of;
@@ -588,10 +590,15 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
 /* Runs a dense call on a batch (sorted longest first), in chunks of rows
  * whose two columns take at most 2 GB. Returns a cudaError_t. */
 template <typename real>
-static int hmmc_dense_run(const hmmrt_dense *d, int alg, hmmc_dense_device *dev,
+static int hmmc_dense_run(const hmmrt_dense *d, int alg, hmmc_dense_device *devices,
                           const hmmrt_gpu_batch *b, int bp_bytes)
 {
     const int p = sizeof(real) == sizeof(double);
+    int device = 0, sms = 1;
+    cudaGetDevice(&device);
+    if (device < 0 || device >= HMMC_DENSE_DEVICES)
+        return (int)cudaErrorInvalidDevice;
+    hmmc_dense_device *dev = &devices[device]; /* this GPU's copy of the model (--devices) */
     cudaStream_t stream = (cudaStream_t)b->stream;
     cudaError_t err = cudaSuccess;
     if (!dev->matrix[p] && (err = hmmc_dense_upload<real>(d, alg, dev, p)) != cudaSuccess)
@@ -607,8 +614,6 @@ static int hmmc_dense_run(const hmmrt_dense *d, int alg, hmmc_dense_device *dev,
         free(lengths);
         return (int)err;
     }
-    int device = 0, sms = 1;
-    cudaGetDevice(&device);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     /* forward and backward in float through cuBLAS where it is found */
     const bool sums = alg != HMMC_DENSE_VITERBI && sizeof(real) == sizeof(float);

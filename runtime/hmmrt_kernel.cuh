@@ -338,23 +338,26 @@ static inline int hmmc_launch(const hmmc_launch_shape &shape, hmmc_kernel k_floa
     return b->n == 0 ? 0 : hmmc_emulate_launch(shape, kernel, b);
 #else
     const size_t shared = (size_t)shape.shared_values * (d ? sizeof(double) : sizeof(float));
-    if (!block[d]) {
-        if (shared > 48 * 1024 &&
-            cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)shared) != cudaSuccess)
-            return (int)cudaGetLastError();
+    /* the attribute is the current device's: set on every launch (--devices) */
+    if (shared > 48 * 1024 &&
+        cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)shared) != cudaSuccess)
+        return (int)cudaGetLastError();
+    int threads = __atomic_load_n(&block[d], __ATOMIC_RELAXED);
+    if (!threads) { /* the same for every device of a kind; several may work it out at once */
         const int suggested = hmmrt_gpu_block_size((const void *)kernel, shape.states, shared, NULL);
-        block[d] = shape.kind == HMMC_LAUNCH_BLOCK   ? hmmc_block_threads(suggested, shape.states)
-                   : shape.kind == HMMC_LAUNCH_LANES ? suggested / 32 * 32
-                                                     : suggested;
+        threads = shape.kind == HMMC_LAUNCH_BLOCK   ? hmmc_block_threads(suggested, shape.states)
+                  : shape.kind == HMMC_LAUNCH_LANES ? suggested / 32 * 32
+                                                    : suggested;
+        __atomic_store_n(&block[d], threads, __ATOMIC_RELAXED);
     }
     if (b->n == 0)
         return 0;
     const unsigned grid = shape.kind == HMMC_LAUNCH_BLOCK   ? (unsigned)b->n /* a block a sequence */
-                          : shape.kind == HMMC_LAUNCH_LANES ? (unsigned)((b->n + block[d] / shape.lanes - 1) /
-                                                                         (block[d] / shape.lanes))
-                                                            : (unsigned)((b->n + block[d] - 1) / block[d]);
-    kernel<<<grid, block[d], shared, (cudaStream_t)b->stream>>>(*b);
+                          : shape.kind == HMMC_LAUNCH_LANES ? (unsigned)((b->n + threads / shape.lanes - 1) /
+                                                                         (threads / shape.lanes))
+                                                            : (unsigned)((b->n + threads - 1) / threads);
+    kernel<<<grid, threads, shared, (cudaStream_t)b->stream>>>(*b);
     return (int)cudaGetLastError();
 #endif
 }

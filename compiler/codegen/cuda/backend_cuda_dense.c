@@ -18,13 +18,14 @@ void cuda_write_dense_call(Emitter *e, const Program *p, const Layout *l, int in
                     "per position over the batch (hmmrt_dense.cuh) ====", index, call->label,
                  call->plan.n_live, call->model->n_moves);
     emit_line(e, "extern \"C\" hmmrt_dense hmmc_%s; /* the matrix, in the .c file */", dense);
-    emit_line(e, "static hmmc_dense_device %s; /* uploaded on first use */", device);
+    emit_line(e, "static hmmc_dense_device %s[HMMC_DENSE_DEVICES]; /* a GPU's, uploaded on its first "
+                 "use there */", device);
     emit_blank(e);
     emit_open(e, "extern \"C\" int %s(const hmmrt_gpu_batch *b)", layout_name(l, index, "launch"));
     emit_line(e, "if (b->use_double)");
-    emit_line(e, "    return hmmc_dense_run<double>(&hmmc_%s, %s, &%s, b, %d);", dense, alg, device,
+    emit_line(e, "    return hmmc_dense_run<double>(&hmmc_%s, %s, %s, b, %d);", dense, alg, device,
               call->plan.bp_bytes);
-    emit_line(e, "return hmmc_dense_run<float>(&hmmc_%s, %s, &%s, b, %d);", dense, alg, device,
+    emit_line(e, "return hmmc_dense_run<float>(&hmmc_%s, %s, %s, b, %d);", dense, alg, device,
               call->plan.bp_bytes);
     emit_close(e, "");
     emit_blank(e);
