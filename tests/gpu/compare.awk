@@ -5,7 +5,11 @@
 # LENGTHS: name<TAB>length of every sequence. CPU, GPU: the program's output
 # with its header ('#name<TAB>LABEL...'). Score columns (labels ending in
 # .score) must agree within tol * max(1, |score|) + per_symbol * length
-# (rounding adds up along the sequence), -inf exactly with -inf; every row must be there, in
+# (rounding adds up along the sequence; viterbi columns, labels starting
+# 'viterbi(', take per_symbol_max when it is given: a float max-plus kernel
+# rounds each position's sums, and the column's shift back to a best of 0,
+# at the magnitude of the values, about 1e-7 nats for values of a few nats,
+# where a sum-product kernel rescales by exact powers of two), -inf exactly with -inf; every row must be there, in
 # the same order, under the same name. Text columns (tracebacks) are checked
 # elsewhere (their own probability, through hmmref --path). Prints one line
 # per problem (at most 8), then "worst WHAT DIFF" with the largest relative
@@ -21,8 +25,10 @@ function problem(text) {
 
 FILENAME == ARGV[1] { length_of[$1] = $2; next }
 FNR == 1 && /^#name/ {
-    for (i = 2; i <= NF; i++)
+    for (i = 2; i <= NF; i++) {
         is_score[i] = ($i ~ /\.score$/)
+        per_symbol_of[i] = ($i ~ /^viterbi\(/ && per_symbol_max != "") ? per_symbol_max : per_symbol
+    }
     next
 }
 /^#/ { next }
@@ -53,7 +59,7 @@ FILENAME == ARGV[2] {
         d = abs(got - want) / scale
         if (d > worst)
             worst = d
-        if (abs(got - want) > tol * scale + per_symbol * length_of[$1])
+        if (abs(got - want) > tol * scale + per_symbol_of[i] * length_of[$1])
             problem($1 " column " i ": GPU " got ", CPU " want " (relative difference " d \
                     ", length " length_of[$1] ")")
     }
