@@ -1,9 +1,12 @@
 /* gpu_multi.c: the GPUs a scoring run uses: one (--device N, the default) or
- * several of this host (--devices all|LIST). With several, each batch's
- * sequences are dealt out, longest first, to the device with the fewest
- * residues so far, and every device scores its part on a thread of its own
- * through the one-device driver, which writes only its sequences' rows: the
- * printer gets one scored batch, in input order, as from one GPU. */
+ * several of this host (--devices all|LIST). With several, the run starts
+ * once the first listed has opened (CUDA makes contexts one after another:
+ * four take a second); the others join at the first batch after theirs.
+ * Each batch's sequences are dealt out, longest first, to the open device
+ * with the fewest residues so far, and every device scores its part on a
+ * thread of its own through the one-device driver, which writes only its
+ * sequences' rows: the printer gets one scored batch, in input order, as
+ * from one GPU. */
 #include "score_run.h"
 
 #include "hmmrt_gpu.h"
@@ -11,11 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct opening_one {
+    struct hmmrt_gpus *g;
+    const hmmrt_program *prog;
+    int k, use_double;
+    char why[1024];
+    pthread_t thread;
+    int running; /* a thread opens it ... */
+    int done;    /* ... and has finished (atomic) */
+    int joined;  /* its thread is joined: dev[k] is open, or it failed */
+} opening_one;
+
 struct hmmrt_gpus {
     const hmmrt_gpu_program *gp; /* the driver's functions */
     int n;
     int devices[HMMRT_MAX_DEVICES];
     void *dev[HMMRT_MAX_DEVICES];
+    opening_one opening[HMMRT_MAX_DEVICES];
+    int wait_all; /* HMMRT_DEVICES_WAIT=1: every batch waits for every opening (tests) */
     /* several: each device's part of the batch */
     unsigned char *skip[HMMRT_MAX_DEVICES];
     int64_t *order[HMMRT_MAX_DEVICES];
@@ -29,21 +45,34 @@ struct hmmrt_gpus {
 
 /* ---- opening ------------------------------------------------------------------- */
 
-typedef struct opening_one {
-    hmmrt_gpus *g;
-    const hmmrt_program *prog;
-    int k, use_double;
-    char why[1024];
-    pthread_t thread;
-    int running;
-} opening_one;
-
 static void *open_one(void *arg)
 {
     opening_one *o = arg;
     o->g->dev[o->k] = o->g->gp->open(o->prog, o->g->devices[o->k], o->use_double, o->why,
                                      sizeof o->why);
+    __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
     return NULL;
+}
+
+/* Joins device k's opening when it has finished (or wait); a device that
+ * did not open is named once. */
+static void join_one(hmmrt_gpus *g, int k, int wait)
+{
+    opening_one *o = &g->opening[k];
+    if (o->joined || (!wait && !__atomic_load_n(&o->done, __ATOMIC_ACQUIRE)))
+        return;
+    if (o->running)
+        pthread_join(o->thread, NULL);
+    o->joined = 1;
+    if (!g->dev[k] && k > 0)
+        hmmrt_warning("GPU %d of --devices did not open (%s): the run goes on without it",
+                      g->devices[k], o->why);
+}
+
+static void join_openings(hmmrt_gpus *g, int wait)
+{
+    for (int k = 1; k < g->n; k++)
+        join_one(g, k, wait);
 }
 
 /* The devices to open: --device's, --devices' or all there are. */
@@ -88,33 +117,24 @@ hmmrt_gpus *hmmrt_gpus_open(const hmmrt_program *prog, const hmmrt_options *o, i
         }
         return g;
     }
-    /* contexts are made at the same time on every device */
-    opening_one *ones = calloc((size_t)g->n, sizeof *ones);
-    if (!ones) {
-        snprintf(err, errlen, "out of memory");
-        free(g);
-        return NULL;
-    }
+    /* every opening starts now; the run waits for the first device's alone */
+    const char *wait = getenv("HMMRT_DEVICES_WAIT");
+    g->wait_all = wait && strcmp(wait, "1") == 0;
     for (int k = 0; k < g->n; k++) {
-        ones[k] = (opening_one){.g = g, .prog = prog, .k = k, .use_double = use_double};
-        ones[k].running = pthread_create(&ones[k].thread, NULL, open_one, &ones[k]) == 0;
-        if (!ones[k].running)
-            open_one(&ones[k]);
+        opening_one *one = &g->opening[k];
+        *one = (opening_one){.g = g, .prog = prog, .k = k, .use_double = use_double};
+        one->running = pthread_create(&one->thread, NULL, open_one, one) == 0;
+        if (!one->running)
+            open_one(one);
     }
-    int failed = -1;
-    for (int k = 0; k < g->n; k++) {
-        if (ones[k].running)
-            pthread_join(ones[k].thread, NULL);
-        if (!g->dev[k] && failed < 0)
-            failed = k;
-    }
-    if (failed >= 0) /* every device asked for, or none: no silent fewer */
-        snprintf(err, errlen, "GPU %d of --devices: %s", g->devices[failed], ones[failed].why);
-    free(ones);
-    if (failed >= 0) {
+    join_one(g, 0, 1);
+    if (!g->dev[0]) { /* no GPU to start on: the CPU scores, as with --device */
+        snprintf(err, errlen, "GPU %d of --devices: %s", g->devices[0], g->opening[0].why);
         hmmrt_gpus_close(g);
         return NULL;
     }
+    if (g->wait_all)
+        join_openings(g, 1);
     return g;
 }
 
@@ -122,6 +142,10 @@ void hmmrt_gpus_close(hmmrt_gpus *g)
 {
     if (!g)
         return;
+    if (g->n > 1)
+        for (int k = 0; k < g->n; k++) /* quietly: the run is over */
+            if (!g->opening[k].joined && g->opening[k].running)
+                pthread_join(g->opening[k].thread, NULL);
     for (int k = 0; k < g->n; k++) {
         if (g->dev[k])
             g->gp->close(g->dev[k]);
@@ -168,16 +192,19 @@ static int grow(hmmrt_gpus *g, int64_t n)
 static void deal(hmmrt_gpus *g, const hmmrt_gpu_input *in, const int64_t *order, int64_t m)
 {
     int64_t load[HMMRT_MAX_DEVICES] = {0};
+    int open[HMMRT_MAX_DEVICES], n_open = 0;
     for (int k = 0; k < g->n; k++) {
         memset(g->skip[k], 1, (size_t)in->n);
         g->n_part[k] = 0;
+        if (g->opening[k].joined && g->dev[k])
+            open[n_open++] = k;
     }
     for (int64_t j = 0; j < m; j++) {
         int64_t i = order[j];
-        int best = 0;
-        for (int k = 1; k < g->n; k++)
-            if (load[k] < load[best])
-                best = k;
+        int best = open[0];
+        for (int o = 1; o < n_open; o++)
+            if (load[open[o]] < load[best])
+                best = open[o];
         load[best] += in->lengths[i] + 32;
         g->skip[best][i] = 0;
         g->order[best][g->n_part[best]++] = i;
@@ -212,6 +239,7 @@ int hmmrt_gpus_score(hmmrt_gpus *g, const hmmrt_gpu_input *in, char *err, size_t
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    join_openings(g, g->wait_all);
     const int64_t *order = in->order;
     int64_t m = in->n_ordered;
     if (!order) {
@@ -253,8 +281,12 @@ void hmmrt_gpus_report(const hmmrt_gpus *g, FILE *out)
     }
     fprintf(out, "  --devices: %d GPUs, each batch dealt out by residues\n", g->n);
     for (int k = 0; k < g->n; k++) {
-        fprintf(out, "  GPU %d: %lld sequences, %lld residues, %.3f s busy\n", g->devices[k],
-                (long long)g->sequences[k], (long long)g->residues[k], g->busy[k]);
-        g->gp->report(g->dev[k], out);
+        const char *state = !g->opening[k].joined ? ", still opening when the last batch was dealt"
+                            : !g->dev[k]          ? ", did not open"
+                                                  : "";
+        fprintf(out, "  GPU %d: %lld sequences, %lld residues, %.3f s busy%s\n", g->devices[k],
+                (long long)g->sequences[k], (long long)g->residues[k], g->busy[k], state);
+        if (g->opening[k].joined && g->dev[k])
+            g->gp->report(g->dev[k], out);
     }
 }

@@ -954,6 +954,7 @@ static void test_several_gpus(void **state)
     const char *f = temp_file(input.data);
     hmmrt_buf_free(&input);
     use_gpu(&fake_gpus_program);
+    setenv("HMMRT_DEVICES_WAIT", "1", 1); /* every device in every batch: counts that do not race */
     run_toy("--device", "1", "--timing", f, NULL);
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     char *one = strdup(last.out);
@@ -981,17 +982,27 @@ static void test_several_gpus(void **state)
         assert_int_equal(residues, 845);
         assert_true(most - least <= 28 + 32); /* the longest, and a row's cost */
     }
-    free(one);
     assert_non_null(strstr(run_toy("--devices", "all", "--timing", f, NULL)->err,
                            "  --devices: 3 GPUs, each batch dealt out by residues\n"));
-    expect(run_toy("--devices", "0,7", "--no-header", temp_file(">a\nAC\n"), NULL),
+    /* the first device listed must open; a later one that does not is named */
+    expect(run_toy("--devices", "7,0", "--no-header", temp_file(">a\nAC\n"), NULL),
            HMMRT_EXIT_OK, "a\t2.000000\t-1.000000\t32\t0.000000\n",
            "toy: note: no usable GPU (GPU 7 of --devices: --device 7 is out of range: there "
            "are 3 CUDA devices, 0 to 2); scoring on the CPU\n");
+    expect(run_toy("--devices", "0,7", "--no-header", temp_file(">a\nAC\n"), NULL),
+           HMMRT_EXIT_OK, "a\t2.000000\t-1.000000\tg32\t0.000000\n",
+           "toy: warning: GPU 7 of --devices did not open (--device 7 is out of range: there "
+           "are 3 CUDA devices, 0 to 2): the run goes on without it\n");
+    /* without the wait the devices join when they have opened: the same rows */
+    unsetenv("HMMRT_DEVICES_WAIT");
+    run_toy("--devices", "all", f, NULL);
+    assert_int_equal(last.status, HMMRT_EXIT_OK);
+    assert_string_equal(last.out, one);
     run_toy("--devices", "all", temp_file(">a\nAC\n>b\nACGTACGTACGTA\n>c\nA\n"), NULL);
     assert_int_equal(last.status, HMMRT_EXIT_INTERNAL);
     assert_non_null(strstr(last.err, "toy: error: GPU: on device "));
     assert_non_null(strstr(last.err, ": an illegal memory access was encountered; in the batch"));
+    free(one);
 }
 
 /* The GPU opens while the first batch is read: its note still comes before
