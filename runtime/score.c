@@ -440,7 +440,9 @@ static void report_timing(run *r, double started)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond double's range on the GPU, "
                         "scored again on the CPU\n", (long long)r->rescored_on_cpu,
                 r->rescored_on_cpu == 1 ? "" : "s");
-    if (r->hits_paths_later)
+    if (r->hits && r->hits->strands)
+        hmmrt_strands_report(r->hits, stderr);
+    else if (r->hits_paths_later)
         fprintf(stderr, "  hits mode: the %s ran the search score's call alone; the viterbi "
                         "tracebacks of the %lld sequence%s that could be reported were made on "
                         "the CPU\n", r->gpu ? "GPU" : "CPU", (long long)r->hits_paths,
