@@ -65,6 +65,9 @@ struct hmmrt_strands {
      * without the forward score alone first: when most windows so far went
      * on past it (a lax threshold, -E 10), it would only be computed twice */
     int direct;
+    /* HMMRT_DNA_WINDOWS=all: every window scored past its forward score (the
+     * bound off), for the tests that compare the output with and without it */
+    int all_windows;
     long long n_windows, n_full; /* --timing */
 };
 
@@ -125,6 +128,8 @@ hmmrt_strands *hmmrt_strands_new(const hmmrt_hits *h)
         return NULL;
     }
     s->prog = prog;
+    const char *windows = getenv("HMMRT_DNA_WINDOWS");
+    s->all_windows = windows && !strcmp(windows, "all");
     const hmmrt_model *m = &prog->models[info->model];
     s->nj = move_weight(m, "E", "J") > 0 ? 1.0 : 0.0;
     s->ec = move_weight(m, "E", "C");
@@ -262,16 +267,18 @@ static int score_window(const hmmrt_hits *h, hmmrt_strands *s, worker *wk,
         wk->bound_Lw = Lw;
     }
     const double margin = 1e-6; /* nats: rounding of the two forward sums */
-    if (info->search && !s->direct) {
+    double gap = s->all_windows ? INFINITY : wk->bound_gap + margin;
+    if (info->search && !s->direct && !s->all_windows) {
         if (info->search(&seq, wk->values, &wk->scratch) != 0)
             return -1;
-        if (!hmmrt_hits_may_report(h, wk->values[info->score_column].score + wk->bound_gap + margin, 0))
+        if (!hmmrt_hits_may_report(h, wk->values[info->score_column].score + gap, 0))
             return 0;
     }
     if (prog->score_cpu(&seq, wk->values, &wk->scratch) != 0 || hmmrt_buf_take_failure())
         return -1;
-    if (!hmmrt_hits_may_report(h, wk->values[info->score_column].score + wk->bound_gap + margin, 0))
-        return 0; /* no path (-inf), or too weak for any hit */
+    double F = wk->values[info->score_column].score;
+    if (F == -INFINITY || !hmmrt_hits_may_report(h, F + gap, 0))
+        return 0; /* no path, or too weak for any hit */
     win->full = 1;
     const hmmrt_buf *tb = &wk->values[info->traceback_column].text;
     hmmrt_domain *doms = NULL;
