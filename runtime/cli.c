@@ -835,7 +835,7 @@ static void print_hits_options(FILE *f, const hmmrt_program *prog)
             h->has_cut[2] ? "NC" : "");
     if (!h->has_cut[0] && !h->has_cut[1] && !h->has_cut[2])
         fprintf(f, "                   This model has none of them.\n");
-    fprintf(f, "  --nonull2        no null2 correction of biased composition (as hmmsearch's)\n");
+    fprintf(f, "  --nonull2        no null2 correction of biased composition (as hmmsearch's, nhmmer's)\n");
     if (h->nucleic)
         fprintf(f, "  A DNA model searches both strands and reports nhmmer's hits (one domain\n"
                    "  each; no --domtblout, --domE, --domT, --domZ, --incdomE, --incdomT;\n"

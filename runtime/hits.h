@@ -89,6 +89,17 @@ double hmmrt_null2(hmmrt_path_model *pm, const uint8_t *x, int64_t L, int64_t fr
  * envelope's sum of ln null2 added, ln(1 + omega exp(total)). NaN when
  * memory runs out. */
 double hmmrt_null2_sequence(hmmrt_path_model *pm, const uint8_t *x, int64_t L);
+/* nhmmer's null2 correction (bits, >= 0) of a DNA hit of nhmmer's score
+ * `bits` (hmmrt_nhmmer_bits of the same envelope [from, to] of x, alignment
+ * ali_len, W): the envelope scored again with the match states' odds taken
+ * against the envelope's own composition mixed with the null model's
+ * (p7_domaindef.c, rescore_isolated_domain for long targets; Lw the window's
+ * length), and bits less that score, or 0 when it is not lower. alphabet:
+ * the model's (IUPAC codes). NaN when memory runs out. pm's emission values
+ * are changed while it runs and put back. One thread at a time. */
+double hmmrt_nhmmer_null2(hmmrt_path_model *pm, const char *alphabet, const uint8_t *x,
+                          int64_t from, int64_t to, int64_t ali_len, long W, int64_t Lw,
+                          double bits);
 
 /* ---- hits.c ------------------------------------------------------------------ */
 typedef struct hmmrt_hits {
@@ -138,6 +149,8 @@ int hmmrt_strands_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                       const uint8_t *codes);
 /* nhmmer's E-value factor: residues searched (both strands, or -Z) / W. */
 double hmmrt_strands_Z(const hmmrt_hits *h);
+/* --timing: the windows scored, on how many threads, and how many in full. */
+void hmmrt_strands_report(const hmmrt_hits *h, FILE *f);
 
 /* ---- hits_tables.c ------------------------------------------------------------- */
 /* hmmsearch 3.3.2's --tblout and --domtblout layouts, and the ranked list. */

@@ -63,7 +63,7 @@ void hmmrt_hits_write_dna_tblout(const hmmrt_hits *h, FILE *f)
                 d->hmm_to, posw, (long long)d->ali_from, posw, (long long)d->ali_to, posw,
                 (long long)d->env_from, posw, (long long)d->env_to, posw,
                 (long long)hit->length, hit->strand == '+' ? "   +  " : "   -  ",
-                exp(hit->lnP) * h->Z, hit->bits, 0.0, "-");
+                exp(hit->lnP) * h->Z, hit->bits, d->bias, "-");
     }
     hmmrt_hits_write_tail(h, f);
 }
@@ -86,7 +86,7 @@ void hmmrt_hits_write_dna_list(const hmmrt_hits *h, hmmrt_out *out)
     hmmrt_hits_outf(out, "# strands searched:                %s\n", strands[h->opt->strands]);
     if (h->opt->Z_set)
         hmmrt_hits_outf(out, "# database size is set to:         %g Mb\n", h->opt->Z);
-    hmmrt_hits_outf(out, "# null2 bias corrections:          off\n");
+    hmmrt_hits_outf(out, "# null2 bias corrections:          %s\n", h->opt->nonull2 ? "off" : "on");
     hmmrt_hits_outf(out, "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - "
                          "- - -\n\n");
     hmmrt_hits_outf(out, "Query:       %s  [M=%ld]\n", info->query, info->M);
@@ -110,7 +110,7 @@ void hmmrt_hits_write_dna_list(const hmmrt_hits *h, hmmrt_out *out)
             inclusion_line = 1;
         }
         hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  %-*s %*lld %*lld \n", exp(hit->lnP) * h->Z,
-                        hit->bits, 0.0, namew, hit->name, posw,
+                        hit->bits, hit->bias, namew, hit->name, posw,
                         (long long)hit->domains[0].ali_from, posw,
                         (long long)hit->domains[0].ali_to);
     }

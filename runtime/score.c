@@ -226,8 +226,13 @@ static void score_one(run *r, const batch *b, int64_t i, hmmrt_scratch *scratch)
                                          : NULL};
     hmmrt_buf_take_failure();
     /* the hits mode: the search score alone, the rest for the sequences that
-     * may be hits (hmmrt_hits_paths_for_batch) */
-    int failed = r->hits_paths_later ? prog->hits->search(&seq, values, scratch)
+     * may be hits (hmmrt_hits_paths_for_batch); a DNA model's hits come from
+     * its windows (hits_strands.c), which need no score of the whole sequence */
+    int failed = 0;
+    if (r->hits && r->hits->strands)
+        values[prog->hits->score_column].score = 0; /* read by no one */
+    else
+        failed = r->hits_paths_later ? prog->hits->search(&seq, values, scratch)
                                      : prog->score_cpu(&seq, values, scratch);
     if (!failed && !r->hits) { /* the hits mode prints no rows */
         hmmrt_buf_reset(&r->w->rows[i]);
@@ -440,7 +445,9 @@ static void report_timing(run *r, double started)
         fprintf(stderr, "  %lld sequence%s scored -inf or beyond double's range on the GPU, "
                         "scored again on the CPU\n", (long long)r->rescored_on_cpu,
                 r->rescored_on_cpu == 1 ? "" : "s");
-    if (r->hits_paths_later)
+    if (r->hits && r->hits->strands)
+        hmmrt_strands_report(r->hits, stderr);
+    else if (r->hits_paths_later)
         fprintf(stderr, "  hits mode: the %s ran the search score's call alone; the viterbi "
                         "tracebacks of the %lld sequence%s that could be reported were made on "
                         "the CPU\n", r->gpu ? "GPU" : "CPU", (long long)r->hits_paths,

@@ -67,7 +67,8 @@ static void usage(FILE *out)
             "                      model and null model; hmmsearch --max --nonull2's scores),\n"
             "                      a HMMER2.0 file as hmm2search --null2\n"
             "  --hmmer-mode=MODE   with --import-hmmer: local (HMMER3 files' default),\n"
-            "                      unilocal (HMMER3's local mode of one domain a sequence)\n"
+            "                      unilocal (HMMER3's local mode of one domain a sequence),\n"
+            "                      uniglocal (its glocal mode of one domain: hmmsim --s's)\n"
             "                      or glocal (a HMMER3 file converted as hmmconvert -2 does\n"
             "                      and scored as hmm2search --null2: HMMER2 files' only mode)\n"
             "  -v, --verbose       say what each pass decided and how the program is built\n"
@@ -113,6 +114,8 @@ static int hmmer_mode(const char *v, Options *o)
         o->hmmer_mode = HMMER_MODE_GLOCAL;
     else if (strcmp(v, "unilocal") == 0)
         o->hmmer_mode = HMMER_MODE_UNILOCAL;
+    else if (strcmp(v, "uniglocal") == 0)
+        o->hmmer_mode = HMMER_MODE_UNIGLOCAL;
     else
         return 0;
     return 1;
@@ -138,8 +141,8 @@ static int parse_options(int argc, char **argv, Options *o)
             o->emit_dir = v;
         } else if ((v = option_value(argc, argv, &i, "--hmmer-mode"))) {
             if (!hmmer_mode(v, o))
-                return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local, unilocal "
-                                   "or glocal", v);
+                return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local, unilocal, "
+                                   "uniglocal or glocal", v);
         } else if ((v = option_value(argc, argv, &i, "--import-hmmer"))) {
             o->import_hmmer = v; /* of the options after it only -v and --hmmer-mode are
                                     read; no check below */
@@ -148,7 +151,7 @@ static int parse_options(int argc, char **argv, Options *o)
                     o->verbose = 1;
                 else if ((v = option_value(argc, argv, &j, "--hmmer-mode")) && !hmmer_mode(v, o))
                     return usage_error("unknown HMMER mode '%s': use --hmmer-mode=local, "
-                                       "unilocal or glocal", v);
+                                       "unilocal, uniglocal or glocal", v);
             return EXIT_OK;
         } else if (strcmp(a, "--import-hmmer") == 0) {
             return usage_error("%s needs a file: hmmc --import-hmmer HMMERFILE > MODEL.hmm", a);

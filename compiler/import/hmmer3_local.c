@@ -1,7 +1,8 @@
 /* hmmer3_local.c: a HMMER3 profile configured as hmmsearch configures it
  * (p7_ProfileConfig in local multihit mode): match odds against HMMER3's
  * null model, degenerate residues as Easel scores them, occupancy-weighted
- * local entries. The length model and the null model's length, which
+ * local entries (or p7_UNIGLOCAL's glocal entries, by wing retraction). The
+ * length model and the null model's length, which
  * depend on the target, are written as length-dependent weights by
  * hmmer3_write.c. */
 #include "import/hmmer3_local.h"
@@ -108,7 +109,22 @@ static void local_entries(Local3 *l, const H2 *h)
     free(occ);
 }
 
-int local3_build(const H2 *h, Local3 *l)
+/* p7_ProfileConfig's glocal entries (left wing retraction): B -> M1 is
+ * 1 - t0(MD) (B -> I0 goes to M1 too), B -> Mk+1 the path B -> D1 -> ... ->
+ * Dk -> Mk+1, t0(MD) t1(DD) ... tk-1(DD) tk(DM), summed in logs as HMMER does. */
+static void glocal_entries(Local3 *l, const H2 *h)
+{
+    const double *t = h->h3_t;
+    double Z = log(t[TMD]);
+    l->entry[1] = 1.0 - t[TMD];
+    for (int k = 1; k < l->M; k++) {
+        const double *tk = &t[k * NTRANS];
+        l->entry[k + 1] = exp(Z + log(tk[TDM]));
+        Z += log(tk[TDD]);
+    }
+}
+
+int local3_build(const H2 *h, Local3 *l, int glocal)
 {
     memset(l, 0, sizeof *l);
     if (!h->h3_mat || !h->h3_t) {
@@ -131,7 +147,11 @@ int local3_build(const H2 *h, Local3 *l)
         if (k < l->M)
             memcpy(&l->t[k * NTRANS], &h->h3_t[k * NTRANS], sizeof(double) * NTRANS);
     }
-    local_entries(l, h);
+    l->glocal = glocal;
+    if (glocal)
+        glocal_entries(l, h);
+    else
+        local_entries(l, h);
     return 0;
 }
 

@@ -19,19 +19,22 @@ typedef struct H3Symbols {
 typedef struct Local3 {
     int M, K, nucleic;
     int unihit;        /* p7_UNILOCAL: one domain (E -> C 1, no J), the length model's nj = 0 */
+    int glocal;        /* p7_UNIGLOCAL (with unihit): entries by wing retraction, exit at Mm, Dm */
     int ncol;          /* columns: K residues, the degenerate codes, then '*' */
     char col_sym[H3_COLUMNS_MAX];
     double f[KMAX];    /* the null model's residue frequencies */
     double *match;     /* [k * ncol + c]: Mk's odds e^score (residue c over f; a degenerate
                           code: e^ of the f-weighted mean score of its residues; '*' 0) */
     double *t;         /* [k * NTRANS + t]: node k's transitions, 1 <= k < M */
-    double *entry;     /* [k]: B->Mk, occupancy-weighted: occ[k] / sum_i occ[i] (M - i + 1) */
+    double *entry;     /* [k]: B->Mk, occupancy-weighted: occ[k] / sum_i occ[i] (M - i + 1);
+                          glocal: B->M1 1 - t0(MD), B->Mk the wing B->D1..Dk-1->Mk */
     H3Symbols symbols;
 } Local3;
 
-/* From a HMMER3 file as read (h->h3_mat set). Returns 0, or -1 after a
- * message on stderr when h is not a HMMER3 model. */
-int local3_build(const H2 *h, Local3 *l);
+/* From a HMMER3 file as read (h->h3_mat set), with local entries, or glocal
+ * ones (p7_UNIGLOCAL's) when glocal is 1. Returns 0, or -1 after a message
+ * on stderr when h is not a HMMER3 model. */
+int local3_build(const H2 *h, Local3 *l, int glocal);
 void local3_free(Local3 *l);
 
 /* hmmer_write.c: a HMMER name as an identifier of the language (malloc'd). */

@@ -49,14 +49,22 @@ static void put_emission(FILE *out, const char *name, const double *col, const H
     fputs("];\n", out);
 }
 
-static void put_header(FILE *out, const char *path, const H2 *h, const char *id, int unihit)
+static void put_header(FILE *out, const char *path, const H2 *h, const char *id, int unihit,
+                       int glocal)
 {
     fprintf(out,
             "// %s: the profile HMM '%s' (%d nodes, %s), imported by\n"
             "// `hmmc --import-hmmer %s%s` from a %s file, in HMMER3's%s\n",
             id, h->name ? h->name : "", h->M, h->nucleic ? "nucleic" : "amino", path,
-            unihit ? " --hmmer-mode=unilocal" : "", h->format, unihit ? "" : " search");
-    if (unihit)
+            glocal ? " --hmmer-mode=uniglocal" : unihit ? " --hmmer-mode=unilocal" : "",
+            h->format, unihit ? "" : " search");
+    if (glocal)
+        fputs("// uniglocal configuration (p7_UNIGLOCAL: glocal, the whole model aligned to\n"
+              "// one stretch of the sequence: hmmsim --s's), with its length model.\n"
+              "// main prints, per sequence, the forward score, the viterbi score and the\n"
+              "// viterbi traceback, in nats (divide by ln 2 for bits), against HMMER3's null\n"
+              "// model, without the null2 correction of biased composition.\n", out);
+    else if (unihit)
         fputs("// unilocal configuration (p7_UNILOCAL: local, one domain a sequence, as\n"
               "// hmmsearch rescores a domain's envelope), with its length model.\n"
               "// main prints, per sequence, the forward score, the viterbi score and the\n"
@@ -73,8 +81,13 @@ static void put_header(FILE *out, const char *path, const H2 *h, const char *id,
           "// declared `scores`. Written (EXPR) of L, the length of the sequence scored,\n", out);
     if (unihit)
         fputs("// are the length model, N, C -> loop L/(L+2) and move on 2/(L+2) (nj = 0), and\n"
-              "// the null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n"
-              "// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit);\n"
+              "// the null model's length on S -> N: 1 / (p1^L (1 - p1)) with p1 = L/(L+1).\n",
+              out);
+    if (glocal)
+        fputs("// B -> M1: 1 - t(B -> D1); B -> Mk: the path B -> D1 -> ... -> Dk-1 -> Mk (wing\n"
+              "// retraction); only Mm -> E and Dm -> E: 1 (glocal exit); E -> C 1 (no J).\n", out);
+    else if (unihit)
+        fputs("// B -> Mk: local entry, occupancy-weighted; Mk -> E and Dk -> E: 1 (local exit);\n"
               "// E -> C 1 (no J: one domain).\n", out);
     else
         fputs("// are the length model, N, J, C -> loop L/(L+3) and move on 3/(L+3), and the\n"
@@ -83,12 +96,12 @@ static void put_header(FILE *out, const char *path, const H2 *h, const char *id,
               out);
     fprintf(out,
             "// States: S start, N (residues before the first domain), B begin, M1..M%d match,\n"
-            "// I1..I%d insert, D2..D%d delete (no D1: local entries go to match states),\n"
+            "// I1..I%d insert, D2..D%d delete (no D1: %sentries go to match states),\n"
             "// E end of a domain, %sC (after the last), T end.\n"
             "// Symbols as Easel reads them: lower case as upper case; degenerate codes score\n"
             "// the null-weighted mean score of their residues; '*' is no residue (0 in match\n"
             "// and insert states); gaps ('-', '.') are not symbols.\n",
-            h->M, h->M - 1, h->M, unihit ? "" : "J (between domains), ");
+            h->M, h->M - 1, h->M, glocal ? "" : "local ", unihit ? "" : "J (between domains), ");
 }
 
 static void put_states(FILE *out, int M, int unihit)
@@ -156,6 +169,8 @@ static void put_node(FILE *out, const Local3 *l, int k)
             put_move(out, "D", k, "D", k + 1, t[TDD]);
         }
     }
+    if (l->glocal && k < l->M)
+        return; /* glocal: the model is left at its last node only */
     put_move(out, "M", k, "E", 0, 1.0);
     if (k >= 2)
         put_move(out, "D", k, "E", 0, 1.0);
@@ -178,7 +193,7 @@ void local3_write_model(FILE *out, const H2 *h, const Local3 *l, const char *id)
 int local3_write(FILE *out, const char *path, const H2 *h, const Local3 *l)
 {
     char *id = hmmer_identifier(h->name);
-    put_header(out, path, h, id, l->unihit);
+    put_header(out, path, h, id, l->unihit, l->glocal);
     fputs("// The file's header lines, kept for what reads this program after hmmc (one\n"
           "// `// hmmer: KEY VALUE` line each; docs/hmmer.md says what each holds):\n", out);
     local3_write_model(out, h, l, id);

@@ -35,12 +35,12 @@
 #include <string.h>
 
 /* HMMER3's search configuration. */
-static int import_local(const char *path, FILE *out, const H2 *h, int unihit)
+static int import_local(const char *path, FILE *out, const H2 *h, HmmerMode mode)
 {
     Local3 l;
     int status = 1;
-    if (local3_build(h, &l) == 0) {
-        l.unihit = unihit;
+    if (local3_build(h, &l, mode == HMMER_MODE_UNIGLOCAL) == 0) {
+        l.unihit = mode == HMMER_MODE_UNILOCAL || mode == HMMER_MODE_UNIGLOCAL;
         status = local3_write(out, path, h, &l) == 0 ? 0 : 1;
     }
     local3_free(&l);
@@ -52,14 +52,18 @@ static int import_local(const char *path, FILE *out, const H2 *h, int unihit)
 static int is_local(const char *path, const H2 *h, HmmerMode mode, int index)
 {
     int hmmer3 = h->h3_mat != NULL;
-    int local = mode == HMMER_MODE_LOCAL || mode == HMMER_MODE_UNILOCAL;
+    int local = mode == HMMER_MODE_LOCAL || mode == HMMER_MODE_UNILOCAL ||
+                mode == HMMER_MODE_UNIGLOCAL;
     if (local && !hmmer3) {
         fprintf(stderr, "hmmc: error: %s: ", path);
         if (index > 1)
             fprintf(stderr, "model %d ('%s'): ", index, h->name ? h->name : "");
         fprintf(stderr, "--hmmer-mode=%s is HMMER3's configuration; a %s file is imported "
                 "as hmm2search scores it (leave the option out)\n",
-                mode == HMMER_MODE_LOCAL ? "local" : "unilocal", h->format);
+                mode == HMMER_MODE_LOCAL      ? "local"
+                : mode == HMMER_MODE_UNILOCAL ? "unilocal"
+                                              : "uniglocal",
+                h->format);
         return -1;
     }
     return local || (mode == HMMER_MODE_DEFAULT && hmmer3);
@@ -74,7 +78,7 @@ static int import_one(const char *path, FILE *out, HmmerMode mode, FILE *verbose
     if (verbose)
         hmmer_meta_write(verbose, "hmmc: import:", &h->meta);
     if (local)
-        return import_local(path, out, h, mode == HMMER_MODE_UNILOCAL);
+        return import_local(path, out, h, mode);
     Search s = {0};
     int status = search_scores(h, &s) == 0 && write_program(out, path, h, &s) == 0 ? 0 : 1;
     search_free(&s);
@@ -126,8 +130,8 @@ static int import_part(const char *path, FILE *out, HmmerMode mode, FILE *verbos
     int status = 0;
     if (local) {
         Local3 l;
-        status = local3_build(h, &l);
-        l.unihit = mode == HMMER_MODE_UNILOCAL;
+        status = local3_build(h, &l, mode == HMMER_MODE_UNIGLOCAL);
+        l.unihit = mode == HMMER_MODE_UNILOCAL || mode == HMMER_MODE_UNIGLOCAL;
         if (status == 0)
             local3_write_model(out, h, &l, id);
         local3_free(&l);

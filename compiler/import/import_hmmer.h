@@ -13,7 +13,8 @@ typedef enum HmmerMode {
     HMMER_MODE_DEFAULT, /* local for HMMER3 files, glocal for HMMER2 files */
     HMMER_MODE_LOCAL,   /* HMMER3's search configuration (HMMER3 files only) */
     HMMER_MODE_GLOCAL,  /* hmm2search's (a HMMER3 file converted as hmmconvert -2 does) */
-    HMMER_MODE_UNILOCAL /* HMMER3's p7_UNILOCAL: local, one domain (HMMER3 files only) */
+    HMMER_MODE_UNILOCAL, /* HMMER3's p7_UNILOCAL: local, one domain (HMMER3 files only) */
+    HMMER_MODE_UNIGLOCAL /* HMMER3's p7_UNIGLOCAL: glocal, one domain (HMMER3 files only) */
 } HmmerMode;
 
 /* Writes the program for the model in the file at path to out (for a file

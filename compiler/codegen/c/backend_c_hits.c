@@ -23,6 +23,24 @@ static int find_column(const Program *p, Algorithm alg, unsigned attr)
     return -1;
 }
 
+/* 1 when the model leaves the profile at its last match state only (an
+ * import's glocal configurations, --hmmer-mode=uniglocal), where a local
+ * one moves to E from every match state. */
+static int exits_glocal(const IrModel *m)
+{
+    int exits = 0, matches = 0;
+    for (int s = 0; s < m->n_states; s++) {
+        const char *name = m->states[s].name;
+        matches += name[0] == 'M' && name[1] >= '1' && name[1] <= '9';
+    }
+    for (int k = 0; k < m->n_moves; k++) {
+        const char *from = m->states[m->moves[k].from].name;
+        exits += strcmp(m->states[m->moves[k].to].name, "E") == 0 && from[0] == 'M' &&
+                 from[1] >= '1' && from[1] <= '9';
+    }
+    return matches > 1 && exits == 1;
+}
+
 /* Why the program cannot search as hmmsearch does, or NULL. */
 static const char *refusal(const Program *p, const HmmerMeta *m, int score_column,
                            int traceback_column, int nucleic)
@@ -37,6 +55,11 @@ static const char *refusal(const Program *p, const HmmerMeta *m, int score_colum
         return "its model is not in hmmsearch's configuration (imported with "
                "--hmmer-mode=glocal?), so its scores are not what the file's STATS describe: "
                "import the file again without --hmmer-mode";
+    if (exits_glocal(&p->models[0]))
+        return "its model is in HMMER3's uniglocal configuration (--hmmer-mode=uniglocal), "
+               "whose scores the file's STATS LOCAL lines do not describe, so there are no "
+               "E-values: import the file again without --hmmer-mode (or "
+               "--hmmer-mode=unilocal) to search";
     if (score_column < 0)
         return "its main prints no forward score of its first model, the search score: add "
                "`print forward(MODEL).score;` as --import-hmmer writes it";
