@@ -103,4 +103,45 @@ void hmmrt_scan_apply_max(int n, int nb, const int *boundary, const double *t, c
 void hmmrt_scan_compose_max(int n, int nb, const int *boundary, const double *a, const double *b,
                             double *c);
 
+/* ---- the GPU scan's host half (scan_matrices.c; docs/scan.md) ---------------------
+ * The GPU scan runs the first and last positions here with the call's span
+ * functions and the middle [1, L - 1) in chunks, each a thread per boundary
+ * state (runtime/gpu/scan_kernel.cu, arithmetic in scan_chunk.h) through the
+ * symbols' matrices over the boundary states, padded to nbp states. */
+enum {
+    HMMRT_SCAN_GPU_MIN_CHUNK = 256,     /* positions a chunk, at least */
+    HMMRT_SCAN_GPU_MAX_CHUNK = 1 << 20, /* ... at most (a chunk's exponents fit an int) */
+    HMMRT_SCAN_GPU_MAX_CHUNKS = 1 << 16 /* chunks a sequence, at most (the host combines them) */
+};
+/* The boundary-state count a launch takes for nb: 1 to 4 as they are, else
+ * 8, 16 or 32 (padded with states that no path reaches). */
+int hmmrt_scan_pad(int nb);
+/* Per symbol c < K, the nbp x nbp matrix of one position over the boundary
+ * states: m[(c * nbp + s) * nbp + j] from boundary state j to s. Sums: the
+ * entries are below 1, times 2^me[c]; *least is the smallest nonzero one.
+ * Max-plus: ln values less mo[c]. 0, or -1 when a span left double's range. */
+int hmmrt_scan_matrices(const hmmrt_scan_call *c, int K, int64_t L, int nbp, double *m, int *me,
+                        double *mo, double *least);
+/* The type a sum's chunks run in, from the matrices' least entry: 0 float
+ * (asked, and every entry at least 2^-40 of its symbol's largest, which
+ * scan_chunk.h's bands keep in float's normal range), 1 double (down to
+ * 2^-300), -1 neither (score another way). Max-plus: as asked. */
+int hmmrt_scan_type(const hmmrt_scan_call *c, double least, int want_double);
+/* The middle of a sequence of L symbols in chunks of *chunk positions (a
+ * multiple of 16), about `want` of them. */
+void hmmrt_scan_cut(int64_t L, int64_t want, int64_t *chunk, int64_t *n_chunks);
+/* Chunk k's transfer: nbp columns of nbp doubles t[j * nbp + s], and
+ * exponents e[j] (sums) or ln values with their offsets in (max-plus). */
+typedef void (*hmmrt_scan_transfer_fn)(const void *ctx, int64_t k, double *t, int64_t *e);
+/* The score from the middle's n_chunks transfers: the first position, the
+ * transfers in order (the last first, backward) in double, the last
+ * position. NAN: a value left double's range (score another way). */
+double hmmrt_scan_finish(const hmmrt_scan_call *c, const void *x, int64_t L, int nbp,
+                         int64_t n_chunks, hmmrt_scan_transfer_fn transfer, const void *ctx);
+/* The whole GPU scan on the CPU with the kernel's arithmetic, in float or
+ * double, chunks of `chunk` positions (tests). *status: HMMRT_SCAN_RISKY
+ * (scan_chunk.h) when a float column left float's range (the score is NAN). */
+double hmmrt_scan_emulate(const hmmrt_scan_call *c, const uint8_t *x, int64_t L, int K,
+                          int use_double, int64_t chunk, int *status);
+
 #endif

@@ -4,6 +4,7 @@
  * transfers are combined in order (scan_combine.c); viterbi's back pointers
  * come from each chunk run again from its exact entry column. */
 #include "hmmrt_scan.h"
+#include "scan_chunk.h"
 
 #include <fenv.h>
 #include <math.h>
@@ -148,8 +149,41 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
     end_phase(s);
 }
 
+/* HMMRT_SCAN_GPU_EMULATE=float|double (tests): the GPU scan's arithmetic on
+ * the CPU (scan_matrices.c) in place of this engine, for scores: 1 with the
+ * score in *score (NAN: score on one thread), 0 when not asked. As the GPU
+ * does, float that left its range goes again in double; chunks of
+ * HMMRT_SCAN_CHUNK positions, or as the GPU cuts them on an H100. */
+static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, double *score)
+{
+    const char *type = getenv("HMMRT_SCAN_GPU_EMULATE");
+    if (!type || !*type)
+        return 0;
+    double started = omp_get_wtime();
+    const uint8_t *codes = x;
+    int K = 1;
+    for (int64_t i = 0; i < L; i++)
+        K = codes[i] >= K ? codes[i] + 1 : K;
+    const char *fixed = getenv("HMMRT_SCAN_CHUNK");
+    int64_t chunk = fixed && atoll(fixed) > 0 ? atoll(fixed) : 0, n_chunks;
+    if (!chunk) /* an H100: 132 multiprocessors of 2,048 threads, twice over */
+        hmmrt_scan_cut(L, 2 * 132 * 2048 / hmmrt_scan_pad(c->n_boundary), &chunk, &n_chunks);
+    int status, wide = strcmp(type, "double") == 0;
+    *score = c->n_boundary > HMMRT_SCAN_NB_MAX || L < 3
+                 ? NAN
+                 : hmmrt_scan_emulate(c, codes, L, K, wide, chunk, &status);
+    if (isnan(*score) && !wide && c->n_boundary <= HMMRT_SCAN_NB_MAX && L >= 3)
+        *score = hmmrt_scan_emulate(c, codes, L, K, 1, chunk, &status);
+    if (!isnan(*score))
+        hmmrt_scan_count(c->max_span != NULL, L, omp_get_wtime() - started, 0);
+    return 1;
+}
+
 double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
 {
+    double emulated;
+    if (gpu_emulated(c, x, L, &emulated))
+        return emulated;
     double started = omp_get_wtime();
     int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
     scan_memory s;
@@ -243,6 +277,9 @@ static void max_rerun(const hmmrt_scan_call *c, const void *x, int64_t L, scan_m
 
 double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp)
 {
+    double emulated;
+    if (!bp && gpu_emulated(c, x, L, &emulated))
+        return emulated;
     double started = omp_get_wtime();
     int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
     scan_memory s;

@@ -202,6 +202,7 @@ static int describe_shape(hmmrt_gpu *g)
 
 static void free_driver(hmmrt_gpu *g)
 {
+    gpu_scan_close(g);
     gpu_close_posteriors(g);
     gpu_destroy_slots(g);
     gpu_free_stats(g);
@@ -254,6 +255,11 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
         return NULL;
     }
     if (gpu_create_slots(g) != 0 || gpu_size_slots(g) != 0) {
+        free_driver(g);
+        return NULL;
+    }
+    if (gpu_scan_open(g) != 0) {
+        say(err, errlen, "out of memory");
         free_driver(g);
         return NULL;
     }
@@ -411,6 +417,19 @@ static int score_batch(hmmrt_gpu *g)
     int64_t m = sort_batch(g);
     if (m <= 0)
         return (int)m;
+    /* the longest sequences, where the rule says so, over the whole GPU;
+       the others as before */
+    int64_t scanned = gpu_scan_batch(g, m);
+    if (scanned < 0)
+        return -1;
+    g->order += scanned;
+    memmove(g->sorted_lengths, g->sorted_lengths + scanned,
+            (size_t)(m - scanned) * sizeof *g->sorted_lengths);
+    m -= scanned;
+    if (m == 0) {
+        g->stats.sorting += hmmrt_seconds() - started;
+        return 0;
+    }
     if (plan_batch(g, m) != 0)
         return -1;
     g->stats.sorting += hmmrt_seconds() - started;

@@ -51,6 +51,8 @@ typedef struct gpu_stats {
     double buffers;                 /* of sorting: allocating the slots' memory */
 } gpu_stats;
 
+typedef struct gpu_scan gpu_scan; /* scan_gpu.c */
+
 typedef struct hmmrt_gpu {
     const hmmrt_program *prog;
     const hmmrt_gpu_program *gp;
@@ -70,6 +72,7 @@ typedef struct hmmrt_gpu {
     hmmrt_scratch *scratches; /* the CPU engine's, one per OpenMP thread */
     int n_scratches;
     hmmrt_chunk_shape shape;
+    gpu_scan *scan;           /* one long sequence over the whole GPU (scan_gpu.c) */
     gpu_slot slots[N_SLOTS];
     cudaEvent_t epoch;        /* recorded before the first chunk: device times count from it */
     int epoch_recorded;
@@ -139,6 +142,14 @@ int gpu_launch_posterior(hmmrt_gpu *g, gpu_slot *s, int c); /* 0 or -1 */
 int gpu_fill_posterior(const hmmrt_gpu *g, const gpu_slot *s, int c, int64_t j, hmmrt_value *row);
 /* For --timing: where call c runs, and its kernel's shape. */
 void gpu_describe_posterior(const hmmrt_gpu *g, int c, char *buf, size_t len);
+
+/* scan_gpu.c: the batch's longest sequences over the whole GPU (docs/scan.md) */
+int gpu_scan_open(hmmrt_gpu *g);  /* after the slots; 0 or -1 (memory) */
+void gpu_scan_close(hmmrt_gpu *g);
+/* Scores the first sequences of the sorted batch (m of them) that the rule
+ * gives the scan, every call: how many (a prefix), or -1. */
+int64_t gpu_scan_batch(hmmrt_gpu *g, int64_t m);
+void gpu_scan_report(const hmmrt_gpu *g, FILE *out); /* --timing's lines */
 
 /* stats.c */
 int gpu_alloc_stats(hmmrt_gpu *g);

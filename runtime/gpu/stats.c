@@ -144,5 +144,6 @@ void hmmrt_gpu_report(void *gpu, FILE *out)
     line(out, "GPU scoring, wall", st->wall, symbols, cells, NULL);
     fprintf(out, "  (device phases: the time the device spent on them, counted once where the\n"
                  "   two streams overlap chunks; host phases: the driver thread's clock)\n");
+    gpu_scan_report(g, out);
     fflush(out);
 }

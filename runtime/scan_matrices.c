@@ -1,0 +1,244 @@
+/* scan_matrices.c: the host's half of the GPU scan (issue 24, docs/scan.md),
+ * kept free of CUDA so that the CPU tests run it: each symbol's matrix over
+ * the boundary states, made by the call's own span function; the score from
+ * the chunks' transfers (the first and last positions by the span function,
+ * the transfers combined in order, scan_combine.c); and the whole GPU scan
+ * emulated on the CPU with the kernel's arithmetic (scan_chunk.h). */
+#include "hmmrt_scan.h"
+#include "scan_chunk.h"
+
+#include <fenv.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double LN2 = 0.693147180559945309417232121458176568;
+
+int hmmrt_scan_pad(int nb)
+{
+    return nb <= 4 ? nb : nb <= 8 ? 8 : nb <= 16 ? 16 : 32;
+}
+
+int hmmrt_scan_matrices(const hmmrt_scan_call *sc, int K, int64_t L, int nbp, double *m,
+                        int *me, double *mo, double *least)
+{
+    int n = sc->n_states, nb = sc->n_boundary;
+    double columns[2 * n], value[nbp * nbp]; /* value[j * nbp + s]: from j to s */
+    int64_t scales[nbp];
+    *least = 1;
+    for (int c = 0; c < K; c++) {
+        const uint8_t x = (uint8_t)c;
+        for (int j = 0; j < nbp; j++) {
+            scales[j] = 0;
+            for (int s = 0; s < nbp; s++)
+                value[j * nbp + s] = sc->max_span ? -INFINITY : 0;
+            if (j >= nb)
+                continue; /* a padding state: no path */
+            if (sc->max_span) {
+                double offset[2] = {0, 0};
+                for (int s = 0; s < n; s++)
+                    columns[s] = -INFINITY;
+                columns[sc->boundary[j]] = 0;
+                sc->max_span(&x, L, 0, 1, columns, offset, 0);
+                for (int s = 0; s < nb; s++)
+                    value[j * nbp + s] = columns[sc->boundary[s]] + (offset[0] + offset[1]);
+                continue;
+            }
+            int64_t scale = -960;
+            memset(columns, 0, sizeof columns);
+            columns[sc->boundary[j]] = 0x1p960;
+            feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);
+            double got = sc->sum_span(&x, L, 0, 1, columns, &scale, 0);
+            if (isnan(got))
+                return -1;
+            scales[j] = scale;
+            for (int s = 0; s < nb; s++)
+                value[j * nbp + s] = got == -INFINITY ? 0 : columns[sc->boundary[s]];
+        }
+        double *mc = m + (size_t)c * nbp * nbp; /* scan_chunk.h's layout: [s * nbp + j] */
+        if (sc->max_span) {
+            double top = -INFINITY;
+            for (int k = 0; k < nbp * nbp; k++)
+                top = value[k] > top ? value[k] : top;
+            mo[c] = top > -INFINITY ? top : 0;
+            for (int j = 0; j < nbp; j++)
+                for (int s = 0; s < nbp; s++)
+                    mc[s * nbp + j] = value[j * nbp + s] - mo[c];
+            continue;
+        }
+        int64_t top = INT64_MIN;
+        for (int j = 0; j < nb; j++)
+            for (int s = 0; s < nb; s++)
+                if (value[j * nbp + s] > 0 && ilogb(value[j * nbp + s]) + scales[j] > top)
+                    top = ilogb(value[j * nbp + s]) + scales[j];
+        me[c] = top == INT64_MIN ? 0 : (int)(top + 1); /* every entry below 1 */
+        for (int j = 0; j < nbp; j++)
+            for (int s = 0; s < nbp; s++) {
+                double v = value[j * nbp + s];
+                double e = v > 0 ? ldexp(v, (int)(scales[j] - me[c])) : 0;
+                mc[s * nbp + j] = e;
+                if (e > 0 && e < *least)
+                    *least = e;
+            }
+    }
+    return 0;
+}
+
+int hmmrt_scan_type(const hmmrt_scan_call *c, double least, int want_double)
+{
+    if (c->max_span)
+        return want_double;
+    if (least < 0x1p-300)
+        return -1;
+    return want_double || least < 0x1p-40;
+}
+
+void hmmrt_scan_cut(int64_t L, int64_t want, int64_t *chunk, int64_t *n_chunks)
+{
+    int64_t len = L - 2;
+    want = want < 1 ? 1 : want > HMMRT_SCAN_GPU_MAX_CHUNKS ? HMMRT_SCAN_GPU_MAX_CHUNKS : want;
+    int64_t c = len > 0 ? (len + want - 1) / want : 1;
+    c = c < HMMRT_SCAN_GPU_MIN_CHUNK ? HMMRT_SCAN_GPU_MIN_CHUNK
+        : c > HMMRT_SCAN_GPU_MAX_CHUNK ? HMMRT_SCAN_GPU_MAX_CHUNK
+                                       : c;
+    *chunk = (c + 15) / 16 * 16;
+    *n_chunks = len > 0 ? (len + *chunk - 1) / *chunk : 0;
+}
+
+double hmmrt_scan_finish(const hmmrt_scan_call *sc, const void *x, int64_t L, int nbp,
+                         int64_t n_chunks, hmmrt_scan_transfer_fn transfer, const void *ctx)
+{
+    int n = sc->n_states, nb = sc->n_boundary;
+    int64_t head = sc->backward ? L - 1 : 0, tail = sc->backward ? 0 : L - 1;
+    int ident[nbp];
+    double columns[2 * n], v[nbp], next[nbp], t[nbp * nbp];
+    int64_t e[nbp];
+    for (int j = 0; j < nbp; j++)
+        ident[j] = j;
+    if (sc->max_span) {
+        double offset[2] = {0, 0};
+        sc->max_span(x, L, head, head + 1, columns, offset, 1);
+        for (int j = 0; j < nbp; j++)
+            v[j] = j < nb ? columns[sc->boundary[j]] + (offset[0] + offset[1]) : -INFINITY;
+        for (int64_t q = 0; q < n_chunks; q++) {
+            transfer(ctx, sc->backward ? n_chunks - 1 - q : q, t, e);
+            hmmrt_scan_apply_max(nbp, nbp, ident, t, v, next);
+            memcpy(v, next, sizeof v);
+        }
+        double top = -INFINITY;
+        for (int j = 0; j < nb; j++)
+            top = v[j] > top ? v[j] : top;
+        if (top == -INFINITY)
+            return -INFINITY;
+        for (int q = 0; q < n; q++)
+            columns[q] = -INFINITY;
+        for (int j = 0; j < nb; j++)
+            columns[sc->boundary[j]] = v[j] - top;
+        offset[0] = top;
+        offset[1] = 0;
+        sc->max_span(x, L, tail, tail + 1, columns, offset, 0);
+        return columns[sc->last] + (offset[0] + offset[1]);
+    }
+    int64_t ve = 0;
+    feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);
+    double got = sc->sum_span(x, L, head, head + 1, columns, &ve, 1);
+    if (isnan(got))
+        return NAN;
+    if (got == -INFINITY)
+        return -INFINITY;
+    for (int j = 0; j < nbp; j++)
+        v[j] = j < nb ? columns[sc->boundary[j]] : 0;
+    for (int64_t q = 0; q < n_chunks; q++) {
+        transfer(ctx, sc->backward ? n_chunks - 1 - q : q, t, e);
+        int status = hmmrt_scan_apply_sum(nbp, nbp, ident, t, e, v, ve, next, &ve);
+        if (status == -1)
+            return -INFINITY;
+        if (status != 0)
+            return NAN;
+        memcpy(v, next, sizeof v);
+    }
+    memset(columns, 0, sizeof columns);
+    for (int j = 0; j < nb; j++)
+        columns[sc->boundary[j]] = v[j];
+    feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);
+    got = sc->sum_span(x, L, tail, tail + 1, columns, &ve, 0);
+    if (isnan(got))
+        return NAN;
+    if (got == -INFINITY || !(columns[sc->last] > 0))
+        return -INFINITY;
+    return log(columns[sc->last]) + (double)ve * LN2;
+}
+
+/* ---- the GPU scan on the CPU (tests) ---------------------------------------------------- */
+
+typedef struct emulated {
+    int nbp, max_plus;
+    const double *t;   /* n_chunks x nbp columns of nbp: values (max-plus: offsets added) */
+    const int64_t *e;  /* n_chunks x nbp exponents (sums) */
+} emulated;
+
+static void emulated_transfer(const void *ctx, int64_t k, double *t, int64_t *e)
+{
+    const emulated *em = ctx;
+    size_t cols = (size_t)em->nbp;
+    memcpy(t, em->t + (size_t)k * cols * cols, sizeof(double) * cols * cols);
+    if (!em->max_plus)
+        memcpy(e, em->e + (size_t)k * cols, sizeof(int64_t) * cols);
+}
+
+double hmmrt_scan_emulate(const hmmrt_scan_call *sc, const uint8_t *x, int64_t L, int K,
+                          int use_double, int64_t chunk, int *status)
+{
+    int nbp = hmmrt_scan_pad(sc->n_boundary), max_plus = sc->max_span != NULL;
+    size_t cells = (size_t)K * nbp * nbp;
+    int64_t len = L - 2, n_chunks = len > 0 ? (len + chunk - 1) / chunk : 0;
+    double *m = malloc(sizeof(double) * (cells + (size_t)K));
+    int *me = malloc(sizeof(int) * (size_t)K);
+    float *mf = malloc(sizeof(float) * cells);
+    double *t = malloc(sizeof(double) * ((size_t)n_chunks * nbp * nbp + 1));
+    int64_t *e = malloc(sizeof(int64_t) * ((size_t)n_chunks * nbp + 1));
+    double least = 1, score = NAN;
+    *status = HMMRT_SCAN_LIVE;
+    if (!m || !me || !mf || !t || !e ||
+        hmmrt_scan_matrices(sc, K, L, nbp, m, me, m + cells, &least) != 0 ||
+        (use_double = hmmrt_scan_type(sc, least, use_double)) < 0)
+        goto done;
+    for (size_t k = 0; k < cells; k++)
+        mf[k] = (float)m[k];
+    /* every chunk from every boundary state, as the kernel's threads */
+    for (int64_t k = 0; k < n_chunks; k++)
+        for (int j = 0; j < nbp; j++) {
+            const uint8_t *cx = x + 1 + k * chunk;
+            int64_t clen = (k + 1) * chunk < len ? chunk : len - k * chunk;
+            double vd[HMMRT_SCAN_NB_MAX], offset = 0;
+            float vf[HMMRT_SCAN_NB_MAX];
+            int ex = 0, got = HMMRT_SCAN_LIVE;
+            for (int s = 0; s < nbp; s++)
+                vd[s] = vf[s] = max_plus ? (s == j ? 0.0f : -INFINITY) : (float)(s == j);
+            if (max_plus && use_double)
+                hmmrt_scan_run_max_d(nbp, m, m + cells, cx, clen, sc->backward, vd, &offset);
+            else if (max_plus)
+                hmmrt_scan_run_max_f(nbp, mf, m + cells, cx, clen, sc->backward, vf, &offset);
+            else if (use_double)
+                got = hmmrt_scan_run_sum_d(nbp, m, me, cx, clen, sc->backward, vd, &ex);
+            else
+                got = hmmrt_scan_run_sum_f(nbp, mf, me, cx, clen, sc->backward, vf, &ex);
+            if (got == HMMRT_SCAN_RISKY)
+                *status = HMMRT_SCAN_RISKY;
+            double *col = t + ((size_t)k * nbp + j) * nbp;
+            for (int s = 0; s < nbp; s++)
+                col[s] = (use_double ? vd[s] : (double)vf[s]) + (max_plus ? offset : 0);
+            e[(size_t)k * nbp + j] = ex;
+        }
+    if (*status != HMMRT_SCAN_RISKY) {
+        emulated em = {.nbp = nbp, .max_plus = max_plus, .t = t, .e = e};
+        score = hmmrt_scan_finish(sc, x, L, nbp, n_chunks, emulated_transfer, &em);
+    }
+done:
+    free(m);
+    free(me);
+    free(mf);
+    free(t);
+    free(e);
+    return score;
+}
