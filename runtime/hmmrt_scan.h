@@ -72,6 +72,8 @@ int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, int64_t *c
  * (what they would take with a core for each thread). */
 void hmmrt_scan_count(int viterbi, int64_t L, double seconds, double critical);
 void hmmrt_scan_report(FILE *f);
+/* A call scored by HMMRT_SCAN_GPU_EMULATE (tests): counted for the report. */
+void hmmrt_scan_count_emulated(void);
 
 /* ---- the engine (scan.c) ----------------------------------------------------- */
 /* The score of a forward or backward call, or NAN: score on one thread

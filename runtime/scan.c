@@ -174,8 +174,10 @@ static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, doub
                  : hmmrt_scan_emulate(c, codes, L, K, wide, chunk, &status);
     if (isnan(*score) && !wide && c->n_boundary <= HMMRT_SCAN_NB_MAX && L >= 3)
         *score = hmmrt_scan_emulate(c, codes, L, K, 1, chunk, &status);
-    if (!isnan(*score))
+    if (!isnan(*score)) {
         hmmrt_scan_count(c->max_span != NULL, L, omp_get_wtime() - started, 0);
+        hmmrt_scan_count_emulated();
+    }
     return 1;
 }
 

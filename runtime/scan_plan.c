@@ -147,6 +147,10 @@ void hmmrt_scan_count(int viterbi, int64_t L, double seconds, double critical)
     atomic_fetch_add(&critical_usec[viterbi], (long long)(critical * 1e6));
 }
 
+static atomic_llong emulated;
+
+void hmmrt_scan_count_emulated(void) { atomic_fetch_add(&emulated, 1); }
+
 void hmmrt_scan_report(FILE *f)
 {
     static const char *const what[2] = {"forward/backward", "viterbi"};
@@ -159,6 +163,9 @@ void hmmrt_scan_report(FILE *f)
                     threads, threads == 1 ? "" : "s", atomic_load(&scanned_symbols[v]),
                     (double)atomic_load(&scanned_usec[v]) * 1e-6,
                     (double)atomic_load(&critical_usec[v]) * 1e-6);
+    if (atomic_load(&emulated))
+        fprintf(f, "  scan: %lld of those calls by the GPU scan's arithmetic on the CPU "
+                   "(HMMRT_SCAN_GPU_EMULATE)\n", atomic_load(&emulated));
     if (mode == HMMRT_SCAN_AUTO && !atomic_load(&scanned[0]) && !atomic_load(&scanned[1]))
         fprintf(f, "  scan: none (auto: a sequence of %d or more symbols, on 2 or more threads, "
                    "where the model's transfers leave a gain; docs/scan.md)\n", SCAN_MIN_LENGTH);
