@@ -182,8 +182,21 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
             plan->shape = GPU_DENSE;
             plan->unroll = 1;
             say_precision(verbose, call, plan);
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU scan of one long sequence: no, a dense "
+                        "call (its transfers would need matrix products; docs/scan.md)\n",
+                        call->label);
             continue;
         }
+        if (verbose) /* runtime/gpu/scan_gpu.c decides per batch */
+            fprintf(verbose, "hmmc: plan %s: GPU scan of one long sequence: %s\n", call->label,
+                    call->storage == STORE_WHOLE_TABLE ? "no, a whole table is printed"
+                    : call->plan.bp_bytes ? "no, a traceback or segments is printed (the GPU "
+                                            "scan gives scores; the program's other calls then "
+                                            "keep one thread a sequence too)"
+                                          : "where the run's rule takes the batch's longest "
+                                            "sequences (docs/scan.md), if the call has at most "
+                                            "32 boundary states");
         if (plan->shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&
             call->storage != STORE_WHOLE_TABLE)
             plan_profile(p, call, plan, verbose);
