@@ -140,6 +140,12 @@ typedef void (*hmmrt_scan_transfer_fn)(const void *ctx, int64_t k, double *t, in
  * position. NAN: a value left double's range (score another way). */
 double hmmrt_scan_finish(const hmmrt_scan_call *c, const void *x, int64_t L, int nbp,
                          int64_t n_chunks, hmmrt_scan_transfer_fn transfer, const void *ctx);
+/* Chunk k's transfer from a launch's results (scan_chunk.h's
+ * hmmrt_scan_results layout), as hmmrt_scan_transfer_fn gives it. */
+void hmmrt_scan_read_transfer(int nbp, int use_double, int max_plus, int64_t n_chunks,
+                              const void *results, int64_t k, double *t, int64_t *e);
+/* 1 when a column of the results left float's range (HMMRT_SCAN_RISKY). */
+int hmmrt_scan_results_risky(int nbp, int64_t n_chunks, int use_double, const void *results);
 /* The whole GPU scan on the CPU with the kernel's arithmetic, in float or
  * double, chunks of `chunk` positions (tests). *status: HMMRT_SCAN_RISKY
  * (scan_chunk.h) when a float column left float's range (the score is NAN). */

@@ -8,6 +8,7 @@
 #define HMMRT_SCAN_CHUNK_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -34,6 +35,20 @@ enum {
  * x[len - 1] down to x[0] (backward). The matrices: per symbol c, nb x nb
  * values m[(c * nb + s) * nb + j] (from boundary state j to s), times
  * 2^me[c] for sums, plus mo[c] for max-plus (ln values). */
+
+/* A launch's results for n_chunks chunks of nb (padded) boundary states, in
+ * one buffer: n_chunks x nb columns of nb values (float or double; column j
+ * of chunk k at (k * nb + j) * nb), then a scale per column (int64_t
+ * exponents for sums, double offsets for max-plus), then an int status per
+ * column (HMMRT_SCAN_LIVE, DEAD or RISKY). Returns the buffer's bytes. */
+HMMRT_SCAN_HD size_t hmmrt_scan_results(int nb, int64_t n_chunks, int use_double,
+                                        size_t *scales_at, size_t *status_at)
+{
+    size_t columns = (size_t)n_chunks * (size_t)nb;
+    *scales_at = (columns * (size_t)nb * (use_double ? 8 : 4) + 7) / 8 * 8;
+    *status_at = *scales_at + columns * 8;
+    return *status_at + columns * sizeof(int);
+}
 
 /* One instantiation per type: the body is written once (scan_chunk_body.h). */
 #define HMMRT_SCAN_REAL float

@@ -90,3 +90,40 @@ HMMRT_SCAN_HD void HMMRT_SCAN_NAME(hmmrt_scan_run_max)(int nb, const HMMRT_SCAN_
         *offset += (double)top + mo[c];
     }
 }
+
+/* One thread of the scan's kernel (runtime/gpu/scan_kernel.cu) or of its
+ * emulation (scan_matrices.c): thread t runs chunk t / nb (positions
+ * [k * chunk, min((k + 1) * chunk, len)) of codes) from boundary state
+ * t % nb alone and writes its transfer column into a launch's results
+ * (hmmrt_scan_results: values, then scales, then statuses). */
+HMMRT_SCAN_HD void HMMRT_SCAN_NAME(hmmrt_scan_thread)(int nb, const HMMRT_SCAN_REAL *m,
+                                                     const int *me, const double *mo,
+                                                     int max_plus, int backward,
+                                                     const uint8_t *codes, int64_t len,
+                                                     int64_t chunk, int64_t t,
+                                                     HMMRT_SCAN_REAL *values, void *scales,
+                                                     int *status)
+{
+    typedef HMMRT_SCAN_REAL real;
+    const int64_t k = t / nb, i0 = k * chunk;
+    const int j = (int)(t % nb);
+    const int64_t n = i0 + chunk < len ? chunk : len - i0;
+    real v[HMMRT_SCAN_NB_MAX];
+    HMMRT_SCAN_UNROLL
+    for (int s = 0; s < nb; s++)
+        v[s] = max_plus ? (s == j ? (real)0 : (real)-INFINITY) : (real)(s == j);
+    if (max_plus) {
+        double offset = 0;
+        HMMRT_SCAN_NAME(hmmrt_scan_run_max)(nb, m, mo, codes + i0, n, backward, v, &offset);
+        ((double *)scales)[t] = offset;
+        status[t] = HMMRT_SCAN_LIVE;
+    } else {
+        int e = 0;
+        status[t] = HMMRT_SCAN_NAME(hmmrt_scan_run_sum)(nb, m, me, codes + i0, n, backward, v, &e);
+        ((int64_t *)scales)[t] = e;
+    }
+    real *out = values + t * nb;
+    HMMRT_SCAN_UNROLL
+    for (int s = 0; s < nb; s++)
+        out[s] = v[s];
+}

@@ -169,76 +169,94 @@ double hmmrt_scan_finish(const hmmrt_scan_call *sc, const void *x, int64_t L, in
     return log(columns[sc->last]) + (double)ve * LN2;
 }
 
+void hmmrt_scan_read_transfer(int nbp, int use_double, int max_plus, int64_t n_chunks,
+                              const void *results, int64_t k, double *t, int64_t *e)
+{
+    size_t scales_at, status_at;
+    hmmrt_scan_results(nbp, n_chunks, use_double, &scales_at, &status_at);
+    const char *scales = (const char *)results + scales_at;
+    for (int j = 0; j < nbp; j++) {
+        size_t col = (size_t)k * nbp + j;
+        for (int q = 0; q < nbp; q++) {
+            size_t at = col * nbp + q;
+            t[j * nbp + q] = use_double ? ((const double *)results)[at]
+                                        : (double)((const float *)results)[at];
+            if (max_plus)
+                t[j * nbp + q] += ((const double *)scales)[col];
+        }
+        if (!max_plus)
+            e[j] = ((const int64_t *)scales)[col];
+    }
+}
+
+int hmmrt_scan_results_risky(int nbp, int64_t n_chunks, int use_double, const void *results)
+{
+    size_t scales_at, status_at;
+    hmmrt_scan_results(nbp, n_chunks, use_double, &scales_at, &status_at);
+    const int *status = (const int *)((const char *)results + status_at);
+    for (int64_t k = 0; k < n_chunks * nbp; k++)
+        if (status[k] == HMMRT_SCAN_RISKY)
+            return 1;
+    return 0;
+}
+
 /* ---- the GPU scan on the CPU (tests) ---------------------------------------------------- */
 
 typedef struct emulated {
-    int nbp, max_plus;
-    const double *t;   /* n_chunks x nbp columns of nbp: values (max-plus: offsets added) */
-    const int64_t *e;  /* n_chunks x nbp exponents (sums) */
+    int nbp, use_double, max_plus;
+    int64_t n_chunks;
+    const void *results;
 } emulated;
 
 static void emulated_transfer(const void *ctx, int64_t k, double *t, int64_t *e)
 {
     const emulated *em = ctx;
-    size_t cols = (size_t)em->nbp;
-    memcpy(t, em->t + (size_t)k * cols * cols, sizeof(double) * cols * cols);
-    if (!em->max_plus)
-        memcpy(e, em->e + (size_t)k * cols, sizeof(int64_t) * cols);
+    hmmrt_scan_read_transfer(em->nbp, em->use_double, em->max_plus, em->n_chunks, em->results, k,
+                             t, e);
 }
 
 double hmmrt_scan_emulate(const hmmrt_scan_call *sc, const uint8_t *x, int64_t L, int K,
                           int use_double, int64_t chunk, int *status)
 {
     int nbp = hmmrt_scan_pad(sc->n_boundary), max_plus = sc->max_span != NULL;
-    size_t cells = (size_t)K * nbp * nbp;
+    size_t cells = (size_t)K * nbp * nbp, scales_at, status_at;
     int64_t len = L - 2, n_chunks = len > 0 ? (len + chunk - 1) / chunk : 0;
     double *m = malloc(sizeof(double) * (cells + (size_t)K));
     int *me = malloc(sizeof(int) * (size_t)K);
     float *mf = malloc(sizeof(float) * cells);
-    double *t = malloc(sizeof(double) * ((size_t)n_chunks * nbp * nbp + 1));
-    int64_t *e = malloc(sizeof(int64_t) * ((size_t)n_chunks * nbp + 1));
+    void *results = NULL;
     double least = 1, score = NAN;
     *status = HMMRT_SCAN_LIVE;
-    if (!m || !me || !mf || !t || !e ||
+    if (!m || !me || !mf ||
         hmmrt_scan_matrices(sc, K, L, nbp, m, me, m + cells, &least) != 0 ||
-        (use_double = hmmrt_scan_type(sc, least, use_double)) < 0)
+        (use_double = hmmrt_scan_type(sc, least, use_double)) < 0 ||
+        !(results = malloc(hmmrt_scan_results(nbp, n_chunks, use_double, &scales_at,
+                                              &status_at) + 8)))
         goto done;
     for (size_t k = 0; k < cells; k++)
-        mf[k] = (float)m[k];
-    /* every chunk from every boundary state, as the kernel's threads */
-    for (int64_t k = 0; k < n_chunks; k++)
-        for (int j = 0; j < nbp; j++) {
-            const uint8_t *cx = x + 1 + k * chunk;
-            int64_t clen = (k + 1) * chunk < len ? chunk : len - k * chunk;
-            double vd[HMMRT_SCAN_NB_MAX], offset = 0;
-            float vf[HMMRT_SCAN_NB_MAX];
-            int ex = 0, got = HMMRT_SCAN_LIVE;
-            for (int s = 0; s < nbp; s++)
-                vd[s] = vf[s] = max_plus ? (s == j ? 0.0f : -INFINITY) : (float)(s == j);
-            if (max_plus && use_double)
-                hmmrt_scan_run_max_d(nbp, m, m + cells, cx, clen, sc->backward, vd, &offset);
-            else if (max_plus)
-                hmmrt_scan_run_max_f(nbp, mf, m + cells, cx, clen, sc->backward, vf, &offset);
-            else if (use_double)
-                got = hmmrt_scan_run_sum_d(nbp, m, me, cx, clen, sc->backward, vd, &ex);
-            else
-                got = hmmrt_scan_run_sum_f(nbp, mf, me, cx, clen, sc->backward, vf, &ex);
-            if (got == HMMRT_SCAN_RISKY)
-                *status = HMMRT_SCAN_RISKY;
-            double *col = t + ((size_t)k * nbp + j) * nbp;
-            for (int s = 0; s < nbp; s++)
-                col[s] = (use_double ? vd[s] : (double)vf[s]) + (max_plus ? offset : 0);
-            e[(size_t)k * nbp + j] = ex;
-        }
-    if (*status != HMMRT_SCAN_RISKY) {
-        emulated em = {.nbp = nbp, .max_plus = max_plus, .t = t, .e = e};
-        score = hmmrt_scan_finish(sc, x, L, nbp, n_chunks, emulated_transfer, &em);
+        mf[k] = (float)m[k]; /* as scan_gpu.c stages them for a float launch */
+    /* every thread of the launch, one after another */
+    for (int64_t t = 0; t < n_chunks * nbp; t++) {
+        if (use_double)
+            hmmrt_scan_thread_d(nbp, m, me, m + cells, max_plus, sc->backward, x + 1, len, chunk,
+                                t, (double *)results, (char *)results + scales_at,
+                                (int *)((char *)results + status_at));
+        else
+            hmmrt_scan_thread_f(nbp, mf, me, m + cells, max_plus, sc->backward, x + 1, len, chunk,
+                                t, (float *)results, (char *)results + scales_at,
+                                (int *)((char *)results + status_at));
     }
+    if (hmmrt_scan_results_risky(nbp, n_chunks, use_double, results)) {
+        *status = HMMRT_SCAN_RISKY;
+        goto done;
+    }
+    emulated em = {.nbp = nbp, .use_double = use_double, .max_plus = max_plus,
+                   .n_chunks = n_chunks, .results = results};
+    score = hmmrt_scan_finish(sc, x, L, nbp, n_chunks, emulated_transfer, &em);
 done:
     free(m);
     free(me);
     free(mf);
-    free(t);
-    free(e);
+    free(results);
     return score;
 }

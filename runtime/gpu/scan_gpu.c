@@ -36,9 +36,9 @@ struct gpu_scan {
     size_t matrices_cap;
     void *out;                     /* transfers, then their scales, then statuses */
     size_t out_cap;
-    /* host copies */
-    void *host_out;
-    size_t host_cap;
+    /* host copies: the transfers, and the matrices on their way in */
+    void *host_out, *stage;
+    size_t host_cap, stage_cap;
     cudaEvent_t before, after;
     int events;
     /* --timing */
@@ -106,6 +106,7 @@ void gpu_scan_close(hmmrt_gpu *g)
     cudaFree(s->matrices);
     cudaFree(s->out);
     free(s->host_out);
+    free(s->stage);
     if (s->events) {
         cudaEventDestroy(s->before);
         cudaEventDestroy(s->after);
@@ -177,6 +178,7 @@ typedef struct scan_run {
     int64_t L;
     int K, nbp, use_double;
     int64_t chunk, n_chunks;
+    const void *results; /* the last launch's, on the host */
 } scan_run;
 
 /* Runs the kernel on the middle [1, L - 1) and brings the transfers to
@@ -189,9 +191,8 @@ static int run_kernel(hmmrt_gpu *g, scan_run *r, const double *mant, const int *
     int nbp = r->nbp, K = r->K, max_plus = r->sc->max_span != NULL;
     size_t rb = r->use_double ? 8 : 4, cells = (size_t)K * nbp * nbp;
     size_t mat_bytes = (cells * rb + 7) / 8 * 8 + (size_t)K * 8;
-    size_t columns = (size_t)r->n_chunks * nbp;
-    size_t out_bytes = columns * nbp * rb, scale_bytes = columns * 8, status_at = out_bytes + scale_bytes;
-    size_t all_out = status_at + columns * sizeof(int);
+    size_t scales_at, status_at;
+    size_t all_out = hmmrt_scan_results(nbp, r->n_chunks, r->use_double, &scales_at, &status_at);
     if (grow(g, &s->matrices, &s->matrices_cap, mat_bytes, "matrices") ||
         grow(g, &s->out, &s->out_cap, all_out, "transfers"))
         return -1;
@@ -202,8 +203,15 @@ static int run_kernel(hmmrt_gpu *g, scan_run *r, const double *mant, const int *
         if (!s->host_out)
             return gpu_error(g, "out of memory for the scan's transfers (%s)", g->where);
     }
-    /* the matrices in the kernel's type, then me or mo, staged in host_out */
-    char *stage = s->host_out;
+    if (mat_bytes > s->stage_cap) {
+        free(s->stage);
+        s->stage = malloc(mat_bytes);
+        s->stage_cap = s->stage ? mat_bytes : 0;
+        if (!s->stage)
+            return gpu_error(g, "out of memory for the scan's matrices (%s)", g->where);
+    }
+    /* the matrices in the kernel's type, then me or mo */
+    char *stage = s->stage;
     for (size_t k = 0; k < cells; k++) {
         if (r->use_double)
             ((double *)stage)[k] = mant[k];
@@ -231,7 +239,7 @@ static int run_kernel(hmmrt_gpu *g, scan_run *r, const double *mant, const int *
                               .me = max_plus ? NULL : (const int *)((char *)s->matrices + tail_at),
                               .mo = max_plus ? (const double *)((char *)s->matrices + tail_at) : NULL,
                               .out = s->out,
-                              .out_scale = (char *)s->out + out_bytes,
+                              .out_scale = (char *)s->out + scales_at,
                               .status = (int *)((char *)s->out + status_at),
                               .stream = stream};
     char what[256];
@@ -249,41 +257,18 @@ static int run_kernel(hmmrt_gpu *g, scan_run *r, const double *mant, const int *
     if (cudaEventElapsedTime(&ms, s->before, s->after) == cudaSuccess)
         s->kernel_ms += ms;
     cudaGetLastError();
-    *risky = 0;
-    const int *status = (const int *)((char *)s->host_out + status_at);
-    for (size_t k = 0; k < columns && !max_plus; k++)
-        *risky |= status[k] == HMMRT_SCAN_RISKY;
+    *risky = hmmrt_scan_results_risky(nbp, r->n_chunks, r->use_double, s->host_out);
+    r->results = s->host_out;
     s->chunks += r->n_chunks;
     return 0;
 }
 
 /* Chunk k's transfer, from host_out (hmmrt_scan_transfer_fn). */
-typedef struct transfers {
-    const gpu_scan *s;
-    const scan_run *r;
-} transfers;
-
 static void transfer_of(const void *ctx, int64_t k, double *t, int64_t *e)
 {
-    const transfers *tr = ctx;
-    const scan_run *r = tr->r;
-    const char *host = tr->s->host_out;
-    int nbp = r->nbp;
-    size_t columns = (size_t)r->n_chunks * nbp, rb = r->use_double ? 8 : 4;
-    const char *scales = host + columns * nbp * rb;
-    for (int j = 0; j < nbp; j++) {
-        size_t col = (size_t)k * nbp + j;
-        for (int q = 0; q < nbp; q++) {
-            size_t at = col * nbp + q;
-            t[j * nbp + q] = r->use_double ? ((const double *)host)[at]
-                                           : (double)((const float *)host)[at];
-        }
-        if (r->sc->max_span)
-            for (int q = 0; q < nbp; q++)
-                t[j * nbp + q] += ((const double *)scales)[col];
-        else
-            e[j] = ((const int *)scales)[col];
-    }
+    const scan_run *r = ctx;
+    hmmrt_scan_read_transfer(r->nbp, r->use_double, r->sc->max_span != NULL, r->n_chunks,
+                             r->results, k, t, e);
 }
 
 /* Call c's score on input sequence i by the scan; NAN where double cannot
@@ -346,8 +331,7 @@ static double scan_call(hmmrt_gpu *g, int c, int64_t i, int *failed)
     free(mant);
     s->in_double += r.use_double;
     double started = hmmrt_seconds();
-    transfers tr = {.s = s, .r = &r};
-    double score = risky ? NAN : hmmrt_scan_finish(r.sc, r.x, r.L, r.nbp, r.n_chunks, transfer_of, &tr);
+    double score = risky ? NAN : hmmrt_scan_finish(r.sc, r.x, r.L, r.nbp, r.n_chunks, transfer_of, &r);
     s->host += hmmrt_seconds() - started;
     s->scores[r.sc->max_span ? 2 : r.sc->backward ? 1 : 0]++;
     return score;

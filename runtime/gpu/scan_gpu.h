@@ -25,10 +25,10 @@ typedef struct hmmrt_scan_gpu_job {
     const void *m;          /* device: K x nb x nb floats or doubles */
     const int *me;          /* device: K exponents (sums) */
     const double *mo;       /* device: K offsets (max-plus) */
-    void *out;              /* device: n_chunks x nb columns of nb values (column j of chunk k
-                               at (k * nb + j) * nb) */
-    void *out_scale;        /* device: n_chunks x nb: int exponents (sums) or double offsets */
-    int *status;            /* device: n_chunks x nb HMMRT_SCAN_* of scan_chunk.h (sums) */
+    void *out;              /* device: the results (hmmrt_scan_results, scan_chunk.h): the
+                               values, */
+    void *out_scale;        /* their scales, */
+    int *status;            /* their statuses */
     void *stream;           /* cudaStream_t */
 } hmmrt_scan_gpu_job;
 

@@ -8,28 +8,20 @@
 
 #include <cuda_runtime.h>
 
-/* scan_chunk.h's functions of each type under one name, for the template. */
-__device__ __forceinline__ int run_sum(int nb, const float *m, const int *me, const uint8_t *x,
-                                       int64_t len, int backward, float *v, int *e)
+/* scan_chunk.h's thread of each type under one name, for the template. */
+__device__ __forceinline__ void scan_thread(int nb, const float *m, const int *me,
+                                            const double *mo, const hmmrt_scan_gpu_job &job,
+                                            int64_t t)
 {
-    return hmmrt_scan_run_sum_f(nb, m, me, x, len, backward, v, e);
+    hmmrt_scan_thread_f(nb, m, me, mo, job.max_plus, job.backward, job.codes, job.len, job.chunk,
+                        t, (float *)job.out, job.out_scale, job.status);
 }
-__device__ __forceinline__ int run_sum(int nb, const double *m, const int *me, const uint8_t *x,
-                                       int64_t len, int backward, double *v, int *e)
+__device__ __forceinline__ void scan_thread(int nb, const double *m, const int *me,
+                                            const double *mo, const hmmrt_scan_gpu_job &job,
+                                            int64_t t)
 {
-    return hmmrt_scan_run_sum_d(nb, m, me, x, len, backward, v, e);
-}
-__device__ __forceinline__ void run_max(int nb, const float *m, const double *mo,
-                                        const uint8_t *x, int64_t len, int backward, float *v,
-                                        double *offset)
-{
-    hmmrt_scan_run_max_f(nb, m, mo, x, len, backward, v, offset);
-}
-__device__ __forceinline__ void run_max(int nb, const double *m, const double *mo,
-                                        const uint8_t *x, int64_t len, int backward, double *v,
-                                        double *offset)
-{
-    hmmrt_scan_run_max_d(nb, m, mo, x, len, backward, v, offset);
+    hmmrt_scan_thread_d(nb, m, me, mo, job.max_plus, job.backward, job.codes, job.len, job.chunk,
+                        t, (double *)job.out, job.out_scale, job.status);
 }
 
 template <int NB, typename real>
@@ -38,8 +30,8 @@ __global__ void scan_transfers(const hmmrt_scan_gpu_job job)
     extern __shared__ double shared_store[]; /* double: aligned for either type */
     real *m = (real *)shared_store;
     const int K = job.n_symbols, cells = K * NB * NB;
-    int *me = (int *)(m + cells);
-    double *mo = (double *)shared_store + (cells * sizeof(real) + 7) / 8 + (K * sizeof(int) + 7) / 8;
+    int *me = (int *)((char *)shared_store + (cells * sizeof(real) + 7) / 8 * 8);
+    double *mo = (double *)((char *)me + (K * sizeof(int) + 7) / 8 * 8);
     for (int k = threadIdx.x; k < cells; k += blockDim.x)
         m[k] = ((const real *)job.m)[k];
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
@@ -50,29 +42,8 @@ __global__ void scan_transfers(const hmmrt_scan_gpu_job job)
     }
     __syncthreads();
     const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= job.n_chunks * NB)
-        return;
-    const int64_t chunk = t / NB;
-    const int j = (int)(t % NB);
-    const int64_t i0 = chunk * job.chunk;
-    const int64_t len = i0 + job.chunk < job.len ? job.chunk : job.len - i0;
-    real v[HMMRT_SCAN_NB_MAX];
-#pragma unroll
-    for (int s = 0; s < NB; s++)
-        v[s] = job.max_plus ? (s == j ? (real)0 : (real)-INFINITY) : (real)(s == j);
-    real *out = (real *)job.out + t * NB;
-    if (job.max_plus) {
-        double offset = 0;
-        run_max(NB, m, mo, job.codes + i0, len, job.backward, v, &offset);
-        ((double *)job.out_scale)[t] = offset;
-    } else {
-        int e = 0;
-        job.status[t] = run_sum(NB, m, me, job.codes + i0, len, job.backward, v, &e);
-        ((int *)job.out_scale)[t] = e;
-    }
-#pragma unroll
-    for (int s = 0; s < NB; s++)
-        out[s] = v[s];
+    if (t < job.n_chunks * NB)
+        scan_thread(NB, m, me, mo, job, t);
 }
 
 template <int NB, typename real>
