@@ -11,7 +11,6 @@
 #include "scan_chunk.h"
 #include "scan_gpu.h"
 
-#include <fenv.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
