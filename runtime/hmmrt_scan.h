@@ -140,6 +140,14 @@ typedef void (*hmmrt_scan_transfer_fn)(const void *ctx, int64_t k, double *t, in
  * position. NAN: a value left double's range (score another way). */
 double hmmrt_scan_finish(const hmmrt_scan_call *c, const void *x, int64_t L, int nbp,
                          int64_t n_chunks, hmmrt_scan_transfer_fn transfer, const void *ctx);
+/* Viterbi with back pointers: the score as hmmrt_scan_finish gives it, and
+ * the whole table bp ((L + 1) x n cells of c->bp_bytes, as the one-thread
+ * function writes it) from the first position, each chunk of `chunk`
+ * positions run again from its exact entry (on every thread) and the last
+ * position. NAN without memory. */
+double hmmrt_scan_finish_bp(const hmmrt_scan_call *c, const void *x, int64_t L, int nbp,
+                            int64_t n_chunks, int64_t chunk, hmmrt_scan_transfer_fn transfer,
+                            const void *ctx, void *bp);
 /* Chunk k's transfer from a launch's results (scan_chunk.h's
  * hmmrt_scan_results layout), as hmmrt_scan_transfer_fn gives it. */
 void hmmrt_scan_read_transfer(int nbp, int use_double, int max_plus, int64_t n_chunks,
@@ -147,9 +155,10 @@ void hmmrt_scan_read_transfer(int nbp, int use_double, int max_plus, int64_t n_c
 /* 1 when a column of the results left float's range (HMMRT_SCAN_RISKY). */
 int hmmrt_scan_results_risky(int nbp, int64_t n_chunks, int use_double, const void *results);
 /* The whole GPU scan on the CPU with the kernel's arithmetic, in float or
- * double, chunks of `chunk` positions (tests). *status: HMMRT_SCAN_RISKY
+ * double, chunks of `chunk` positions (tests); viterbi's back pointers too
+ * where bp is not NULL (hmmrt_scan_finish_bp). *status: HMMRT_SCAN_RISKY
  * (scan_chunk.h) when a float column left float's range (the score is NAN). */
 double hmmrt_scan_emulate(const hmmrt_scan_call *c, const uint8_t *x, int64_t L, int K,
-                          int use_double, int64_t chunk, int *status);
+                          int use_double, int64_t chunk, void *bp, int *status);
 
 #endif

@@ -150,11 +150,13 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
 }
 
 /* HMMRT_SCAN_GPU_EMULATE=float|double (tests): the GPU scan's arithmetic on
- * the CPU (scan_matrices.c) in place of this engine, for scores: 1 with the
+ * the CPU (scan_matrices.c) in place of this engine, for scores and viterbi's
+ * back pointers (bp, or NULL): 1 with the
  * score in *score (NAN: score on one thread), 0 when not asked. As the GPU
  * does, float that left its range goes again in double; chunks of
  * HMMRT_SCAN_CHUNK positions, or as the GPU cuts them on an H100. */
-static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, double *score)
+static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp,
+                        double *score)
 {
     const char *type = getenv("HMMRT_SCAN_GPU_EMULATE");
     if (!type || !*type)
@@ -171,9 +173,9 @@ static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, doub
     int status, wide = strcmp(type, "double") == 0;
     *score = c->n_boundary > HMMRT_SCAN_NB_MAX || L < 3
                  ? NAN
-                 : hmmrt_scan_emulate(c, codes, L, K, wide, chunk, &status);
+                 : hmmrt_scan_emulate(c, codes, L, K, wide, chunk, bp, &status);
     if (isnan(*score) && !wide && c->n_boundary <= HMMRT_SCAN_NB_MAX && L >= 3)
-        *score = hmmrt_scan_emulate(c, codes, L, K, 1, chunk, &status);
+        *score = hmmrt_scan_emulate(c, codes, L, K, 1, chunk, bp, &status);
     if (!isnan(*score)) {
         hmmrt_scan_count(c->max_span != NULL, L, omp_get_wtime() - started, 0);
         hmmrt_scan_count_emulated();
@@ -184,7 +186,7 @@ static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, doub
 double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
 {
     double emulated;
-    if (gpu_emulated(c, x, L, &emulated))
+    if (gpu_emulated(c, x, L, NULL, &emulated))
         return emulated;
     double started = omp_get_wtime();
     int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
@@ -280,7 +282,7 @@ static void max_rerun(const hmmrt_scan_call *c, const void *x, int64_t L, scan_m
 double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp)
 {
     double emulated;
-    if (!bp && gpu_emulated(c, x, L, &emulated))
+    if (gpu_emulated(c, x, L, bp, &emulated))
         return emulated;
     double started = omp_get_wtime();
     int threads = omp_in_parallel() ? 1 : omp_get_max_threads();

@@ -200,6 +200,56 @@ int hmmrt_scan_results_risky(int nbp, int64_t n_chunks, int use_double, const vo
     return 0;
 }
 
+double hmmrt_scan_finish_bp(const hmmrt_scan_call *sc, const void *x, int64_t L, int nbp,
+                            int64_t n_chunks, int64_t chunk, hmmrt_scan_transfer_fn transfer,
+                            const void *ctx, void *bp)
+{
+    int n = sc->n_states, nb = sc->n_boundary;
+    int ident[nbp];
+    for (int j = 0; j < nbp; j++)
+        ident[j] = j;
+    /* entries[k]: the boundary states' ln values before chunk k of the middle;
+       entries[n_chunks]: before the last position */
+    double *entries = malloc(sizeof(double) * (size_t)(n_chunks + 1) * nbp);
+    if (!entries)
+        return NAN;
+    double columns[2 * n], offset[2] = {0, 0}, t[nbp * nbp];
+    int64_t e[nbp];
+    sc->max_span_bp(x, L, 0, 1, columns, offset, bp, 1);
+    for (int j = 0; j < nbp; j++)
+        entries[j] = j < nb ? columns[sc->boundary[j]] + (offset[0] + offset[1]) : -INFINITY;
+    for (int64_t k = 0; k < n_chunks; k++) {
+        transfer(ctx, k, t, e);
+        hmmrt_scan_apply_max(nbp, nbp, ident, t, entries + k * nbp, entries + (k + 1) * nbp);
+    }
+    /* every chunk again from its exact entry, writing its rows (as scan.c's
+       max_rerun), then the last position */
+    double score = -INFINITY;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = 0; k <= n_chunks; k++) {
+        const double *entry = entries + k * nbp;
+        int64_t i0 = 1 + k * chunk, i1 = k == n_chunks ? L : 1 + (k + 1) * chunk;
+        if (k == n_chunks)
+            i0 = L - 1;
+        else if (i1 > L - 1)
+            i1 = L - 1;
+        double col[2 * n], off[2] = {-INFINITY, 0};
+        for (int j = 0; j < nb; j++)
+            off[0] = entry[j] > off[0] ? entry[j] : off[0];
+        if (off[0] == -INFINITY)
+            continue; /* no path reaches this chunk: its rows are never read */
+        for (int q = 0; q < n; q++)
+            col[q] = -INFINITY;
+        for (int j = 0; j < nb; j++)
+            col[sc->boundary[j]] = entry[j] - off[0];
+        sc->max_span_bp(x, L, i0, i1, col, off, bp, 0);
+        if (k == n_chunks)
+            score = col[sc->last] + (off[0] + off[1]);
+    }
+    free(entries);
+    return score;
+}
+
 /* ---- the GPU scan on the CPU (tests) ---------------------------------------------------- */
 
 typedef struct emulated {
@@ -216,7 +266,7 @@ static void emulated_transfer(const void *ctx, int64_t k, double *t, int64_t *e)
 }
 
 double hmmrt_scan_emulate(const hmmrt_scan_call *sc, const uint8_t *x, int64_t L, int K,
-                          int use_double, int64_t chunk, int *status)
+                          int use_double, int64_t chunk, void *bp, int *status)
 {
     int nbp = hmmrt_scan_pad(sc->n_boundary), max_plus = sc->max_span != NULL;
     size_t cells = (size_t)K * nbp * nbp, scales_at, status_at;
@@ -252,7 +302,8 @@ double hmmrt_scan_emulate(const hmmrt_scan_call *sc, const uint8_t *x, int64_t L
     }
     emulated em = {.nbp = nbp, .use_double = use_double, .max_plus = max_plus,
                    .n_chunks = n_chunks, .results = results};
-    score = hmmrt_scan_finish(sc, x, L, nbp, n_chunks, emulated_transfer, &em);
+    score = bp ? hmmrt_scan_finish_bp(sc, x, L, nbp, n_chunks, chunk, emulated_transfer, &em, bp)
+               : hmmrt_scan_finish(sc, x, L, nbp, n_chunks, emulated_transfer, &em);
 done:
     free(m);
     free(me);

@@ -52,11 +52,13 @@ static const char *call_refusal(const hmmrt_gpu *g, int c, const hmmrt_scan_call
     const hmmrt_gpu_call *call = &g->gp->calls[c];
     if (call->posterior)
         return "a posterior call (the scan does forward, backward and viterbi scores)";
-    for (int k = 0; k < call->n_outputs; k++)
-        if (call->output_kind[k] != HMMRT_OUT_SCORE)
-            return "a traceback or segments is printed (the GPU scan gives scores only)";
     if (!sc)
         return "a call the CPU scan does not take either (docs/scan.md)";
+    for (int k = 0; k < call->n_outputs; k++)
+        if (call->output_kind[k] != HMMRT_OUT_SCORE &&
+            (!sc->max_span_bp || !call->paths || call->bp_bytes != sc->bp_bytes ||
+             call->n_states != sc->n_states))
+            return "a traceback or segments whose back pointers the scan cannot write";
     if (sc->n_boundary < 1 || sc->n_boundary > HMMRT_SCAN_NB_MAX)
         return "more than 32 boundary states (a chunk's transfer would need matrix products)";
     int K = (int)strlen(g->prog->alphabets[call->alphabet]);
@@ -270,9 +272,61 @@ static void transfer_of(const void *ctx, int64_t k, double *t, int64_t *e)
                              r->results, k, t, e);
 }
 
-/* Call c's score on input sequence i by the scan; NAN where double cannot
- * hold it (the caller's rescoring takes over), or -1 through *failed. */
-static double scan_call(hmmrt_gpu *g, int c, int64_t i, int *failed)
+static double scan_score(hmmrt_gpu *g, int c, int64_t i, void *bp, int *failed);
+
+/* Call c's outputs for input sequence i into row: the score (NAN where
+ * double cannot hold it: the caller's rescoring takes over) and, viterbi,
+ * the traceback or segments from the back pointers that the chunks' reruns
+ * write on the host (hmmrt_scan_finish_bp). 0, or -1. */
+static int scan_call(hmmrt_gpu *g, int c, int64_t i, hmmrt_value *row)
+{
+    const hmmrt_gpu_call *call = &g->gp->calls[c];
+    int paths = 0;
+    for (int k = 0; k < call->n_outputs; k++)
+        paths |= call->output_kind[k] != HMMRT_OUT_SCORE;
+    void *bp = NULL;
+    int failed = 0;
+    hmmrt_buf_take_failure(); /* a failure of this call's texts only */
+    if (paths) { /* the one-thread function's whole table, (L + 1) x n cells */
+        size_t cells = (size_t)(g->in->lengths[i] + 1) * (size_t)call->n_states;
+        bp = malloc(cells * (size_t)call->bp_bytes);
+        if (!bp)
+            return gpu_error(g, "out of memory for the back pointers of a sequence of %lld "
+                                "symbols (%.1f GiB; %s)",
+                             (long long)g->in->lengths[i],
+                             (double)cells * call->bp_bytes / (1 << 30), g->where);
+    }
+    double score = scan_score(g, c, i, bp, &failed);
+    for (int k = 0; k < call->n_outputs && !failed; k++) {
+        hmmrt_value *v = &row[call->output_column[k]];
+        if (call->output_kind[k] == HMMRT_OUT_SCORE) {
+            v->score = score;
+            continue;
+        }
+        hmmrt_buf_reset(&v->text);
+        if (!(score > -INFINITY)) { /* -inf, or NAN: rescored, then written again */
+            hmmrt_buf_puts(&v->text, "-");
+            continue;
+        }
+        int broken = call->output_kind[k] == HMMRT_OUT_SEGMENTS
+                         ? hmmrt_segments(call->paths, bp, call->bp_bytes, g->in->lengths[i],
+                                          &v->text)
+                         : hmmrt_traceback(call->paths, bp, call->bp_bytes, g->in->lengths[i],
+                                           &v->text);
+        if (broken)
+            failed = gpu_error(g, "the back pointers of a scanned traceback lead nowhere: an "
+                                  "internal error (%s)", g->where);
+    }
+    free(bp);
+    if (!failed && hmmrt_buf_take_failure())
+        failed = gpu_error(g, "out of memory writing a traceback (%s)", g->where);
+    return failed ? -1 : 0;
+}
+
+/* Call c's score on input sequence i by the scan, and viterbi's back
+ * pointers into bp where not NULL; NAN where double cannot hold it, or -1
+ * through *failed. */
+static double scan_score(hmmrt_gpu *g, int c, int64_t i, void *bp, int *failed)
 {
     gpu_scan *s = g->scan;
     const hmmrt_gpu_input *in = g->in;
@@ -330,7 +384,10 @@ static double scan_call(hmmrt_gpu *g, int c, int64_t i, int *failed)
     free(mant);
     s->in_double += r.use_double;
     double started = hmmrt_seconds();
-    double score = risky ? NAN : hmmrt_scan_finish(r.sc, r.x, r.L, r.nbp, r.n_chunks, transfer_of, &r);
+    double score = risky ? NAN
+                   : bp  ? hmmrt_scan_finish_bp(r.sc, r.x, r.L, r.nbp, r.n_chunks, r.chunk,
+                                                transfer_of, &r, bp)
+                         : hmmrt_scan_finish(r.sc, r.x, r.L, r.nbp, r.n_chunks, transfer_of, &r);
     s->host += hmmrt_seconds() - started;
     s->scores[r.sc->max_span ? 2 : r.sc->backward ? 1 : 0]++;
     return score;
@@ -357,14 +414,9 @@ int64_t gpu_scan_batch(hmmrt_gpu *g, int64_t m)
         hmmrt_value *row = g->in->values + i * g->prog->n_columns;
         snprintf(g->where, sizeof g->where, "batch %lld, the scan of its sequence %lld",
                  (long long)g->stats.batches, (long long)i + 1);
-        for (int c = 0; c < g->gp->n_calls; c++) {
-            int failed = 0;
-            double score = scan_call(g, c, i, &failed);
-            if (failed)
+        for (int c = 0; c < g->gp->n_calls; c++)
+            if (scan_call(g, c, i, row) != 0)
                 return -1;
-            for (int q = 0; q < g->gp->calls[c].n_outputs; q++)
-                row[g->gp->calls[c].output_column[q]].score = score;
-        }
         s->sequences++;
         s->symbols += g->sorted_lengths[k];
     }

@@ -99,7 +99,7 @@ size_t hmmrt_scan_gpu_shared(int nb, int n_symbols, int use_double) { return 0; 
 /* ---- the model ------------------------------------------------------------------------ */
 enum { N = 4, NB = 2 };
 static const int boundary[NB] = {1, 2};
-static const double emit[2][2] = {{0.7, 0.2}, {0.3, 0.8}};
+static const double hand_emit[2][2] = {{0.7, 0.2}, {0.3, 0.8}};
 
 static double sum_span(const void *xs, int64_t L, int64_t i0, int64_t i1, double *columns,
                        int64_t *scale, int first)
@@ -115,7 +115,7 @@ static double sum_span(const void *xs, int64_t L, int64_t i0, int64_t i1, double
         double *swap = prev;
         prev = cur;
         cur = swap;
-        const double *e = emit[x[i]];
+        const double *e = hand_emit[x[i]];
         cur[0] = 0;
         cur[1] = e[0] * (prev[0] + 0.9 * prev[1] + 0.15 * prev[2]);
         cur[2] = e[1] * (0.1 * prev[1] + 0.8 * prev[2]);
@@ -156,7 +156,7 @@ static void max_span(const void *xs, int64_t L, int64_t i0, int64_t i1, double *
         double sum = offset[0] + top;
         offset[1] += fabs(offset[0]) >= fabs(top) ? (offset[0] - sum) + top : (top - sum) + offset[0];
         offset[0] = sum;
-        const double *e = emit[x[i]];
+        const double *e = hand_emit[x[i]];
         cur[0] = -INFINITY;
         cur[1] = fmax(prev[0] - top, fmax(prev[1] - top + log(0.9), prev[2] - top + log(0.15))) +
                  log(e[0]);
@@ -171,16 +171,16 @@ static const hmmrt_scan_call fw = {.label = "forward(m)", .n_states = N, .n_boun
                                    .boundary = boundary, .last = 3, .sum_span = sum_span};
 static const hmmrt_scan_call vt = {.label = "viterbi(m)", .n_states = N, .n_boundary = NB,
                                    .boundary = boundary, .last = 3, .max_span = max_span};
-static const hmmrt_scan_call *const scan_calls[] = {&fw, &vt};
+static const hmmrt_scan_call *const hand_scan_calls[] = {&fw, &vt};
 static const int col0[] = {0}, col1[] = {1};
 static const unsigned char score_kind[] = {HMMRT_OUT_SCORE};
-static const hmmrt_gpu_call calls[] = {
+static const hmmrt_gpu_call hand_calls[] = {
     {.label = "forward(m)", .alphabet = 0, .n_states = N, .n_outputs = 1, .output_column = col0,
      .output_kind = score_kind},
     {.label = "viterbi(m)", .alphabet = 0, .n_states = N, .n_outputs = 1, .output_column = col1,
      .output_kind = score_kind},
 };
-static const char *const alphabets[] = {"ab"};
+static const char *const hand_alphabets[] = {"ab"};
 
 static int failures;
 
@@ -195,9 +195,9 @@ static void expect(int ok, const char *what)
 /* one batch: sequences of the given lengths (sorted longest first) */
 static void batch(int use_double, const char *mode, const int64_t *lengths, int n, int64_t want)
 {
-    hmmrt_gpu_program gp = {.n_calls = 2, .calls = calls};
-    hmmrt_program prog = {.n_alphabets = 1, .alphabets = alphabets, .n_columns = 2,
-                          .n_scan_calls = 2, .scan_calls = scan_calls, .gpu = &gp};
+    hmmrt_gpu_program gp = {.n_calls = 2, .calls = hand_calls};
+    hmmrt_program prog = {.n_alphabets = 1, .alphabets = hand_alphabets, .n_columns = 2,
+                          .n_scan_calls = 2, .scan_calls = hand_scan_calls, .gpu = &gp};
     hmmrt_gpu g;
     memset(&g, 0, sizeof g);
     g.prog = &prog;
@@ -259,8 +259,86 @@ static void batch(int use_double, const char *mode, const int64_t *lengths, int 
     free(codes);
 }
 
+#ifdef HMMC_PROGRAM
+/* ---- the casino as hmmc writes it (--target=c), with a traceback --------------------- */
+#define main generated_main
+#include HMMC_PROGRAM
+#undef main
+
+static void casino(int use_double)
+{
+    enum { L = 200000 };
+    static uint8_t x[L];
+    srand(21);
+    int loaded = 0;
+    for (int i = 0; i < L; i++) { /* stretches of a loaded die */
+        if (rand() % 100 == 0)
+            loaded = !loaded;
+        x[i] = (uint8_t)(loaded && rand() % 2 ? 5 : rand() % 6);
+    }
+    const uint8_t *per_alphabet[1] = {x};
+    hmmrt_value want[3], got[3];
+    memset(want, 0, sizeof want);
+    memset(got, 0, sizeof got);
+    hmmrt_scratch scratch = {0};
+    hmmrt_seq seq = {.name = "long", .codes = per_alphabet, .length = L};
+    hmmrt_scan_set_mode("off");
+    program.score_cpu(&seq, want, &scratch);
+    static const int c0_col[] = {0}, c1_cols[] = {1, 2};
+    static const unsigned char c0_kind[] = {HMMRT_OUT_SCORE},
+                               c1_kind[] = {HMMRT_OUT_SCORE, HMMRT_OUT_TRACEBACK};
+    const hmmrt_gpu_call gcalls[] = {
+        {.label = "forward(casino)", .alphabet = 0, .n_states = 4, .n_outputs = 1,
+         .output_column = c0_col, .output_kind = c0_kind},
+        {.label = "viterbi(casino)", .alphabet = 0, .n_states = 4, .bp_bytes = 1,
+         .paths = &c1_paths, .n_outputs = 2, .output_column = c1_cols, .output_kind = c1_kind},
+    };
+    hmmrt_gpu_program gp = {.n_calls = 2, .calls = gcalls};
+    hmmrt_program prog = program;
+    prog.gpu = &gp;
+    hmmrt_gpu g;
+    memset(&g, 0, sizeof g);
+    g.prog = &prog;
+    g.gp = &gp;
+    g.use_double = use_double;
+    g.multiprocessors = 132;
+    int64_t lengths[1] = {L}, offsets[1] = {0}, order[1] = {0}, sorted[1] = {L};
+    hmmrt_gpu_input in = {.n = 1, .lengths = lengths, .offsets = offsets, .codes = per_alphabet,
+                          .values = got, .order = order, .n_ordered = 1};
+    g.in = &in;
+    g.order = order;
+    g.sorted_lengths = sorted;
+    hmmrt_scan_set_mode("auto");
+    expect(gpu_scan_open(&g) == 0, "gpu_scan_open (casino)");
+    expect(gpu_scan_batch(&g, 1) == 1, "the casino's long sequence takes the scan");
+    char what[512];
+    double tol = use_double ? 1e-12 : 1e-5;
+    for (int c = 0; c < 2; c++) {
+        snprintf(what, sizeof what, "casino, %s: score %d: %.9f against %.9f",
+                 use_double ? "double" : "float", c, got[c].score, want[c].score);
+        expect(fabs(got[c].score - want[c].score) <= tol * fabs(want[c].score) + 1e-8 * L, what);
+    }
+    snprintf(what, sizeof what, "casino, %s: the traceback (%zu bytes) differs from one "
+             "thread's (%zu bytes)", use_double ? "double" : "float", got[2].text.len,
+             want[2].text.len);
+    expect(got[2].text.len == want[2].text.len && got[2].text.len > 0 &&
+               memcmp(got[2].text.data, want[2].text.data, want[2].text.len) == 0, what);
+    gpu_scan_report(&g, stdout);
+    gpu_scan_close(&g);
+    for (int c = 0; c < 3; c++) {
+        hmmrt_buf_free(&want[c].text);
+        hmmrt_buf_free(&got[c].text);
+    }
+    hmmrt_scratch_free(&scratch);
+}
+#endif
+
 int main(void)
 {
+#ifdef HMMC_PROGRAM
+    casino(0);
+    casino(1);
+#endif
     int64_t mixed[3] = {300000, 1000, 50};
     batch(0, "auto", mixed, 3, 1);
     batch(1, "auto", mixed, 3, 1);

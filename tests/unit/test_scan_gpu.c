@@ -230,20 +230,20 @@ static void test_emulated_every_chunk_length(void **state)
     int64_t chunks[] = {1, 2, 16, 100, 2997, 2998, 10000};
     for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
         int status;
-        double d = hmmrt_scan_emulate(&sum_call, x, L, 3, 1, chunks[k], &status);
+        double d = hmmrt_scan_emulate(&sum_call, x, L, 3, 1, chunks[k], NULL, &status);
         assert_true(rel(d, want) < 1e-13);
-        double f = hmmrt_scan_emulate(&sum_call, x, L, 3, 0, chunks[k], &status);
+        double f = hmmrt_scan_emulate(&sum_call, x, L, 3, 0, chunks[k], NULL, &status);
         assert_int_equal(status, HMMRT_SCAN_LIVE);
         assert_true(fabs(f - want) < 1e-5 * fabs(want) + 1e-8 * L);
-        assert_true(rel(hmmrt_scan_emulate(&max_call, x, L, 3, 1, chunks[k], &status), want_max) <
+        assert_true(rel(hmmrt_scan_emulate(&max_call, x, L, 3, 1, chunks[k], NULL, &status), want_max) <
                     1e-13);
-        assert_true(fabs(hmmrt_scan_emulate(&max_call, x, L, 3, 0, chunks[k], &status) -
+        assert_true(fabs(hmmrt_scan_emulate(&max_call, x, L, 3, 0, chunks[k], NULL, &status) -
                          want_max) < 1e-5 * fabs(want_max) + 1e-8 * L);
     }
     /* three symbols: the middle is one position */
     sum_span(x, 3, 0, 3, columns, &scale, 1);
     int status;
-    assert_true(rel(hmmrt_scan_emulate(&sum_call, x, 3, 3, 1, 16, &status),
+    assert_true(rel(hmmrt_scan_emulate(&sum_call, x, 3, 3, 1, 16, NULL, &status),
                     log(columns[3]) + (double)scale * log(2.0)) < 1e-14);
 }
 
