@@ -5,7 +5,9 @@
  * middle cut into chunks whose transfers the kernel computes (scan_kernel.cu,
  * from the symbols' matrices made here with the same span functions), the
  * transfers combined in order on the host in double (scan_combine.c), and
- * the last position on the host. */
+ * the last position on the host; a viterbi traceback or segments from the
+ * back pointers of each chunk run again on the host's cores from its exact
+ * entry (hmmrt_scan_finish_bp). */
 #include "driver.h"
 #include "hmmrt_scan.h"
 #include "scan_chunk.h"

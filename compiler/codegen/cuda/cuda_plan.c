@@ -190,13 +190,14 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
         }
         if (verbose) /* runtime/gpu/scan_gpu.c decides per batch */
             fprintf(verbose, "hmmc: plan %s: GPU scan of one long sequence: %s\n", call->label,
-                    call->storage == STORE_WHOLE_TABLE ? "no, a whole table is printed"
-                    : call->plan.bp_bytes ? "no, a traceback or segments is printed (the GPU "
-                                            "scan gives scores; the program's other calls then "
-                                            "keep one thread a sequence too)"
-                                          : "where the run's rule takes the batch's longest "
-                                            "sequences (docs/scan.md), if the call has at most "
-                                            "32 boundary states");
+                    call->storage == STORE_WHOLE_TABLE
+                        ? "no, a whole table is printed"
+                    : call->plan.bp_bytes
+                        ? "where the run's rule takes the batch's longest sequences "
+                          "(docs/scan.md), if the call has at most 32 boundary states; the "
+                          "traceback from back pointers written on the host's cores"
+                        : "where the run's rule takes the batch's longest sequences "
+                          "(docs/scan.md), if the call has at most 32 boundary states");
         if (plan->shape == GPU_BLOCK_PER_SEQUENCE && call->alg != ALG_BACKWARD &&
             call->storage != STORE_WHOLE_TABLE)
             plan_profile(p, call, plan, verbose);
