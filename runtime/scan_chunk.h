@@ -1,9 +1,8 @@
-/* scan_chunk.h: the arithmetic of one chunk of the GPU scan (issue 24,
- * docs/scan.md), for the host and the device alike: a column of the boundary
- * states run through a stretch of positions, each position a small matrix
- * (the symbol's), in float or double. runtime/gpu/scan_kernel.cu is a loop around it;
- * runtime/scan_matrices.c runs it on the CPU (hmmrt_scan_emulate) for the
- * tests, against the CPU scan. */
+/* scan_chunk.h: the arithmetic of the GPU scan's chunks (issue 24,
+ * docs/scan.md) for host and device alike: a column of the boundary states
+ * through a stretch of positions, a small matrix a symbol, in float or
+ * double. runtime/gpu/scan_kernel.cu is a loop around it; scan_matrices.c
+ * runs it on the CPU for the tests (hmmrt_scan_emulate). */
 #ifndef HMMRT_SCAN_CHUNK_H
 #define HMMRT_SCAN_CHUNK_H
 

@@ -1,9 +1,8 @@
 /* scan_matrices.c: the host's half of the GPU scan (issue 24, docs/scan.md),
- * kept free of CUDA so that the CPU tests run it: each symbol's matrix over
- * the boundary states, made by the call's own span function; the score from
- * the chunks' transfers (the first and last positions by the span function,
- * the transfers combined in order, scan_combine.c); and the whole GPU scan
- * emulated on the CPU with the kernel's arithmetic (scan_chunk.h). */
+ * free of CUDA so that the CPU tests run it: the symbols' matrices made by
+ * the calls' own span functions, the score (and viterbi's back pointers)
+ * from the chunks' transfers, and the whole GPU scan emulated on the CPU
+ * with the kernel's arithmetic (scan_chunk.h). */
 #include "hmmrt_scan.h"
 #include "scan_chunk.h"
 

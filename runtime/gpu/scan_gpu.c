@@ -1,13 +1,8 @@
-/* scan_gpu.c: one long sequence over the whole GPU (issue 24, docs/scan.md).
- * The driver hands the batch's longest sequences here first (the rule:
- * gpu_scan_batch); each forward, backward and viterbi score is then the
- * first position on the host (the call's generated span function), the
- * middle cut into chunks whose transfers the kernel computes (scan_kernel.cu,
- * from the symbols' matrices made here with the same span functions), the
- * transfers combined in order on the host in double (scan_combine.c), and
- * the last position on the host; a viterbi traceback or segments from the
- * back pointers of each chunk run again on the host's cores from its exact
- * entry (hmmrt_scan_finish_bp). */
+/* scan_gpu.c: one long sequence over the whole GPU (issue 24, docs/scan.md):
+ * the rule that hands a batch's longest sequences to the scan, the symbols'
+ * matrices and the kernel's launch (scan_kernel.cu), the transfers combined
+ * on the host in double (scan_matrices.c), and viterbi's traceback from the
+ * chunks run again on the host's cores. */
 #include "driver.h"
 #include "hmmrt_scan.h"
 #include "scan_chunk.h"

@@ -1,12 +1,8 @@
 /* scan_driver.c: the GPU scan's driver half (runtime/gpu/scan_gpu.c) on the
- * CPU, with the CUDA runtime's few calls it makes stood in for here (device
- * memory is host memory, copies are memcpy, the kernel is
- * scan_chunk.h's thread run for every thread): the rule on a batch, the
- * matrices staged for the launch, the results' layout read back, the rows
- * filled, float and double, --scan on and auto. A hand-written two-state
- * model with forward and viterbi calls (tests/unit/test_scan.c's); scores
- * against one run of its span functions. Built and run by
- * tests/emulate/scan-driver. */
+ * CPU, the CUDA calls it makes stood in for here (device memory is host
+ * memory, the kernel scan_chunk.h's thread run for every thread): the rule,
+ * the rows, float and double, a hand-written model and hmmc's casino with
+ * its traceback, against one thread. Run by tests/emulate/scan-driver. */
 #include "driver.h"
 #include "hmmrt_scan.h"
 #include "scan_chunk.h"

@@ -1,10 +1,8 @@
 /* test_scan_gpu.c: unit tests of the GPU scan's arithmetic on the CPU
- * (runtime/scan_chunk.h, the kernel's per-chunk runs; runtime/scan_matrices.c,
- * the symbols' matrices, the cut and the host's combination): a chunk run
- * against the product of its matrices, a column that dies, a float column
- * that leaves float's range (RISKY) and the type rule, and a hand-written
- * two-state model scored by the emulated GPU scan, in float and double and
- * chunks of every length, against one run of its span function. */
+ * (runtime/scan_chunk.h, scan_matrices.c): matrices by hand, a chunk run
+ * against its matrices' product, a dying column, float leaving its range,
+ * the type rule, the cut, and a hand-written model scored by the emulated
+ * scan in float and double at every chunk length against one run. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
