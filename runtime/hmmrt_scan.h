@@ -71,7 +71,7 @@ int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, int64_t *c
  * seconds they took, and the CPU time of each phase's busiest thread summed
  * (what they would take with a core for each thread). */
 void hmmrt_scan_count(int viterbi, int64_t L, double seconds, double critical);
-void hmmrt_scan_report(FILE *f);
+void hmmrt_scan_report(FILE *f, int on_gpu); /* on_gpu: the GPU said its own */
 /* A call scored by HMMRT_SCAN_GPU_EMULATE (tests): counted for the report. */
 void hmmrt_scan_count_emulated(void);
 

@@ -151,7 +151,7 @@ static atomic_llong emulated;
 
 void hmmrt_scan_count_emulated(void) { atomic_fetch_add(&emulated, 1); }
 
-void hmmrt_scan_report(FILE *f)
+void hmmrt_scan_report(FILE *f, int on_gpu)
 {
     static const char *const what[2] = {"forward/backward", "viterbi"};
     int threads = omp_get_max_threads();
@@ -166,7 +166,8 @@ void hmmrt_scan_report(FILE *f)
     if (atomic_load(&emulated))
         fprintf(f, "  scan: %lld of those calls by the GPU scan's arithmetic on the CPU "
                    "(HMMRT_SCAN_GPU_EMULATE)\n", atomic_load(&emulated));
-    if (mode == HMMRT_SCAN_AUTO && !atomic_load(&scanned[0]) && !atomic_load(&scanned[1]))
+    /* a GPU run's own line says what the GPU scanned (scan_gpu.c) */
+    if (mode == HMMRT_SCAN_AUTO && !on_gpu && !atomic_load(&scanned[0]) && !atomic_load(&scanned[1]))
         fprintf(f, "  scan: none (auto: a sequence of %d or more symbols, on 2 or more threads, "
                    "where the model's transfers leave a gain; docs/scan.md)\n", SCAN_MIN_LENGTH);
 }

@@ -433,7 +433,7 @@ static void report_timing(run *r, double started)
     hmmrt_reader_seconds(r->reader, r->timing.reader);
     hmmrt_print_timing(stderr, &r->timing);
     hmmrt_dense_batch_report(r, stderr);
-    hmmrt_scan_report(stderr);
+    hmmrt_scan_report(stderr, r->gpu != NULL);
     if (r->gpu)
         hmmrt_gpus_report(r->gpu, stderr);
     if (r->gpu && r->in_double && !r->o->use_double)
