@@ -685,7 +685,8 @@ static void take_db_records(hmmrt_reader *r)
     char why[768];
     for (; r->db_skip > 0; r->db_skip--) { /* another rank's records (hmmrt_mpi.h) */
         hmmrt_record skipped;
-        int got = hmmrt_db_next(r->db, &skipped, hmmrt_reader_mapped_alphabet(r), why, sizeof why);
+        int got =
+            hmmrt_db_next(r->db, &skipped, hmmrt_reader_mapped_alphabet(r), why, sizeof why);
         if (got <= 0) {
             set_error(r, 0, 0, got < 0 ? why : "it holds fewer records than its header counts");
             return;

@@ -6,7 +6,8 @@
  * blank or byte outside) found in the mapped vector; else each line found
  * with memchr and mapped 8 bytes at a time through the 256-entry table. A
  * line with a blank, a '\r' or a byte outside is mapped byte by byte, which
- * leaves out blanks and notes the first byte outside. */
+ * leaves out blanks and notes the first byte outside. A '\r' alone ends a
+ * line as the state machine does; CRLF is taken as one line end. */
 #include "fasta_parse.h"
 
 #include <string.h>
@@ -93,15 +94,22 @@ static const char *map_slowly(fasta_parse *p, uint8_t **out, const char *at, con
     return at;
 }
 
-/* At a line end (at < end): a '\r' goes back to the state machine (and from
- * then on lines are mapped byte by byte); a '\n' ends the line, and the
- * lines go on unless the next starts a record, is blank or is past end.
- * Returns 1 to go on, 0 to return at *at. */
-static int line_end(fasta_parse *p, const char **at, const char *end)
+/* At a line end (at < end): a '\n' or a CRLF ends the line, and the lines
+ * go on unless the next starts a record, is blank or is past end; a '\r'
+ * alone (or the last byte before end) goes back to the state machine, and
+ * after a '\r' alone lines are mapped byte by byte. Returns 1 to go on, 0
+ * to return at *at. */
+static inline __attribute__((always_inline)) int line_end(fasta_parse *p, const char **at,
+                                                         const char *end)
 {
     if (**at == '\r') {
-        p->saw_cr = 1;
-        return 0;
+        if (*at + 1 == end)
+            return 0;
+        if ((*at)[1] != '\n') {
+            p->saw_cr = 1;
+            return 0;
+        }
+        ++*at; /* a CRLF: its '\n' ends the line */
     }
     if (fasta_parse_end_line(p) != 0)
         return 0;
@@ -189,10 +197,7 @@ __attribute__((target("avx2"))) static const char *lines_avx2(fasta_parse *p, co
 
 static int have_avx2(void)
 {
-    static int known = -1; /* the same answer on every thread */
-    if (known < 0)
-        known = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return known;
+    return __builtin_cpu_supports("avx2"); /* a flag libgcc sets once, at start */
 }
 #endif
 
