@@ -5,9 +5,10 @@
  * high half-byte that holds symbols), the first marked byte (a line end,
  * blank or byte outside) found in the mapped vector; else each line found
  * with memchr and mapped 8 bytes at a time through the 256-entry table. A
- * line with a blank, a '\r' or a byte outside is mapped byte by byte, which
- * leaves out blanks and notes the first byte outside. A '\r' alone ends a
- * line as the state machine does; CRLF is taken as one line end. */
+ * line with a blank or a byte outside is mapped byte by byte from there,
+ * which leaves out blanks and notes the first byte outside. CRLF is one line
+ * end; a '\r' alone goes back to the state machine, and lines after it are
+ * mapped byte by byte. */
 #include "fasta_parse.h"
 
 #include <string.h>
