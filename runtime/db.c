@@ -1,8 +1,9 @@
 /* db.c: reads a packed database (made by --make-db; format in
  * docs/database.md): checks its header against this program's alphabets and
- * hands out its records in order, names and residues pointing into a mapped
- * window of the file (nothing parsed or copied), each window unmapped with
- * its last record, so memory is bounded whatever the file's size. */
+ * hands out its records in order, names and residues (or codes: nothing to
+ * map) pointing into a mapped window of the file (nothing parsed or copied),
+ * each window unmapped with its last record, so memory is bounded whatever
+ * the file's size. Formats 1 (residues) and 2 (residues or codes) are read. */
 #include "input.h"
 
 #include <endian.h>
@@ -31,10 +32,12 @@ struct hmmrt_db {
     uint64_t at;   /* the next record's offset */
     uint64_t seen, residues_seen;
     const char *path; /* as messages name it */
+    int contents;     /* HMMRT_DB_RESIDUES or HMMRT_DB_CODES */
 };
 
 static uint64_t expected_fingerprint;
 static int expecting;
+static const char *expected_alphabet; /* the program's, where it has one */
 
 int hmmrt_is_db(const unsigned char *head, size_t n)
 {
@@ -61,6 +64,7 @@ void hmmrt_db_expect(const hmmrt_program *prog)
 {
     expected_fingerprint = hmmrt_db_fingerprint(prog);
     expecting = 1;
+    expected_alphabet = prog->n_alphabets == 1 ? prog->alphabets[0] : NULL;
 }
 
 static uint64_t u64_at(const unsigned char *p)
@@ -83,10 +87,17 @@ static uint32_t u32_at(const unsigned char *p)
 static int check_header(hmmrt_db *db, const unsigned char *h, char *why, size_t whylen)
 {
     uint32_t version = u32_at(h + 8), header_bytes = u32_at(h + 12);
-    if (version != HMMRT_DB_VERSION || header_bytes != HMMRT_DB_HEADER_BYTES) {
+    if (version < 1 || version > HMMRT_DB_VERSION || header_bytes != HMMRT_DB_HEADER_BYTES) {
         snprintf(why, whylen, "a packed database of format %u, which this program does not "
-                 "read (it reads format %d): " REBUILD, version, HMMRT_DB_VERSION,
-                 hmmrt_progname(), db->path);
+                 "read (it reads formats 1 and 2): " REBUILD, version, hmmrt_progname(),
+                 db->path);
+        return -1;
+    }
+    db->contents = version >= 2 ? (int)u32_at(h + 72) : HMMRT_DB_RESIDUES;
+    if (db->contents != HMMRT_DB_RESIDUES && db->contents != HMMRT_DB_CODES) {
+        snprintf(why, whylen, "the packed database's header is damaged (it says its records "
+                 "hold %u, neither residues (0) nor codes (1)): " REBUILD,
+                 (unsigned)db->contents, hmmrt_progname(), db->path);
         return -1;
     }
     if (!expecting || u64_at(h + 16) != expected_fingerprint) {
@@ -94,6 +105,11 @@ static int check_header(hmmrt_db *db, const unsigned char *h, char *why, size_t 
                  "(fingerprint %016llx; this program's is %016llx): " REBUILD,
                  (unsigned long long)u64_at(h + 16), (unsigned long long)expected_fingerprint,
                  hmmrt_progname(), db->path);
+        return -1;
+    }
+    if (db->contents == HMMRT_DB_CODES && !expected_alphabet) {
+        snprintf(why, whylen, "a packed database of codes for a program of one alphabet, "
+                 "which this program is not: " REBUILD, hmmrt_progname(), db->path);
         return -1;
     }
     db->n_records = u64_at(h + 24);
@@ -242,7 +258,54 @@ static int damaged(const hmmrt_db *db, char *why, size_t whylen, const char *wha
     return -1;
 }
 
-int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, char *why, size_t whylen)
+/* 1 when one of the n codes at c is not below symbols (< 0x80): 8 at a
+ * time, as the codes are read (nothing of a damaged file reaches a kernel). */
+static int has_code_outside(const unsigned char *c, uint64_t n, unsigned symbols)
+{
+    const uint64_t ones = 0x0101010101010101u, top = 0x8080808080808080u;
+    const uint64_t lift = (0x80 - (uint64_t)symbols) * ones; /* a byte >= symbols gets its top bit */
+    uint64_t outside = 0, k = 0;
+    for (; k + 8 <= n; k += 8) {
+        uint64_t w;
+        memcpy(&w, c + k, 8);
+        outside |= (w | (w + lift)) & top; /* w < 0x80: no carry crosses bytes */
+    }
+    for (; k < n; k++)
+        outside |= c[k] >= symbols;
+    return outside != 0;
+}
+
+/* A record of codes as residues, its name and residues in memory of its
+ * own that the record then holds (for a reader that does not map, as
+ * training's): 0, or -1. */
+static int as_residues(hmmrt_record *rec)
+{
+    size_t name_bytes = strlen(rec->name) + 1;
+    char *copy = hmmrt_store_take(name_bytes + (size_t)rec->length + 1);
+    struct hmmrt_pool *pool = copy ? hmmrt_pool_of_mapping(copy, 0) : NULL;
+    if (!pool) {
+        hmmrt_store_give_back(copy);
+        return -1;
+    }
+    memcpy(copy, rec->name, name_bytes);
+    char *residues = copy + name_bytes;
+    for (int64_t k = 0; k < rec->length; k++)
+        residues[k] = expected_alphabet[rec->codes[k]];
+    residues[rec->length] = '\0';
+    rec->name = copy;
+    rec->residues = residues;
+    rec->codes = NULL;
+    rec->pool = pool;
+    return 0;
+}
+
+int hmmrt_db_contents(const hmmrt_db *db)
+{
+    return db->contents;
+}
+
+int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, const char *codes_of, char *why,
+                  size_t whylen)
 {
     uint64_t end = db->files_at;
     if (db->at == end) {
@@ -272,15 +335,27 @@ int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, char *why, size_t whylen)
     const char *residues = name + name_bytes;
     if (name[name_bytes - 1] != '\0' || residues[length] != '\0')
         return damaged(db, why, whylen, "a record's name or residues are not ended");
-    hmmrt_pool_hold(db->pool);
+    int codes = db->contents == HMMRT_DB_CODES;
+    if (codes && has_code_outside((const unsigned char *)residues, length,
+                                  (unsigned)strlen(expected_alphabet)))
+        return damaged(db, why, whylen, "a record's codes lie outside the alphabet");
     *rec = (hmmrt_record){.name = name,
-                          .residues = residues,
+                          .residues = codes ? NULL : residues,
                           .length = (int64_t)length,
                           .path = db->paths[file],
                           .line = (long)line,
                           .pool = db->pool,
                           .runs = NULL,
-                          .n_runs = 0};
+                          .n_runs = 0,
+                          .codes = codes ? (const uint8_t *)residues : NULL};
+    if (codes && !(codes_of && strcmp(codes_of, expected_alphabet) == 0)) {
+        if (as_residues(rec) != 0) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+    } else {
+        hmmrt_pool_hold(db->pool);
+    }
     db->at += bytes;
     db->seen++;
     db->residues_seen += length;

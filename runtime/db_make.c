@@ -2,7 +2,9 @@
  * run does (FASTA, gzip, other databases), checks every residue against the
  * program's alphabets, and writes the records into a packed database
  * (docs/database.md) in bounded memory: to a temporary file beside DB,
- * renamed to DB only when it is whole. */
+ * renamed to DB only when it is whole. A program of one alphabet writes
+ * its codes (mapped by the reader as it parses), so that runs map nothing;
+ * one of several alphabets writes the residues. */
 #include "input.h"
 
 #include <endian.h>
@@ -27,6 +29,7 @@ typedef struct db_writer {
     const char *last_path;
     uint32_t last_file;
     int error;          /* errno of the first failed write */
+    int contents;       /* HMMRT_DB_RESIDUES or HMMRT_DB_CODES */
 } db_writer;
 
 static void put(db_writer *w, const void *bytes, size_t n)
@@ -67,7 +70,9 @@ static int file_index(db_writer *w, const char *path, uint32_t *index)
     return 0;
 }
 
-static int write_record(db_writer *w, const hmmrt_record *rec)
+/* rec's residues, or with contents codes, its codes (rec's own, or
+ * mapped into codes by check_residues). */
+static int write_record(db_writer *w, const hmmrt_record *rec, const uint8_t *codes)
 {
     uint32_t file;
     size_t name_bytes = strlen(rec->name) + 1;
@@ -78,8 +83,13 @@ static int write_record(db_writer *w, const hmmrt_record *rec)
     put_u32(w, file);
     put_u32(w, (uint32_t)name_bytes);
     put(w, rec->name, name_bytes);
-    put(w, rec->residues, (size_t)rec->length + 1);
     static const char zeros[8];
+    if (w->contents == HMMRT_DB_CODES) {
+        put(w, codes, (size_t)rec->length);
+        put(w, zeros, 1);
+    } else {
+        put(w, rec->residues, (size_t)rec->length + 1);
+    }
     put(w, zeros, (size_t)(-w->at & 7));
     w->n_records++;
     w->n_residues += (uint64_t)rec->length;
@@ -94,8 +104,10 @@ static void write_header(db_writer *w, const hmmrt_program *prog, uint64_t files
                          HMMRT_DB_HEADER_BYTES, files_at, w->n_paths, w->at};
     memcpy(h, HMMRT_DB_MAGIC, 8);
     uint32_t version = htole32(HMMRT_DB_VERSION), header = htole32(HMMRT_DB_HEADER_BYTES);
+    uint32_t contents = htole32((uint32_t)w->contents);
     memcpy(h + 8, &version, 4);
     memcpy(h + 12, &header, 4);
+    memcpy(h + 72, &contents, 4);
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         uint64_t v = htole64(fields[k]);
         memcpy(h + 16 + 8 * k, &v, 8);
@@ -115,7 +127,8 @@ static void describe_invalid(const hmmrt_program *prog, const hmmrt_record *rec,
                              int64_t position, hmmrt_buf *msg)
 {
     char symbol[8], part[1024];
-    hmmrt_describe_byte(symbol, (unsigned char)rec->residues[position]);
+    hmmrt_describe_byte(symbol, rec->codes ? rec->invalid_byte
+                                           : (unsigned char)rec->residues[position]);
     snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path,
              hmmrt_record_line_of(rec, position));
     hmmrt_buf_puts(msg, part);
@@ -149,16 +162,23 @@ typedef struct make_run {
     long skipped;
 } make_run;
 
-/* 0: rec's residues are all in every alphabet; 1: skipped (warned); -1
- * stopped (said); -2 out of memory. */
-static int check_residues(make_run *m, const hmmrt_record *rec)
+/* 0: rec's residues are all in every alphabet (*codes: the one alphabet's
+ * codes, with contents codes); 1: skipped (warned); -1 stopped (said); -2
+ * out of memory. */
+static int check_residues(make_run *m, const hmmrt_record *rec, const uint8_t **codes_out)
 {
+    *codes_out = rec->codes;
+    if (rec->codes && !rec->first_invalid)
+        return 0; /* mapped by the reader, or a database's codes */
     uint8_t *codes = hmmrt_grow(m->codes, &m->codes_cap, (size_t)rec->length + 1, 1, 1 << 20);
     if (!codes)
         return -2;
     m->codes = codes;
+    *codes_out = codes;
     for (int a = 0; a < m->prog->n_alphabets; a++) {
-        int64_t bad = hmmrt_map(m->prog->alphabets[a], rec->residues, rec->length, codes);
+        int64_t bad = rec->codes ? rec->first_invalid - 1
+                                 : hmmrt_map(m->prog->alphabets[a], rec->residues, rec->length,
+                                             codes);
         if (bad < 0)
             continue;
         hmmrt_buf msg = {0};
@@ -190,8 +210,9 @@ static int copy_records(make_run *m)
             hmmrt_error("%s", err);
             return hmmrt_reader_out_of_memory(m->reader) ? HMMRT_EXIT_INTERNAL : HMMRT_EXIT_INPUT;
         }
-        int checked = check_residues(m, &rec);
-        int written = checked == 0 ? write_record(&m->w, &rec) : 0;
+        const uint8_t *codes;
+        int checked = check_residues(m, &rec, &codes);
+        int written = checked == 0 ? write_record(&m->w, &rec, codes) : 0;
         hmmrt_record_release(&rec);
         if (checked == -1)
             return HMMRT_EXIT_INPUT;
@@ -307,6 +328,9 @@ int hmmrt_make_db(const hmmrt_program *prog, const hmmrt_options *o)
     }
     hmmrt_reader_set_pieces(m.reader, threads, threads > 64 ? (256u << 20) / (size_t)threads
                                                             : 4u << 20);
+    m.w.contents = HMMRT_DB_RESIDUES;
+    if (prog->n_alphabets == 1 && hmmrt_reader_map_to(m.reader, prog->alphabets[0]) == 0)
+        m.w.contents = HMMRT_DB_CODES;
     char err[1024];
     int status = 0;
     if (hmmrt_reader_open_files(m.reader, err, sizeof err) >= 0) {

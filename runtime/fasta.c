@@ -59,6 +59,9 @@ struct hmmrt_reader {
 
     int threads;
     size_t piece_bytes;
+    fasta_map map_table; /* hmmrt_reader_map_to's alphabet ... */
+    const fasta_map *map;  /* ... or NULL: records hold residues */
+    const char *map_alphabet;
     char *block;
     size_t block_cap;
 
@@ -86,6 +89,21 @@ void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes)
 {
     r->threads = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
     r->piece_bytes = piece_bytes > 0 ? piece_bytes : 1;
+}
+
+int hmmrt_reader_map_to(hmmrt_reader *r, const char *alphabet)
+{
+    if (!alphabet || strlen(alphabet) >= 0x80 || !alphabet[0])
+        return -1; /* codes must stay below the map's marks */
+    fasta_map_table(&r->map_table, alphabet);
+    r->map = &r->map_table;
+    r->map_alphabet = alphabet;
+    return 0;
+}
+
+const char *hmmrt_reader_mapped_alphabet(const hmmrt_reader *r)
+{
+    return r->map ? r->map_alphabet : NULL;
 }
 
 hmmrt_reader *hmmrt_reader_open(const char *const *paths, int n_paths)
@@ -409,6 +427,7 @@ static int open_next_file(hmmrt_reader *r)
         set_error(r, 0, 1, "out of memory");
         return -1;
     }
+    r->carry.map = r->map; /* the file's pieces map as its first does */
     int opened = open_kind(r, r->next_path - 1);
     if (opened > 0)
         enter_window(r, hmmrt_window_of(r->next_path - 1));
@@ -521,13 +540,16 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
     for (size_t i = 0; i < p->n_records; i++) {
         const fasta_parsed *f = &p->records[i];
         into[i] = (hmmrt_record){.name = store + f->name_at,
-                                 .residues = store + f->residues_at,
+                                 .residues = p->map ? NULL : store + f->residues_at,
                                  .length = f->length,
                                  .path = r->path,
                                  .line = f->line + line_offset,
                                  .pool = pool,
                                  .runs = (const hmmrt_line_run *)(store + f->runs_at),
-                                 .n_runs = (int64_t)f->n_runs};
+                                 .n_runs = (int64_t)f->n_runs,
+                                 .codes = p->map ? (const uint8_t *)store + f->residues_at : NULL,
+                                 .first_invalid = f->first_invalid,
+                                 .invalid_byte = f->invalid_byte};
     }
     r->n_pending += p->n_records;
     return 0;
@@ -549,6 +571,7 @@ static void parse_pieces(block_parse *bp, const char *block)
         fasta_parse *p = &bp->parses[k];
         if (k > 0 && fasta_parse_start(p, 1, bp->starts[k + 1] - bp->starts[k]) != 0)
             continue;
+        p->map = bp->parses[0].map;
         if (fasta_parse_bytes(p, block + bp->starts[k], bp->starts[k + 1] - bp->starts[k]) == 0 &&
             k + 1 < bp->n)
             fasta_parse_end_piece(p); /* the next piece starts with '>' */
@@ -662,7 +685,8 @@ static void take_db_records(hmmrt_reader *r)
     char why[768];
     for (; r->db_skip > 0; r->db_skip--) { /* another rank's records (hmmrt_mpi.h) */
         hmmrt_record skipped;
-        int got = hmmrt_db_next(r->db, &skipped, why, sizeof why);
+        int got =
+            hmmrt_db_next(r->db, &skipped, hmmrt_reader_mapped_alphabet(r), why, sizeof why);
         if (got <= 0) {
             set_error(r, 0, 0, got < 0 ? why : "it holds fewer records than its header counts");
             return;
@@ -674,7 +698,8 @@ static void take_db_records(hmmrt_reader *r)
             close_current_file(r);
             return;
         }
-        int got = hmmrt_db_next(r->db, &r->pending[r->n_pending], why, sizeof why);
+        int got = hmmrt_db_next(r->db, &r->pending[r->n_pending], hmmrt_reader_mapped_alphabet(r),
+                                why, sizeof why);
         r->db_left -= got > 0 && r->db_left > 0;
         if (got > 0) {
             r->n_pending++;

@@ -93,22 +93,8 @@ static int put_byte(fasta_parse *p, char c)
     return 0;
 }
 
-/* The line in progress (of the record in progress) ended at p->line: its
- * residues join the runs of lines. 0, or -1. */
-static int end_line(fasta_parse *p)
+int fasta_parse_new_run(fasta_parse *p, int64_t n, long line)
 {
-    int64_t n = (int64_t)(p->store_len - p->line_start);
-    p->line_start = p->store_len;
-    if (n <= 0)
-        return 0;
-    long line = p->line - p->name_line;
-    hmmrt_line_run *last = p->n_runs ? &p->runs[p->n_runs - 1] : NULL;
-    if (last && p->run_full && last->first_line + p->run_lines == line && n <= last->width) {
-        last->residues += n; /* (counted, not divided: a line end is the parser's step) */
-        p->run_lines++;
-        p->run_full = n == last->width;
-        return 0;
-    }
     hmmrt_line_run *runs = hmmrt_grow(p->runs, &p->runs_cap, p->n_runs + 1, sizeof *runs, 4);
     if (!runs)
         return fail(p, OUT_OF_MEMORY);
@@ -123,7 +109,7 @@ static int end_line(fasta_parse *p)
  * runs of lines follow them in the store. */
 static int take_record(fasta_parse *p)
 {
-    if (end_line(p) != 0 || put_byte(p, '\0') != 0)
+    if (fasta_parse_end_line(p) != 0 || put_byte(p, '\0') != 0)
         return -1;
     size_t length = p->store_len - 1 - p->residues_at;
     size_t runs_at = (p->store_len + 7) & ~(size_t)7;
@@ -145,6 +131,8 @@ static int take_record(fasta_parse *p)
         .n_runs = p->n_runs,
         .length = (int64_t)length,
         .line = p->name_line,
+        .first_invalid = p->first_invalid,
+        .invalid_byte = p->invalid_byte,
     };
     p->in_record = 0;
     p->n_runs = 0;
@@ -228,7 +216,7 @@ static const char *sequence_lines(fasta_parse *p, const char *at, const char *en
         p->store_len = (size_t)(out - p->store);
         if (at == end || *at != '\n')
             return at;
-        if (end_line(p) != 0)
+        if (fasta_parse_end_line(p) != 0)
             return at;
         p->line++;
         at++;
@@ -237,6 +225,15 @@ static const char *sequence_lines(fasta_parse *p, const char *at, const char *en
             return at;
         }
     }
+}
+
+/* sequence_lines with a map (fasta_map.c): the same steps, each line's
+ * residues mapped to codes as they are copied. */
+static const char *mapped_lines(fasta_parse *p, const char *at, const char *end)
+{
+    if (reserve(p, (size_t)(end - at)) != 0)
+        return at;
+    return fasta_map_lines(p, at, end);
 }
 
 /* Copies the name's bytes from at up to a blank or line end (or end). */
@@ -278,20 +275,24 @@ static const char *step(fasta_parse *p, const char *at, const char *end)
         if (p->in_record && take_record(p) != 0)
             return at;
         p->in_record = 1;
+        p->first_invalid = 0;
+        p->invalid_byte = 0;
         p->name_line = p->line;
         p->name_at = p->store_len;
         p->state = FASTA_BEFORE_NAME;
         return at + 1;
     case FASTA_IN_SEQUENCE_LINE:
         if (is_line_end(c)) {
-            if (p->in_record && end_line(p) != 0)
+            if (p->in_record && fasta_parse_end_line(p) != 0)
                 return at;
             p->after_cr = c == '\r';
             p->line++;
             p->state = FASTA_AT_LINE_START;
             return at + 1;
         }
-        return p->in_record ? sequence_lines(p, at, end) : line_before_header(p, at, end);
+        if (!p->in_record)
+            return line_before_header(p, at, end);
+        return p->map ? mapped_lines(p, at, end) : sequence_lines(p, at, end);
     case FASTA_BEFORE_NAME:
         if (is_line_end(c)) {
             fail(p, NO_NAME);

@@ -435,6 +435,13 @@ typedef struct hmmrt_record {
     struct hmmrt_pool *pool; /* holds name and residues: see hmmrt_record_release */
     const hmmrt_line_run *runs; /* where its residues lie (in the pool), n_runs of them */
     int64_t n_runs;
+    /* A reader that maps (hmmrt_reader_map_to) hands out codes instead of
+     * residues (then NULL): codes of its alphabet, mapped as they were
+     * parsed; first_invalid is 1 + the position of the first byte outside
+     * that alphabet (its code is 0xFF), 0 when none, and invalid_byte that byte. */
+    const uint8_t *codes;
+    int64_t first_invalid;
+    unsigned char invalid_byte;
 } hmmrt_record;
 
 /* The line of the file that holds residue `position` (0-based) of rec. */

@@ -27,7 +27,10 @@ void hmmrt_gunzip_close(hmmrt_gunzip *g); /* does not close fd */
 
 /* ---- db.c: reading a packed database ---------------------------------------- */
 #define HMMRT_DB_MAGIC "\x89HMMCDB\x1a" /* 8 bytes */
-enum { HMMRT_DB_VERSION = 1, HMMRT_DB_HEADER_BYTES = 128, HMMRT_DB_RECORD_BYTES = 24 };
+enum { HMMRT_DB_VERSION = 2, HMMRT_DB_HEADER_BYTES = 128, HMMRT_DB_RECORD_BYTES = 24 };
+/* What a database's records hold (format 2's header, at byte 72; format 1
+ * holds residues): */
+enum { HMMRT_DB_RESIDUES = 0, HMMRT_DB_CODES = 1 /* of the program's one alphabet */ };
 
 int hmmrt_is_db(const unsigned char *head, size_t n);
 /* The fingerprint of a program's alphabets that its databases carry. */
@@ -42,11 +45,17 @@ typedef struct hmmrt_db hmmrt_db;
  * NULL with why set (what is wrong and what to do; why starts after
  * "PATH: "). */
 hmmrt_db *hmmrt_db_open(int fd, const char *path, char *why, size_t whylen);
-/* The next record, its name and residues in the mapping, its path and line
- * those of the FASTA it was made from: 1, 0 at the end, -1 with why set
- * (a damaged file). Each record handed out holds the mapping until it is
- * released (hmmrt_record_release). */
-int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, char *why, size_t whylen);
+/* The next record, its name and residues (or codes) in the mapping, its
+ * path and line those of the FASTA it was made from: 1, 0 at the end, -1
+ * with why set (a damaged file). A database of codes hands them out as they
+ * are (hmmrt_record.codes) to a reader that maps to their alphabet (codes_of:
+ * hmmrt_reader_mapped_alphabet), else as residues in a copy of their own.
+ * Each record handed out holds the mapping until it is released
+ * (hmmrt_record_release). */
+int hmmrt_db_next(hmmrt_db *db, hmmrt_record *rec, const char *codes_of, char *why,
+                  size_t whylen);
+/* HMMRT_DB_RESIDUES or HMMRT_DB_CODES. */
+int hmmrt_db_contents(const hmmrt_db *db);
 /* Drops the reader's hold on the mapping; the paths records name stay until
  * hmmrt_db_free. */
 void hmmrt_db_finish(hmmrt_db *db);
@@ -62,8 +71,8 @@ void hmmrt_pool_hold(struct hmmrt_pool *pool);
 void hmmrt_pool_drop(struct hmmrt_pool *pool);
 
 /* ---- db_make.c: --make-db ------------------------------------------------------ */
-/* Writes the records of o->files into the database o->make_db: an exit
- * status. */
+/* Writes the records of o->files into the database o->make_db (codes of
+ * the alphabet where the program has one, else residues): an exit status. */
 int hmmrt_make_db(const hmmrt_program *prog, const hmmrt_options *o);
 
 #endif

@@ -81,6 +81,15 @@ void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
  * them (every thread) and handing their records over (one thread). */
 enum { HMMRT_READER_BLOCKS, HMMRT_READER_PARSING, HMMRT_READER_HANDING, HMMRT_READER_PHASES };
 void hmmrt_reader_seconds(const hmmrt_reader *r, double seconds[HMMRT_READER_PHASES]);
+/* From the next file on, the reader hands out records of text as codes of
+ * alphabet (hmmrt_record.codes), mapped while they are parsed (one pass),
+ * and databases of that alphabet's codes as they are: call it before the
+ * first record is read; alphabet must outlive the reader. 0, or -1 for an
+ * alphabet of more than 127 symbols (the reader then keeps residues). */
+#define HMMRT_READER_MAPS 1
+int hmmrt_reader_map_to(hmmrt_reader *r, const char *alphabet);
+/* The alphabet the reader maps to, or NULL. */
+const char *hmmrt_reader_mapped_alphabet(const hmmrt_reader *r);
 /* 1 when the reader's error was a failed allocation. */
 int hmmrt_reader_out_of_memory(const hmmrt_reader *r);
 /* Opens every file of the reader now, keeping the descriptors for the

@@ -38,9 +38,14 @@ static void read_records(const run *r, batch *b)
     b->failed = got < 0;
 }
 
-/* One thread at a time reads (and so updates these counts). */
+/* One thread at a time reads (and so updates these counts). A program of
+ * one alphabet has the reader map residues to its codes as it parses them
+ * (hmmrt_map_sequence then copies them); the first batch sets it. */
 void hmmrt_read_batch(run *r, batch *b)
 {
+    if (r->prog->n_alphabets == 1 && r->timing.sequences_read == 0 &&
+        !hmmrt_reader_mapped_alphabet(r->reader))
+        hmmrt_reader_map_to(r->reader, r->prog->alphabets[0]);
     double started = hmmrt_seconds();
     read_records(r, b);
     r->timing.reading += hmmrt_seconds() - started;
@@ -102,6 +107,18 @@ int hmmrt_place_codes(run *r, const batch *b, work *w)
 int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i)
 {
     const hmmrt_program *prog = r->prog;
+    if (rec->codes) { /* mapped by the reader, to the one alphabet */
+        if (rec->first_invalid) {
+            w->results[i] = (seq_result){SEQ_INVALID, 0, rec->first_invalid - 1};
+            return -1;
+        }
+        /* the CPU reads them where they are; the GPU driver takes the
+         * batch's codes as one array (hmmrt_gpu_input) */
+        w->code_ptrs[i] = rec->codes;
+        if (r->opening && r->opening->wanted)
+            memcpy(w->codes[0] + w->offsets[i], rec->codes, (size_t)rec->length);
+        return 0;
+    }
     for (int a = 0; a < prog->n_alphabets; a++) {
         int64_t bad = hmmrt_map(prog->alphabets[a], rec->residues, rec->length,
                                 w->codes[a] + w->offsets[i]);
@@ -163,7 +180,8 @@ static void describe_invalid(const run *r, const hmmrt_record *rec, const seq_re
 {
     const char *model = model_of_alphabet(r->prog, res->alphabet);
     char symbol[8], part[1024];
-    hmmrt_describe_byte(symbol, (unsigned char)rec->residues[res->position]);
+    hmmrt_describe_byte(symbol, rec->codes ? rec->invalid_byte
+                                           : (unsigned char)rec->residues[res->position]);
     snprintf(part, sizeof part, "%s:%ld: sequence ", rec->path,
              hmmrt_record_line_of(rec, res->position));
     hmmrt_buf_puts(msg, part);
