@@ -1,0 +1,195 @@
+/* hits_scan.c: --hmmscan, the hits mode of a program of many models turned
+ * around as hmmscan does: each sequence against every model, its hits (the
+ * models) ranked and written as soon as it is scored, E-values for Z = the
+ * number of models, and hmmscan 3.3.2's --tblout layout (target: the model,
+ * query: the sequence). docs/hmmer.md, "Files of many models". */
+#include "hits.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
+
+/* hmmscan's order: sortkey, larger first; then the model's name; then the
+ * file's order. */
+static int by_rank(const void *a, const void *b)
+{
+    const hmmrt_hit *x = a, *y = b;
+    if (x->sortkey != y->sortkey)
+        return x->sortkey < y->sortkey ? 1 : -1;
+    int c = strcmp(x->model->query, y->model->query);
+    if (c)
+        return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* p7_tophits_Threshold over one sequence's hits: each model's own cutoffs. */
+static void threshold(hmmrt_hits *h, hmmrt_hit *hits, size_t n)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    int cut = opt->cut;
+    h->Z = opt->Z_set ? opt->Z : (double)h->n_queries; /* hmmscan: the models searched */
+    h->n_reported = h->n_included = 0;
+    for (size_t i = 0; i < n; i++) {
+        hmmrt_hit *hit = &hits[i];
+        double E = exp(hit->lnP) * h->Z;
+        double T = cut != HMMRT_CUT_NONE ? hit->model->cut[cut][0] : opt->T;
+        double incT = cut != HMMRT_CUT_NONE ? T : opt->incT;
+        int by_E = cut == HMMRT_CUT_NONE && opt->by_E;
+        int inc_by_E = cut == HMMRT_CUT_NONE && opt->inc_by_E;
+        hit->reported = by_E ? E <= opt->E : hit->bits >= T;
+        hit->included = hit->reported && (inc_by_E ? E <= opt->incE : hit->bits >= incT);
+        hit->sortkey = inc_by_E ? -hit->lnP : hit->bits;
+        h->n_reported += hit->reported;
+        h->n_included += hit->included;
+    }
+    h->domZ = opt->domZ_set ? opt->domZ : (double)h->n_reported;
+    if (n > 1)
+        qsort(hits, n, sizeof *hits, by_rank);
+}
+
+/* 1 when a hit of this score may pass the reporting threshold (null2 only
+ * lowers a score). */
+static int may_report(const hmmrt_hits *h, const hmmrt_hits_info *m, double bits)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    if (opt->cut != HMMRT_CUT_NONE)
+        return bits >= m->cut[opt->cut][0];
+    if (!opt->by_E)
+        return bits >= opt->T;
+    double Z = opt->Z_set ? opt->Z : (double)h->n_queries;
+    return hmmrt_hits_lnP(bits, m->tau, m->lambda) + log(Z) <= log(opt->E);
+}
+
+static void write_list(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *hits, size_t n)
+{
+    hmmrt_out *out = h->out;
+    if (h->scan_written++ == 0)
+        hmmrt_hits_write_preamble(h, out);
+    int namew = max_int(8, (int)h->longest_model);
+    hmmrt_hits_outf(out, "Query:       %s  [L=%lld]\n", rec->name, (long long)rec->length);
+    hmmrt_hits_outf(out, "Scores for complete sequence (score includes all domains):\n");
+    hmmrt_hits_outf(out, "   --- full sequence ---   --- best 1 domain ---    -#dom-\n");
+    hmmrt_hits_outf(out, "    E-value  score  bias    E-value  score  bias    exp  N  %-*s %s\n",
+                    namew, "Model", "Description");
+    hmmrt_hits_outf(out, "    ------- ------ -----    ------- ------ -----   ---- --  %-*s %s\n",
+                    namew, "--------", "-----------");
+    int inclusion_line = 0;
+    for (size_t i = 0; i < n; i++) {
+        const hmmrt_hit *hit = &hits[i];
+        if (!hit->reported)
+            continue;
+        if (!hit->included && !inclusion_line) {
+            hmmrt_hits_outf(out, "  ------ inclusion threshold ------\n");
+            inclusion_line = 1;
+        }
+        hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  %9s %6s %5s  %5s %2s  %-*s %s\n",
+                        exp(hit->lnP) * h->Z, hit->bits, hit->bias, "-", "-", "-", "-", "-",
+                        namew, hit->model->query, or_dash(hit->model->desc));
+    }
+    if (h->n_reported == 0)
+        hmmrt_hits_outf(out, "\n   [No hits detected that satisfy reporting thresholds]\n");
+    hmmrt_hits_outf(out, "\nInternal pipeline statistics summary:\n"
+                         "-------------------------------------\n");
+    hmmrt_hits_outf(out, "Query sequence(s):                %12d  (%lld residues searched)\n", 1,
+                    (long long)rec->length);
+    hmmrt_hits_outf(out, "Target model(s):                  %12d\n", h->n_queries);
+    hmmrt_hits_outf(out, "Initial search space (Z):         %12.0f  [%s]\n", h->Z,
+                    h->opt->Z_set ? "as set by -Z on cmdline" : "actual number of targets");
+    hmmrt_hits_outf(out, "Domain search space  (domZ):      %12.0f  [%s]\n", h->domZ,
+                    h->opt->domZ_set ? "as set by --domZ" : "number of targets reported over "
+                                                            "threshold");
+    hmmrt_hits_outf(out, "//\n");
+}
+
+/* hmmscan 3.3.2's --tblout (p7_tophits_TabularTargets in its scan mode):
+ * the header once, over the first sequence's lines. */
+static void write_tblout(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *hits, size_t n,
+                         FILE *f)
+{
+    int tnamew = max_int(20, (int)h->longest_model), taccw = max_int(10, (int)h->longest_acc);
+    int qnamew = max_int(20, (int)strlen(rec->name)), qaccw = 10;
+    if (h->scan_written == 1) {
+        fprintf(f, "#%*s %22s %22s %33s\n", tnamew + qnamew + taccw + qaccw + 2, "",
+                "--- full sequence ----", "--- best 1 domain ----",
+                "--- domain number estimation ----");
+        fprintf(f, "#%-*s %-*s %-*s %-*s %9s %6s %5s %9s %6s %5s %5s %3s %3s %3s %3s %3s %3s "
+                   "%3s %s\n",
+                tnamew - 1, " target name", taccw, "accession", qnamew, "query name", qaccw,
+                "accession", "  E-value", " score", " bias", "  E-value", " score", " bias",
+                "exp", "reg", "clu", " ov", "env", "dom", "rep", "inc", "description of target");
+        fprintf(f, "#%*s %*s %*s %*s %9s %6s %5s %9s %6s %5s %5s %3s %3s %3s %3s %3s %3s %3s "
+                   "%s\n",
+                tnamew - 1, "-------------------", taccw, "----------", qnamew,
+                "--------------------", qaccw, "----------", "---------", "------", "-----",
+                "---------", "------", "-----", "---", "---", "---", "---", "---", "---", "---",
+                "---", "---------------------");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const hmmrt_hit *hit = &hits[i];
+        if (!hit->reported)
+            continue;
+        fprintf(f, "%-*s %-*s %-*s %-*s %9.2g %6.1f %5.1f %9s %6s %5s %5s %3s %3s %3s %3s %3s "
+                   "%3s %3s %s\n",
+                tnamew, hit->model->query, taccw, or_dash(hit->model->acc), qnamew, rec->name,
+                qaccw, "-", exp(hit->lnP) * h->Z, hit->bits, hit->bias, "-", "-", "-", "-", "-",
+                "-", "-", "-", "-", "-", "-", or_dash(hit->model->desc));
+    }
+}
+
+int hmmrt_scan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *values,
+                   const uint8_t *codes)
+{
+    if (isnan(values[h->info->score_column].score))
+        return 0; /* not scored (--skip-invalid) */
+    size_t len = strlen(rec->name);
+    if (len > h->longest_name)
+        h->longest_name = len;
+    if (h->cap < (size_t)h->n_queries) { /* h->hits: this sequence's, one per model at most */
+        hmmrt_hit *grown = realloc(h->hits, (size_t)h->n_queries * sizeof *grown);
+        if (!grown)
+            return -1;
+        h->hits = grown;
+        h->cap = (size_t)h->n_queries;
+    }
+    size_t n = 0;
+    for (int k = 0; k < h->n_queries; k++) {
+        hmmrt_hits *q = &h->queries[k];
+        const hmmrt_hits_info *m = q->info;
+        double nats = values[m->score_column].score;
+        if (isnan(nats) || nats == -INFINITY || !may_report(h, m, nats / M_LN2))
+            continue;
+        hmmrt_hit hit = {.length = rec->length, .index = k, .bits = nats / M_LN2, .best = -1,
+                         .model = m};
+        if (!h->opt->nonull2) {
+            if (hmmrt_hits_paths(q) != 0 || hmmrt_hits_null2(q, &hit, codes) != 0)
+                return -1;
+        }
+        hit.lnP = hmmrt_hits_lnP(hit.bits, m->tau, m->lambda);
+        h->hits[n++] = hit;
+    }
+    threshold(h, h->hits, n);
+    write_list(h, rec, h->hits, n);
+    if (h->tblout)
+        write_tblout(h, rec, h->hits, n, h->tblout);
+    h->n = 0; /* nothing kept: the hits name no memory of their own */
+    return 0;
+}
+
+void hmmrt_scan_finish(hmmrt_hits *h, hmmrt_out *out)
+{
+    if (h->scan_written == 0) { /* no sequence: the opening lines alone */
+        hmmrt_hits_write_preamble(h, out);
+        if (h->tblout) { /* the header, as hmmscan writes it for no query */
+            const hmmrt_record none = {.name = ""};
+            h->scan_written = 1;
+            write_tblout(h, &none, NULL, 0, h->tblout);
+        }
+    }
+    hmmrt_hits_outf(out, "[ok]\n");
+    if (h->tblout)
+        hmmrt_hits_write_tail(h, h->tblout);
+}
