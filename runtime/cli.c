@@ -337,13 +337,7 @@ static int apply_domtblout(parse_state *st, const char *v)
         return bad_value("domtblout", "the name of the table file to write", v);
     if (note_hits(st, "--domtblout") != 0)
         return HMMRT_EXIT_USAGE;
-    if (st->prog->hits->traceback_column < 0 && st->prog->hits->n_queries > 1)
-        return usage_error("--domtblout needs the domains, from each model's viterbi "
-                           "traceback, and a program of many models prints none (a "
-                           "traceback per model would keep it off the generic profile "
-                           "scorer): use --tblout, or import the model alone (hmmfetch "
-                           "FILE NAME) for its domains");
-    if (st->prog->hits->traceback_column < 0)
+    if (st->prog->hits->traceback_column < 0 && st->prog->hits->n_queries < 2)
         return usage_error("--domtblout needs the domains, from the viterbi traceback of the "
                            "searched model, and this program's main prints none: add `print "
                            "viterbi(MODEL).traceback;` as --import-hmmer writes it");
@@ -826,7 +820,7 @@ static void print_hits_options(FILE *f, const hmmrt_program *prog)
     fprintf(f, "  --nonull2        no null2 correction of biased composition (as hmmsearch's)\n");
     if (h->n_queries > 1)
         fprintf(f, "  This program holds %d models: the hits mode searches with each in turn,\n"
-                   "  as hmmsearch does a file of many queries (no domains: --tblout only);\n"
+                   "  as hmmsearch does a file of many queries;\n"
                    "  --hmmscan     each sequence against every model, as hmmscan (E-values\n"
                    "                   for Z = %d models, hmmscan's --tblout layout)\n",
                 h->n_queries, h->n_queries);

@@ -34,6 +34,10 @@ static int open_one(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_hits_i
         if (status)
             return status;
         h->has_domains = 1;
+    } else if (info->n_queries > 1 && info->model >= 0) {
+        /* a program of many models: the best path of each hit made here, with
+         * the model's path model made when the model has its first hit */
+        h->has_domains = h->own_paths = 1;
     }
     if (info->nucleic && !(h->strands = hmmrt_strands_new(h)))
         return HMMRT_EXIT_INTERNAL;
@@ -100,6 +104,7 @@ void hmmrt_hits_close(hmmrt_hits *h)
     free(h->hits);
     hmmrt_strands_free(h->strands);
     hmmrt_path_model_free(h->paths);
+    hmmrt_buf_free(&h->traceback);
     if (h->tblout)
         fclose(h->tblout);
     if (h->domtblout)
@@ -193,6 +198,27 @@ int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
     return 0;
 }
 
+int hmmrt_hits_domains(hmmrt_hits *h, hmmrt_hit *hit, const hmmrt_value *values,
+                       const uint8_t *codes)
+{
+    const char *traceback = "";
+    if (h->own_paths) { /* a program of many models: the path made here */
+        if (hmmrt_hits_paths(h) != 0)
+            return -1;
+        int status = hmmrt_path_traceback(h->paths, codes, hit->length, &h->traceback);
+        if (status < 0)
+            return -1;
+        if (status > 0) /* no path: no domains */
+            return 0;
+        traceback = h->traceback.data;
+    } else {
+        const hmmrt_buf *tb = &values[h->info->traceback_column].text;
+        traceback = tb->len ? tb->data : "";
+    }
+    return hmmrt_find_domains(h->paths, traceback, codes, hit->length, 1, &hit->domains,
+                              &hit->n_domains);
+}
+
 static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes)
 {
@@ -212,17 +238,9 @@ static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     hmmrt_hit hit = {.length = rec->length, .index = index, .bits = bits, .lnP = lnP,
                      .best = -1};
     if (h->has_domains) {
-        const hmmrt_buf *tb = &values[h->info->traceback_column].text;
-        int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", codes, rec->length, 1,
-                                        &hit.domains, &hit.n_domains);
+        int status = hmmrt_hits_domains(h, &hit, values, codes);
         if (status != 0)
             return status;
-    }
-    /* null2 needs the path model: a program of many models makes it for
-     * the models that have hits (its main prints no traceback) */
-    if (h->prog->hits->n_queries > 1 && !h->opt->nonull2 && hmmrt_hits_paths(h) != 0) {
-        free(hit.domains);
-        return -1;
     }
     if (h->paths && !h->opt->nonull2 && hmmrt_hits_null2(h, &hit, codes) != 0) {
         free(hit.domains);

@@ -76,6 +76,11 @@ struct hmmrt_fb;
 const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int64_t L,
                                      int64_t from, int64_t to, size_t *n_states);
 const struct hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm);
+/* The best path of x (L codes) in the model's own configuration for L, as
+ * the program prints a viterbi traceback (state names, single spaces), into
+ * tb: 0, 1 when no path emits x, -1 out of memory. For the domains of a
+ * program of many models, whose main prints no traceback. */
+int hmmrt_path_traceback(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmrt_buf *tb);
 
 /* ---- hits_null2.c: HMMER3's null2, the correction of biased composition ---- */
 /* The null2 correction (nats) of a domain whose envelope is residues
@@ -108,6 +113,9 @@ typedef struct hmmrt_hits {
     double Z, domZ;           /* set by hmmrt_hits_finish */
     int64_t n_reported, n_included;
     int has_domains;          /* the hits have domains (from the traceback) */
+    int own_paths;            /* ... from tracebacks made here (hmmrt_path_traceback): a
+                                 program of many models prints none */
+    hmmrt_buf traceback;      /* own_paths: the last one */
     int first_query, last_query; /* the list's and tables' opening and closing lines */
     /* A program of many models (hmmrt_hits_info.n_queries > 1): one search per
      * model, each a hmmrt_hits of its own (the tables' files are this one's),
@@ -142,6 +150,11 @@ int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit);
 /* The null2 correction of one hit of h's model (hits.c): the sequence's and
  * its domains', taken from their scores. 0, or -1 out of memory. */
 int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes);
+/* The domains of a hit of h's model (hit->domains, n_domains; their bits
+ * set), from the printed traceback or one made here (own_paths): 0, -1 out
+ * of memory, -2 a broken traceback. */
+int hmmrt_hits_domains(hmmrt_hits *h, hmmrt_hit *hit, const hmmrt_value *values,
+                       const uint8_t *codes);
 /* The path model of h's model, made on first use: 0, or an exit status. */
 int hmmrt_hits_paths(hmmrt_hits *h);
 

@@ -1,8 +1,8 @@
 /* hits_scan.c: --hmmscan, the hits mode of a program of many models turned
  * around as hmmscan does: each sequence against every model, its hits (the
  * models) ranked and written as soon as it is scored, E-values for Z = the
- * number of models, and hmmscan 3.3.2's --tblout layout (target: the model,
- * query: the sequence). docs/hmmer.md, "Files of many models". */
+ * number of models, and hmmscan 3.3.2's --tblout and --domtblout layouts
+ * (target: the model, query: the sequence). docs/hmmer.md. */
 #include "hits.h"
 
 #include <math.h>
@@ -47,8 +47,30 @@ static void threshold(hmmrt_hits *h, hmmrt_hit *hits, size_t n)
         h->n_included += hit->included;
     }
     h->domZ = opt->domZ_set ? opt->domZ : (double)h->n_reported;
+    for (size_t i = 0; i < n; i++) {
+        hmmrt_hit *hit = &hits[i];
+        double domT = cut != HMMRT_CUT_NONE ? hit->model->cut[cut][1] : opt->domT;
+        double incdomT = cut != HMMRT_CUT_NONE ? domT : opt->incdomT;
+        int dom_by_E = cut == HMMRT_CUT_NONE && opt->dom_by_E;
+        int incdom_by_E = cut == HMMRT_CUT_NONE && opt->incdom_by_E;
+        for (int d = 0; d < hit->n_domains; d++) {
+            hmmrt_domain *dom = &hit->domains[d];
+            double cE = exp(dom->lnP) * h->domZ;
+            dom->reported = hit->reported && (dom_by_E ? cE <= opt->domE : dom->bits >= domT);
+            dom->included = hit->included &&
+                            (incdom_by_E ? cE <= opt->incdomE : dom->bits >= incdomT);
+        }
+    }
     if (n > 1)
         qsort(hits, n, sizeof *hits, by_rank);
+}
+
+/* Frees the domains of the sequence's n hits: nothing is kept. */
+static void release(hmmrt_hits *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(h->hits[i].domains);
+    h->n = 0;
 }
 
 /* 1 when a hit of this score may pass the reporting threshold (null2 only
@@ -62,6 +84,47 @@ static int may_report(const hmmrt_hits *h, const hmmrt_hits_info *m, double bits
         return bits >= opt->T;
     double Z = opt->Z_set ? opt->Z : (double)h->n_queries;
     return hmmrt_hits_lnP(bits, m->tau, m->lambda) + log(Z) <= log(opt->E);
+}
+
+/* Each reported model's domains, as hmmscan's "Domain annotation for each
+ * model" (without the alignments). */
+static void write_domains(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *hits, size_t n)
+{
+    hmmrt_out *out = h->out;
+    hmmrt_hits_outf(out, "\n\nDomain annotation for each model:\n");
+    for (size_t i = 0; i < n; i++) {
+        const hmmrt_hit *hit = &hits[i];
+        if (!hit->reported)
+            continue;
+        hmmrt_hits_outf(out, ">> %s  %s\n", hit->model->query, hit->model->desc ? hit->model->desc : "");
+        int any = 0;
+        for (int d = 0; d < hit->n_domains; d++)
+            any |= hit->domains[d].reported;
+        if (!any) {
+            hmmrt_hits_outf(out, "   [No individual domains that satisfy reporting thresholds "
+                                 "(although complete target did)]\n\n");
+            continue;
+        }
+        hmmrt_hits_outf(out, "   #    score  bias  c-Evalue  i-Evalue hmmfrom  hmm to    alifrom  "
+                             "ali to    envfrom  env to     acc\n");
+        hmmrt_hits_outf(out, " ---   ------ ----- --------- --------- ------- -------    ------- "
+                             "-------    ------- -------    ----\n");
+        int nd = 0;
+        for (int d = 0; d < hit->n_domains; d++) {
+            const hmmrt_domain *dom = &hit->domains[d];
+            if (!dom->reported)
+                continue;
+            char hf = dom->hmm_from == 1 ? '[' : '.', ht = dom->hmm_to == hit->model->M ? ']' : '.';
+            char af = dom->ali_from == 1 ? '[' : '.', at = dom->ali_to == rec->length ? ']' : '.';
+            hmmrt_hits_outf(out, " %3d %c %6.1f %5.1f %9.2g %9.2g %7ld %7ld %c%c %7lld %7lld %c%c "
+                                 "%7lld %7lld %c%c %4s\n",
+                            ++nd, dom->included ? '!' : '?', dom->bits, dom->bias,
+                            exp(dom->lnP) * h->domZ, exp(dom->lnP) * h->Z, dom->hmm_from,
+                            dom->hmm_to, hf, ht, (long long)dom->ali_from, (long long)dom->ali_to,
+                            af, at, (long long)dom->ali_from, (long long)dom->ali_to, af, at, "-");
+        }
+        hmmrt_hits_outf(out, "\n");
+    }
 }
 
 static void write_list(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *hits, size_t n)
@@ -86,12 +149,20 @@ static void write_list(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *
             hmmrt_hits_outf(out, "  ------ inclusion threshold ------\n");
             inclusion_line = 1;
         }
-        hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  %9s %6s %5s  %5s %2s  %-*s %s\n",
-                        exp(hit->lnP) * h->Z, hit->bits, hit->bias, "-", "-", "-", "-", "-",
-                        namew, hit->model->query, or_dash(hit->model->desc));
+        hmmrt_hits_outf(out, "  %9.2g %6.1f %5.1f  ", exp(hit->lnP) * h->Z, hit->bits, hit->bias);
+        if (hit->best >= 0) {
+            const hmmrt_domain *best = &hit->domains[hit->best];
+            hmmrt_hits_outf(out, "%9.2g %6.1f %5.1f  %5s %2d", exp(best->lnP) * h->Z, best->bits,
+                            best->bias, "-", hit->n_domains);
+        } else {
+            hmmrt_hits_outf(out, "%9s %6s %5s  %5s %2s", "-", "-", "-", "-", "-");
+        }
+        hmmrt_hits_outf(out, "  %-*s %s\n", namew, hit->model->query, or_dash(hit->model->desc));
     }
     if (h->n_reported == 0)
         hmmrt_hits_outf(out, "\n   [No hits detected that satisfy reporting thresholds]\n");
+    if (h->n_reported > 0)
+        write_domains(h, rec, hits, n);
     hmmrt_hits_outf(out, "\nInternal pipeline statistics summary:\n"
                          "-------------------------------------\n");
     hmmrt_hits_outf(out, "Query sequence(s):                %12d  (%lld residues searched)\n", 1,
@@ -132,11 +203,68 @@ static void write_tblout(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit
         const hmmrt_hit *hit = &hits[i];
         if (!hit->reported)
             continue;
-        fprintf(f, "%-*s %-*s %-*s %-*s %9.2g %6.1f %5.1f %9s %6s %5s %5s %3s %3s %3s %3s %3s "
-                   "%3s %3s %s\n",
-                tnamew, hit->model->query, taccw, or_dash(hit->model->acc), qnamew, rec->name,
-                qaccw, "-", exp(hit->lnP) * h->Z, hit->bits, hit->bias, "-", "-", "-", "-", "-",
-                "-", "-", "-", "-", "-", "-", or_dash(hit->model->desc));
+        int rep = 0, inc = 0;
+        for (int d = 0; d < hit->n_domains; d++) {
+            rep += hit->domains[d].reported;
+            inc += hit->domains[d].included;
+        }
+        fprintf(f, "%-*s %-*s %-*s %-*s %9.2g %6.1f %5.1f ", tnamew, hit->model->query, taccw,
+                or_dash(hit->model->acc), qnamew, rec->name, qaccw, "-", exp(hit->lnP) * h->Z,
+                hit->bits, hit->bias);
+        if (hit->best >= 0)
+            fprintf(f, "%9.2g %6.1f %5.1f ", exp(hit->domains[hit->best].lnP) * h->Z,
+                    hit->domains[hit->best].bits, hit->domains[hit->best].bias);
+        else
+            fprintf(f, "%9s %6s %5s ", "-", "-", "-");
+        fprintf(f, "%5s %3s %3s %3s %3s %3d %3d %3d %s\n", "-", "-", "-", "-", "-",
+                hit->n_domains, rep, inc, or_dash(hit->model->desc));
+    }
+}
+
+/* hmmscan 3.3.2's --domtblout (p7_tophits_TabularDomains in its scan mode:
+ * tlen the model's length, qlen the sequence's). */
+static void write_domtblout(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *hits,
+                            size_t n, FILE *f)
+{
+    int tnamew = max_int(20, (int)h->longest_model), taccw = max_int(10, (int)h->longest_acc);
+    int qnamew = max_int(20, (int)strlen(rec->name)), qaccw = 10;
+    if (h->scan_written == 1) {
+        fprintf(f, "#%*s %22s %40s %11s %11s %11s\n", tnamew + qnamew - 1 + 15 + taccw + qaccw,
+                "", "--- full sequence ---", "-------------- this domain -------------",
+                "hmm coord", "ali coord", "env coord");
+        fprintf(f, "#%-*s %-*s %5s %-*s %-*s %5s %9s %6s %5s %3s %3s %9s %9s %6s %5s %5s %5s "
+                   "%5s %5s %5s %5s %4s %s\n",
+                tnamew - 1, " target name", taccw, "accession", "tlen", qnamew, "query name",
+                qaccw, "accession", "qlen", "E-value", "score", "bias", "#", "of", "c-Evalue",
+                "i-Evalue", "score", "bias", "from", "to", "from", "to", "from", "to", "acc",
+                "description of target");
+        fprintf(f, "#%*s %*s %5s %*s %*s %5s %9s %6s %5s %3s %3s %9s %9s %6s %5s %5s %5s %5s "
+                   "%5s %5s %5s %4s %s\n",
+                tnamew - 1, "-------------------", taccw, "----------", "-----", qnamew,
+                "--------------------", qaccw, "----------", "-----", "---------", "------",
+                "-----", "---", "---", "---------", "---------", "------", "-----", "-----",
+                "-----", "-----", "-----", "-----", "-----", "----", "---------------------");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const hmmrt_hit *hit = &hits[i];
+        if (!hit->reported)
+            continue;
+        int of = 0, nd = 0;
+        for (int d = 0; d < hit->n_domains; d++)
+            of += hit->domains[d].reported;
+        for (int d = 0; d < hit->n_domains; d++) {
+            const hmmrt_domain *dom = &hit->domains[d];
+            if (!dom->reported)
+                continue;
+            fprintf(f, "%-*s %-*s %5ld %-*s %-*s %5lld %9.2g %6.1f %5.1f %3d %3d %9.2g %9.2g "
+                       "%6.1f %5.1f %5ld %5ld %5lld %5lld %5lld %5lld %4s %s\n",
+                    tnamew, hit->model->query, taccw, or_dash(hit->model->acc), hit->model->M,
+                    qnamew, rec->name, qaccw, "-", (long long)rec->length, exp(hit->lnP) * h->Z,
+                    hit->bits, hit->bias, ++nd, of, exp(dom->lnP) * h->domZ,
+                    exp(dom->lnP) * h->Z, dom->bits, dom->bias, dom->hmm_from, dom->hmm_to,
+                    (long long)dom->ali_from, (long long)dom->ali_to, (long long)dom->ali_from,
+                    (long long)dom->ali_to, "-", or_dash(hit->model->desc));
+        }
     }
 }
 
@@ -164,18 +292,30 @@ int hmmrt_scan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *va
             continue;
         hmmrt_hit hit = {.length = rec->length, .index = k, .bits = nats / M_LN2, .best = -1,
                          .model = m};
-        if (!h->opt->nonull2) {
-            if (hmmrt_hits_paths(q) != 0 || hmmrt_hits_null2(q, &hit, codes) != 0)
-                return -1;
+        int status = q->has_domains ? hmmrt_hits_domains(q, &hit, values, codes) : 0;
+        if (status == 0 && !h->opt->nonull2 &&
+            (hmmrt_hits_paths(q) != 0 || hmmrt_hits_null2(q, &hit, codes) != 0))
+            status = -1;
+        h->hits[n++] = hit; /* its domains freed below */
+        if (status != 0) {
+            release(h, n);
+            return status;
         }
-        hit.lnP = hmmrt_hits_lnP(hit.bits, m->tau, m->lambda);
-        h->hits[n++] = hit;
+        h->hits[n - 1].lnP = hmmrt_hits_lnP(hit.bits, m->tau, m->lambda);
+        for (int d = 0; d < hit.n_domains; d++) {
+            hmmrt_domain *dom = &hit.domains[d];
+            dom->lnP = hmmrt_hits_lnP(dom->bits, m->tau, m->lambda);
+            if (h->hits[n - 1].best < 0 || dom->bits > hit.domains[h->hits[n - 1].best].bits)
+                h->hits[n - 1].best = d;
+        }
     }
     threshold(h, h->hits, n);
     write_list(h, rec, h->hits, n);
     if (h->tblout)
         write_tblout(h, rec, h->hits, n, h->tblout);
-    h->n = 0; /* nothing kept: the hits name no memory of their own */
+    if (h->domtblout)
+        write_domtblout(h, rec, h->hits, n, h->domtblout);
+    release(h, n);
     return 0;
 }
 
@@ -183,13 +323,16 @@ void hmmrt_scan_finish(hmmrt_hits *h, hmmrt_out *out)
 {
     if (h->scan_written == 0) { /* no sequence: the opening lines alone */
         hmmrt_hits_write_preamble(h, out);
-        if (h->tblout) { /* the header, as hmmscan writes it for no query */
-            const hmmrt_record none = {.name = ""};
-            h->scan_written = 1;
+        const hmmrt_record none = {.name = ""};
+        h->scan_written = 1; /* the headers, as hmmscan writes them for no query */
+        if (h->tblout)
             write_tblout(h, &none, NULL, 0, h->tblout);
-        }
+        if (h->domtblout)
+            write_domtblout(h, &none, NULL, 0, h->domtblout);
     }
     hmmrt_hits_outf(out, "[ok]\n");
     if (h->tblout)
         hmmrt_hits_write_tail(h, h->tblout);
+    if (h->domtblout)
+        hmmrt_hits_write_tail(h, h->domtblout);
 }
