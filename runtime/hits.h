@@ -1,8 +1,10 @@
 /* hits.h: the hits mode of a program imported from a HMMER3 file (hmmsearch's
  * -E, -T, --tblout ...): the hits kept while the sequences are scored
  * (hits.c), their domains from the viterbi path (hits_domains.c), and the
- * ranked list and the tables written at the end (hits_tables.c). Private to
- * the runtime; docs/hmmer.md describes the mode. */
+ * ranked list and the tables written at the end (hits_tables.c); a program
+ * of many models searches with each (hits.c) or, with --hmmscan, ranks
+ * the models per sequence (hits_scan.c). Private to the runtime;
+ * docs/hmmer.md describes the mode. */
 #ifndef HMMRT_HITS_H
 #define HMMRT_HITS_H
 

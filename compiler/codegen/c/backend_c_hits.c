@@ -205,6 +205,15 @@ static const char *c_write_hits_per_model(Emitter *e, const Program *p, const La
             slot_of[p->calls[c].model_index] = used++;
     const char *symbols0 = p->models[p->calls[p->prints[0].call].model_index].symbols;
     const char *why = NULL;
+    HmmerMeta first = {0}; /* no `// hmmer:` lines: no hits mode at all, as for one model */
+    int read_first = meta_above(p, at, n_lines,
+                                p->models[p->calls[p->prints[0].call].model_index].loc.first_line,
+                                &first);
+    hmmer_meta_free(&first);
+    if (read_first <= 0) {
+        free(at), free(pm), free(slot_of);
+        return "";
+    }
     for (int g = 0; g < n; g++) {
         pm[g].score = -1;
         for (int j = g * w; j < (g + 1) * w && pm[g].score < 0; j++)
