@@ -266,7 +266,7 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
         h->residues += rec->length;
     }
     if (h->opt->scan)
-        return hmmrt_scan_add(h, rec, values, codes);
+        return hmmrt_hmmscan_add(h, rec, values, codes);
     for (int k = 0; k < h->n_queries; k++) {
         int status = add_one(&h->queries[k], rec, index, values, codes);
         if (status)
@@ -345,7 +345,7 @@ static int finish_table(FILE **f, const char *option, const char *path)
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out)
 {
     if (h->queries && h->opt->scan) {
-        hmmrt_scan_finish(h, out);
+        hmmrt_hmmscan_finish(h, out);
         int status = h->tblout ? finish_table(&h->tblout, "--tblout", h->opt->tblout) : 0;
         int s = h->domtblout ? finish_table(&h->domtblout, "--domtblout", h->opt->domtblout) : 0;
         return status ? status : s;

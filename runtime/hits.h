@@ -163,10 +163,10 @@ int hmmrt_hits_paths(hmmrt_hits *h);
 /* ---- hits_scan.c: --hmmscan, each sequence against every model ---------------- */
 /* Takes one scored sequence: its hits among the models, ranked and written
  * at once (the list to h->out, the tables' lines). 0, or -1 out of memory. */
-int hmmrt_scan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *values,
+int hmmrt_hmmscan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *values,
                    const uint8_t *codes);
 /* The closing lines: 0, or an exit status after saying why. */
-void hmmrt_scan_finish(hmmrt_hits *h, hmmrt_out *out);
+void hmmrt_hmmscan_finish(hmmrt_hits *h, hmmrt_out *out);
 
 /* ---- hits_strands.c: a DNA model's hits, as nhmmer's -------------------------- */
 typedef struct hmmrt_strands hmmrt_strands;

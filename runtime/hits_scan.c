@@ -268,7 +268,7 @@ static void write_domtblout(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_
     }
 }
 
-int hmmrt_scan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *values,
+int hmmrt_hmmscan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *values,
                    const uint8_t *codes)
 {
     if (isnan(values[h->info->score_column].score))
@@ -319,7 +319,7 @@ int hmmrt_scan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *va
     return 0;
 }
 
-void hmmrt_scan_finish(hmmrt_hits *h, hmmrt_out *out)
+void hmmrt_hmmscan_finish(hmmrt_hits *h, hmmrt_out *out)
 {
     if (h->scan_written == 0) { /* no sequence: the opening lines alone */
         hmmrt_hits_write_preamble(h, out);
