@@ -370,7 +370,7 @@ static int apply_domtblout(parse_state *st, const char *v)
         return bad_value("domtblout", "the name of the table file to write", v);
     if (note_hits(st, "--domtblout") != 0)
         return HMMRT_EXIT_USAGE;
-    if (st->prog->hits->traceback_column < 0)
+    if (st->prog->hits->traceback_column < 0 && st->prog->hits->n_queries < 2)
         return usage_error("--domtblout needs the domains, from the viterbi traceback of the "
                            "searched model, and this program's main prints none: add `print "
                            "viterbi(MODEL).traceback;` as --import-hmmer writes it");
@@ -460,12 +460,21 @@ static int apply_cut(parse_state *st, int which, const char *option)
     if (h->cut != HMMRT_CUT_NONE && h->cut != which)
         return usage_error("--cut_%c%c and %s do not go together: choose one cutoff",
                            keys[h->cut][0] + 32, keys[h->cut][1] + 32, option);
-    const hmmrt_hits_info *info = st->prog->hits;
-    if (!info->has_cut[which])
-        return usage_error("%s: the model %s has no %s cutoff (its HMMER file has no %s line; "
-                           "the source's `// hmmer: %s` line is missing): give a score "
-                           "threshold with -T and --domT instead", option, info->query,
-                           what[which], keys[which], keys[which]);
+    const hmmrt_hits_info *hits = st->prog->hits;
+    int n = hits->n_queries > 1 ? hits->n_queries : 1; /* many models: each its own cutoff */
+    for (int k = 0; k < n; k++) {
+        const hmmrt_hits_info *info = &hits[k];
+        if (!info->has_cut[which] && n > 1)
+            return usage_error("%s: model %d of %d, %s, has no %s cutoff (its HMMER file has no "
+                               "%s line; hmmsearch stops there too): give a score threshold "
+                               "with -T and --domT instead, or import the models that have "
+                               "one", option, k + 1, n, info->query, what[which], keys[which]);
+        if (!info->has_cut[which])
+            return usage_error("%s: the model %s has no %s cutoff (its HMMER file has no %s "
+                               "line; the source's `// hmmer: %s` line is missing): give a "
+                               "score threshold with -T and --domT instead", option,
+                               info->query, what[which], keys[which], keys[which]);
+    }
     h->cut = which;
     return 0;
 }
@@ -503,6 +512,20 @@ static int apply_nonull2(parse_state *st, const char *v)
     return note_hits(st, "--nonull2");
 }
 
+/* --hmmscan: each sequence against every model of a program of many. */
+static int apply_hmmscan(parse_state *st, const char *v)
+{
+    if (note_hits(st, "--hmmscan") != 0)
+        return HMMRT_EXIT_USAGE;
+    if (st->prog->hits->n_queries < 2)
+        return usage_error("--hmmscan ranks the models of a program of many against each "
+                           "sequence, and this program searches with one model (%s): drop "
+                           "--hmmscan (its hits mode is hmmsearch's), or import a file of "
+                           "several models", st->prog->hits->query);
+    st->o->hits.scan = 1;
+    return 0;
+}
+
 static int apply_cut_ga(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_GA, "--cut_ga"); }
 static int apply_cut_tc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_TC, "--cut_tc"); }
 static int apply_cut_nc(parse_state *st, const char *v) { return apply_cut(st, HMMRT_CUT_NC, "--cut_nc"); }
@@ -525,6 +548,7 @@ static const option_spec option_specs[] = {
     {"cut_tc", NULL, apply_cut_tc},
     {"cut_nc", NULL, apply_cut_nc},
     {"watson", NULL, apply_watson},
+    {"hmmscan", NULL, apply_hmmscan},
     {"nonull2", NULL, apply_nonull2},
     {"crick", NULL, apply_crick},
     {"make-db", "DB", apply_make_db},
@@ -836,6 +860,12 @@ static void print_hits_options(FILE *f, const hmmrt_program *prog)
     if (!h->has_cut[0] && !h->has_cut[1] && !h->has_cut[2])
         fprintf(f, "                   This model has none of them.\n");
     fprintf(f, "  --nonull2        no null2 correction of biased composition (as hmmsearch's, nhmmer's)\n");
+    if (h->n_queries > 1)
+        fprintf(f, "  This program holds %d models: the hits mode searches with each in turn,\n"
+                   "  as hmmsearch does a file of many queries;\n"
+                   "  --hmmscan     each sequence against every model, as hmmscan (E-values\n"
+                   "                   for Z = %d models, hmmscan's --tblout layout)\n",
+                h->n_queries, h->n_queries);
     if (h->nucleic)
         fprintf(f, "  A DNA model searches both strands and reports nhmmer's hits (one domain\n"
                    "  each; no --domtblout, --domE, --domT, --domZ, --incdomE, --incdomT;\n"

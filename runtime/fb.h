@@ -112,6 +112,11 @@ void hmmrt_posterior_write(const hmmrt_posterior_call *call, int n, int64_t L, d
 size_t hmmrt_fb_viterbi_scratch(const hmmrt_fb *fb, int64_t L);
 double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
                                double *move_counts, double *emission_counts);
+/* The same best path's moves instead of counts, last first: path holds
+ * (L + 1) n + 1 ints, *n_path gets their number (the hits mode's domains of
+ * a program of many models, whose main prints no traceback). */
+double hmmrt_fb_viterbi_path(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
+                             int *path, int64_t *n_path);
 
 /* real_fb.c: the rows of hmmrt_fb_run_rows for L observations obs (D
  * reals each), rows[i * s->n + em]; returns ln of the factor they were

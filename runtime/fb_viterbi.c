@@ -68,7 +68,7 @@ static inline size_t value_at(const emit_src *s, int em, int64_t i)
 
 static inline __attribute__((always_inline)) double
 best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void *scratch, double *move_counts,
-          double *emission_counts)
+          double *emission_counts, int *path, int64_t *n_path)
 {
     const size_t n = (size_t)fb->n;
     int *bp = scratch;
@@ -119,11 +119,15 @@ best_path(const hmmrt_fb *fb, const emit_src *src, int64_t L, void *scratch, dou
         if (mi < 0)
             break;
         const hmmrt_model_move *mv = &fb->moves[mi];
-        move_counts[mi] += 1;
-        if (mv->emission >= 0) {
-            emission_counts[value_at(src, mv->emission, i - 1)] += 1;
-            i--;
+        if (path) { /* the path's moves, last first (hits_domains.c) */
+            path[(*n_path)++] = mi;
+        } else {
+            move_counts[mi] += 1;
+            if (mv->emission >= 0)
+                emission_counts[value_at(src, mv->emission, i - 1)] += 1;
         }
+        if (mv->emission >= 0)
+            i--;
         q = mv->from;
     }
     return best;
@@ -133,12 +137,20 @@ double hmmrt_fb_viterbi_counts(const hmmrt_fb *fb, const uint8_t *x, int64_t L, 
                                double *move_counts, double *emission_counts)
 {
     const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
-    return best_path(fb, &src, L, scratch, move_counts, emission_counts);
+    return best_path(fb, &src, L, scratch, move_counts, emission_counts, NULL, NULL);
 }
 
 double hmmrt_fb_viterbi_counts_rows(const hmmrt_fb *fb, const double *logs, int64_t L,
                                     void *scratch, double *move_counts, double *use_rows)
 {
     const emit_src src = {logs, 1, (size_t)fb->n_emissions, NULL, 0};
-    return best_path(fb, &src, L, scratch, move_counts, use_rows);
+    return best_path(fb, &src, L, scratch, move_counts, use_rows, NULL, NULL);
+}
+
+double hmmrt_fb_viterbi_path(const hmmrt_fb *fb, const uint8_t *x, int64_t L, void *scratch,
+                             int *path, int64_t *n_path)
+{
+    const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
+    *n_path = 0;
+    return best_path(fb, &src, L, scratch, NULL, NULL, path, n_path);
 }

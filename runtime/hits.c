@@ -19,33 +19,84 @@ static FILE *open_table(const char *option, const char *path)
     return f;
 }
 
-int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_options *o)
+/* One search: h's model is info's. */
+static int open_one(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_hits_info *info,
+                    const hmmrt_options *o)
 {
     memset(h, 0, sizeof *h);
     h->prog = prog;
-    h->info = prog->hits;
+    h->info = info;
     h->opt = &o->hits;
     h->o = o;
-    if (h->info->traceback_column >= 0 && h->info->model >= 0) {
-        const hmmrt_model *m = &prog->models[h->info->model];
-        h->paths = hmmrt_path_model_new(m, prog->alphabets[m->alphabet]);
-        if (!h->paths) {
-            hmmrt_error("out of memory, or the searched model %s is not a HMMER3 import's "
-                        "profile (no B, E and C states)", m->name);
-            return HMMRT_EXIT_INTERNAL;
-        }
+    h->first_query = h->last_query = 1;
+    if (info->traceback_column >= 0 && info->model >= 0) {
+        int status = hmmrt_hits_paths(h);
+        if (status)
+            return status;
+        h->has_domains = 1;
+    } else if (info->n_queries > 1 && info->model >= 0) {
+        /* a program of many models: the best path of each hit made here, with
+         * the model's path model made when the model has its first hit */
+        h->has_domains = h->own_paths = 1;
     }
-    if (h->info->nucleic && !(h->strands = hmmrt_strands_new(h)))
+    if (info->nucleic && !(h->strands = hmmrt_strands_new(h)))
         return HMMRT_EXIT_INTERNAL;
+    return 0;
+}
+
+int hmmrt_hits_paths(hmmrt_hits *h)
+{
+    if (h->paths || h->info->model < 0)
+        return 0;
+    const hmmrt_model *m = &h->prog->models[h->info->model];
+    h->paths = hmmrt_path_model_new(m, h->prog->alphabets[m->alphabet]);
+    if (h->paths)
+        return 0;
+    hmmrt_error("out of memory, or the searched model %s is not a HMMER3 import's "
+                "profile (no B, E and C states)", m->name);
+    return HMMRT_EXIT_INTERNAL;
+}
+
+int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_options *o)
+{
+    int status = open_one(h, prog, prog->hits, o);
+    int n = prog->hits->n_queries;
+    if (!status && n > 1) { /* a program of many models: a search per model */
+        if (!(h->queries = calloc((size_t)n, sizeof *h->queries)))
+            status = HMMRT_EXIT_INTERNAL;
+        for (int k = 0; k < n && !status; k++) {
+            status = open_one(&h->queries[k], prog, &prog->hits[k], o);
+            h->queries[k].first_query = k == 0;
+            h->queries[k].last_query = k == n - 1;
+            h->n_queries = k + 1;
+            size_t name = strlen(prog->hits[k].query);
+            size_t acc = prog->hits[k].acc ? strlen(prog->hits[k].acc) : 0;
+            h->longest_model = name > h->longest_model ? name : h->longest_model;
+            h->longest_acc = acc > h->longest_acc ? acc : h->longest_acc;
+        }
+        if (status == HMMRT_EXIT_INTERNAL && !h->queries)
+            hmmrt_error("out of memory");
+    }
+    if (status)
+        return status;
     if (o->hits.tblout && !(h->tblout = open_table("--tblout", o->hits.tblout)))
         return HMMRT_EXIT_OUTPUT;
     if (o->hits.domtblout && !(h->domtblout = open_table("--domtblout", o->hits.domtblout)))
         return HMMRT_EXIT_OUTPUT;
+    for (int k = 0; k < h->n_queries; k++) { /* the files are h's */
+        h->queries[k].tblout = h->tblout;
+        h->queries[k].domtblout = h->domtblout;
+    }
     return 0;
 }
 
 void hmmrt_hits_close(hmmrt_hits *h)
 {
+    for (int k = 0; k < h->n_queries; k++) {
+        h->queries[k].tblout = h->queries[k].domtblout = NULL; /* h's */
+        hmmrt_hits_close(&h->queries[k]);
+    }
+    free(h->queries);
     for (size_t i = 0; i < h->n; i++) {
         free(h->hits[i].name);
         free(h->hits[i].domains);
@@ -53,6 +104,7 @@ void hmmrt_hits_close(hmmrt_hits *h)
     free(h->hits);
     hmmrt_strands_free(h->strands);
     hmmrt_path_model_free(h->paths);
+    hmmrt_buf_free(&h->traceback);
     if (h->tblout)
         fclose(h->tblout);
     if (h->domtblout)
@@ -78,6 +130,8 @@ static int may_report(const hmmrt_hits *h, double bits, double lnP, int64_t ahea
 
 int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before)
 {
+    if (h->queries) /* many models: no second pass (their main prints no traceback) */
+        return 1;
     if (isnan(nats) || nats == -INFINITY)
         return 0;
     double bits = nats / M_LN2; /* Z counts the sequence itself too */
@@ -125,7 +179,7 @@ int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit)
  * envelopes of its posterior decoding, and each domain's, from its stretch
  * of the best path as its envelope, taken from their scores. 0, or -1 out of
  * memory. */
-static int null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
+int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
 {
     double seq = hmmrt_null2_sequence(h->paths, codes, hit->length);
     if (isnan(seq))
@@ -144,7 +198,28 @@ static int null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
     return 0;
 }
 
-int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+int hmmrt_hits_domains(hmmrt_hits *h, hmmrt_hit *hit, const hmmrt_value *values,
+                       const uint8_t *codes)
+{
+    const char *traceback = "";
+    if (h->own_paths) { /* a program of many models: the path made here */
+        if (hmmrt_hits_paths(h) != 0)
+            return -1;
+        int status = hmmrt_path_traceback(h->paths, codes, hit->length, &h->traceback);
+        if (status < 0)
+            return -1;
+        if (status > 0) /* no path: no domains */
+            return 0;
+        traceback = h->traceback.data;
+    } else {
+        const hmmrt_buf *tb = &values[h->info->traceback_column].text;
+        traceback = tb->len ? tb->data : "";
+    }
+    return hmmrt_find_domains(h->paths, traceback, codes, hit->length, 1, &hit->domains,
+                              &hit->n_domains);
+}
+
+static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes)
 {
     double nats = values[h->info->score_column].score;
@@ -162,14 +237,12 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
         return 0;
     hmmrt_hit hit = {.length = rec->length, .index = index, .bits = bits, .lnP = lnP,
                      .best = -1};
-    if (h->paths) {
-        const hmmrt_buf *tb = &values[h->info->traceback_column].text;
-        int status = hmmrt_find_domains(h->paths, tb->len ? tb->data : "", codes, rec->length, 1,
-                                        &hit.domains, &hit.n_domains);
+    if (h->has_domains) {
+        int status = hmmrt_hits_domains(h, &hit, values, codes);
         if (status != 0)
             return status;
     }
-    if (h->paths && !h->opt->nonull2 && null2(h, &hit, codes) != 0) {
+    if (h->paths && !h->opt->nonull2 && hmmrt_hits_null2(h, &hit, codes) != 0) {
         free(hit.domains);
         return -1;
     }
@@ -181,6 +254,25 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     }
     hit.name = strdup(rec->name);
     return hmmrt_hits_keep(h, &hit);
+}
+
+int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+                   const hmmrt_value *values, const uint8_t *codes)
+{
+    if (!h->queries)
+        return add_one(h, rec, index, values, codes);
+    if (!isnan(values[h->info->score_column].score)) {
+        h->searched++;
+        h->residues += rec->length;
+    }
+    if (h->opt->scan)
+        return hmmrt_hmmscan_add(h, rec, values, codes);
+    for (int k = 0; k < h->n_queries; k++) {
+        int status = add_one(&h->queries[k], rec, index, values, codes);
+        if (status)
+            return status;
+    }
+    return 0;
 }
 
 /* hmmsearch's order: sortkey, larger first; then the name; then input order. */
@@ -252,6 +344,26 @@ static int finish_table(FILE **f, const char *option, const char *path)
 
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out)
 {
+    if (h->queries && h->opt->scan) {
+        hmmrt_hmmscan_finish(h, out);
+        int status = h->tblout ? finish_table(&h->tblout, "--tblout", h->opt->tblout) : 0;
+        int s = h->domtblout ? finish_table(&h->domtblout, "--domtblout", h->opt->domtblout) : 0;
+        return status ? status : s;
+    }
+    if (h->queries) { /* each model's list and table lines in turn, as hmmsearch's */
+        for (int k = 0; k < h->n_queries; k++) {
+            hmmrt_hits *q = &h->queries[k];
+            threshold(q);
+            hmmrt_hits_write_list(q, out);
+            if (q->tblout)
+                hmmrt_hits_write_tblout(q, q->tblout);
+            if (q->domtblout)
+                hmmrt_hits_write_domtblout(q, q->domtblout);
+        }
+        int status = h->tblout ? finish_table(&h->tblout, "--tblout", h->opt->tblout) : 0;
+        int s = h->domtblout ? finish_table(&h->domtblout, "--domtblout", h->opt->domtblout) : 0;
+        return status ? status : s;
+    }
     threshold(h);
     if (h->strands)
         hmmrt_hits_write_dna_list(h, out);

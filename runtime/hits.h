@@ -1,8 +1,10 @@
 /* hits.h: the hits mode of a program imported from a HMMER3 file (hmmsearch's
  * -E, -T, --tblout ...): the hits kept while the sequences are scored
  * (hits.c), their domains from the viterbi path (hits_domains.c), and the
- * ranked list and the tables written at the end (hits_tables.c). Private to
- * the runtime; docs/hmmer.md describes the mode. */
+ * ranked list and the tables written at the end (hits_tables.c); a program
+ * of many models searches with each (hits.c) or, with --hmmscan, ranks
+ * the models per sequence (hits_scan.c). Private to the runtime;
+ * docs/hmmer.md describes the mode. */
 #ifndef HMMRT_HITS_H
 #define HMMRT_HITS_H
 
@@ -29,6 +31,7 @@ typedef struct hmmrt_hit {
     int reported, included;
     double sortkey;        /* larger ranks first: -lnP, or the score with score thresholds */
     char strand;           /* a DNA model's hit: '+' or '-' (its one domain); 0 otherwise */
+    const hmmrt_hits_info *model; /* --hmmscan: the model hit (name: its NAME); else NULL */
 } hmmrt_hit;
 
 /* ---- hits_domains.c -------------------------------------------------------- */
@@ -75,6 +78,11 @@ struct hmmrt_fb;
 const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int64_t L,
                                      int64_t from, int64_t to, size_t *n_states);
 const struct hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm);
+/* The best path of x (L codes) in the model's own configuration for L, as
+ * the program prints a viterbi traceback (state names, single spaces), into
+ * tb: 0, 1 when no path emits x, -1 out of memory. For the domains of a
+ * program of many models, whose main prints no traceback. */
+int hmmrt_path_traceback(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmrt_buf *tb);
 
 /* ---- hits_null2.c: HMMER3's null2, the correction of biased composition ---- */
 /* The null2 correction (nats) of a domain whose envelope is residues
@@ -117,6 +125,20 @@ typedef struct hmmrt_hits {
     FILE *tblout, *domtblout;
     double Z, domZ;           /* set by hmmrt_hits_finish */
     int64_t n_reported, n_included;
+    int has_domains;          /* the hits have domains (from the traceback) */
+    int own_paths;            /* ... from tracebacks made here (hmmrt_path_traceback): a
+                                 program of many models prints none */
+    hmmrt_buf traceback;      /* own_paths: the last one */
+    int first_query, last_query; /* the list's and tables' opening and closing lines */
+    /* A program of many models (hmmrt_hits_info.n_queries > 1): one search per
+     * model, each a hmmrt_hits of its own (the tables' files are this one's),
+     * written in the models' order as hmmsearch does a file of many queries;
+     * or, with --hmmscan, each sequence's hits among the models (hits_scan.c). */
+    struct hmmrt_hits *queries;
+    int n_queries;
+    hmmrt_out *out;           /* where --hmmscan writes each sequence's list (score.c sets it) */
+    size_t longest_model, longest_acc; /* --hmmscan: over every model (the tables' widths) */
+    int64_t scan_written;     /* --hmmscan: sequences whose list is written */
 } hmmrt_hits;
 
 /* Opens the tables' files: 0, or an exit status after saying why. */
@@ -138,6 +160,25 @@ void hmmrt_hits_close(hmmrt_hits *h);
  * 0, or -1 out of memory (hit's memory is freed either way when not kept). */
 int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit);
 
+/* The null2 correction of one hit of h's model (hits.c): the sequence's and
+ * its domains', taken from their scores. 0, or -1 out of memory. */
+int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes);
+/* The domains of a hit of h's model (hit->domains, n_domains; their bits
+ * set), from the printed traceback or one made here (own_paths): 0, -1 out
+ * of memory, -2 a broken traceback. */
+int hmmrt_hits_domains(hmmrt_hits *h, hmmrt_hit *hit, const hmmrt_value *values,
+                       const uint8_t *codes);
+/* The path model of h's model, made on first use: 0, or an exit status. */
+int hmmrt_hits_paths(hmmrt_hits *h);
+
+/* ---- hits_scan.c: --hmmscan, each sequence against every model ---------------- */
+/* Takes one scored sequence: its hits among the models, ranked and written
+ * at once (the list to h->out, the tables' lines). 0, or -1 out of memory. */
+int hmmrt_hmmscan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value *values,
+                   const uint8_t *codes);
+/* The closing lines: 0, or an exit status after saying why. */
+void hmmrt_hmmscan_finish(hmmrt_hits *h, hmmrt_out *out);
+
 /* ---- hits_strands.c: a DNA model's hits, as nhmmer's -------------------------- */
 typedef struct hmmrt_strands hmmrt_strands;
 /* NULL after saying why (out of memory, an alphabet without complements). */
@@ -157,6 +198,8 @@ void hmmrt_strands_report(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f);
 void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out);
+/* The list's opening lines (the program, files, thresholds). */
+void hmmrt_hits_write_preamble(const hmmrt_hits *h, hmmrt_out *out);
 /* Their shared pieces: the trailer of a table, a line of the list, the
  * list's threshold lines. */
 void hmmrt_hits_write_tail(const hmmrt_hits *h, FILE *f);

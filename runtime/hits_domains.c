@@ -307,6 +307,33 @@ const double *hmmrt_unihit_posterior(hmmrt_path_model *pm, const uint8_t *x, int
 
 const hmmrt_fb *hmmrt_path_fb(const hmmrt_path_model *pm) { return pm->fb; }
 
+int hmmrt_path_traceback(hmmrt_path_model *pm, const uint8_t *x, int64_t L, hmmrt_buf *tb)
+{
+    hmmrt_fb *fb = pm->fb;
+    set_own_configuration(pm, L);
+    char err[256];
+    if (hmmrt_fb_close_cycles(fb, err, sizeof err) != 0)
+        return -1;
+    size_t bytes = hmmrt_fb_viterbi_scratch(fb, L);
+    size_t n_path = ((size_t)L + 1) * (size_t)fb->n + 1;
+    char *scratch = hmmrt_scratch_get(&pm->scratch, bytes + n_path * sizeof(int));
+    if (!scratch)
+        return -1;
+    int *path = (int *)(scratch + (bytes + sizeof(int) - 1) / sizeof(int) * sizeof(int));
+    int64_t n = 0;
+    if (hmmrt_fb_viterbi_path(fb, x, L, scratch, path, &n) == -INFINITY)
+        return 1;
+    hmmrt_buf_reset(tb);
+    hmmrt_buf_puts(tb, pm->m->state_names[pm->m->start]);
+    for (int64_t k = n - 1; k >= 0; k--) {
+        hmmrt_buf_putc(tb, ' ');
+        hmmrt_buf_puts(tb, pm->m->state_names[fb->moves[path[k]].to]);
+    }
+    hmmrt_buf_putc(tb, '\0');
+    tb->len--;
+    return hmmrt_buf_take_failure() ? -1 : 0;
+}
+
 /* HMMER's thresholds of domain definition (p7_domaindef.c): rt1 starts a
  * region, rt2 bounds it. */
 #define RT1 0.25

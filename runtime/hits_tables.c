@@ -40,11 +40,15 @@ void hmmrt_hits_write_tail(const hmmrt_hits *h, FILE *f)
     fprintf(f, "#\n# Program:         %s (hits mode of a program compiled by hmmc)\n",
             hmmrt_progname());
     fprintf(f, "# Version:         hmmc %s\n", HMMRT_VERSION);
-    fprintf(f, "# Pipeline mode:   SEARCH\n");
-    fprintf(f, "# Query file:      %s\n", h->prog->source);
-    fprintf(f, "# Target file:    ");
+    fprintf(f, "# Pipeline mode:   %s\n", o->hits.scan ? "SCAN" : "SEARCH");
+    if (!o->hits.scan)
+        fprintf(f, "# Query file:      %s\n# Target file:    ", h->prog->source);
+    else /* hmmscan: the sequences are the queries */
+        fprintf(f, "# Query file:     ");
     for (int i = 0; i < o->n_files; i++)
         fprintf(f, " %s", o->files[i]);
+    if (o->hits.scan)
+        fprintf(f, "\n# Target file:     %s", h->prog->source);
     fprintf(f, "\n# Option settings:");
     for (int i = 0; i < o->argc; i++)
         fprintf(f, " %s", o->argv[i]);
@@ -57,13 +61,16 @@ void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f)
     const char *qname = h->info->query;
     int tnamew = target_width(h), taccw = 10, qaccw = query_acc_width(h);
     int qnamew = max_int(20, (int)strlen(qname));
-    fprintf(f, "#%*s %22s %22s %33s\n", tnamew + qnamew + taccw + qaccw + 2, "",
+    if (h->first_query) /* a file of many models: one header, as hmmsearch's */
+        fprintf(f, "#%*s %22s %22s %33s\n", tnamew + qnamew + taccw + qaccw + 2, "",
             "--- full sequence ----", "--- best 1 domain ----", "--- domain number estimation ----");
-    fprintf(f, "#%-*s %-*s %-*s %-*s %9s %6s %5s %9s %6s %5s %5s %3s %3s %3s %3s %3s %3s %3s %s\n",
+    if (h->first_query)
+        fprintf(f, "#%-*s %-*s %-*s %-*s %9s %6s %5s %9s %6s %5s %5s %3s %3s %3s %3s %3s %3s %3s %s\n",
             tnamew - 1, " target name", taccw, "accession", qnamew, "query name", qaccw,
             "accession", "  E-value", " score", " bias", "  E-value", " score", " bias", "exp",
             "reg", "clu", " ov", "env", "dom", "rep", "inc", "description of target");
-    fprintf(f, "#%*s %*s %*s %*s %9s %6s %5s %9s %6s %5s %5s %3s %3s %3s %3s %3s %3s %3s %s\n",
+    if (h->first_query)
+        fprintf(f, "#%*s %*s %*s %*s %9s %6s %5s %9s %6s %5s %5s %3s %3s %3s %3s %3s %3s %3s %s\n",
             tnamew - 1, "-------------------", taccw, "----------", qnamew,
             "--------------------", qaccw, "----------", "---------", "------", "-----",
             "---------", "------", "-----", "---", "---", "---", "---", "---", "---", "---", "---",
@@ -84,14 +91,15 @@ void hmmrt_hits_write_tblout(const hmmrt_hits *h, FILE *f)
                     hit->domains[hit->best].bits, hit->domains[hit->best].bias);
         else
             fprintf(f, "%9s %6s %5s ", "-", "-", "-");
-        if (h->paths)
+        if (h->has_domains)
             fprintf(f, "%5s %3s %3s %3s %3s %3d %3d %3d -\n", "-", "-", "-", "-", "-",
                     hit->n_domains, rep, inc);
         else
             fprintf(f, "%5s %3s %3s %3s %3s %3s %3s %3s -\n", "-", "-", "-", "-", "-", "-", "-",
                     "-");
     }
-    hmmrt_hits_write_tail(h, f);
+    if (h->last_query)
+        hmmrt_hits_write_tail(h, f);
 }
 
 void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f)
@@ -99,16 +107,19 @@ void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f)
     const char *qname = h->info->query;
     int tnamew = target_width(h), taccw = 10, qaccw = query_acc_width(h);
     int qnamew = max_int(20, (int)strlen(qname));
-    fprintf(f, "#%*s %22s %40s %11s %11s %11s\n", tnamew + qnamew - 1 + 15 + taccw + qaccw, "",
+    if (h->first_query)
+        fprintf(f, "#%*s %22s %40s %11s %11s %11s\n", tnamew + qnamew - 1 + 15 + taccw + qaccw, "",
             "--- full sequence ---", "-------------- this domain -------------", "hmm coord",
             "ali coord", "env coord");
-    fprintf(f, "#%-*s %-*s %5s %-*s %-*s %5s %9s %6s %5s %3s %3s %9s %9s %6s %5s %5s %5s %5s %5s "
+    if (h->first_query)
+        fprintf(f, "#%-*s %-*s %5s %-*s %-*s %5s %9s %6s %5s %3s %3s %9s %9s %6s %5s %5s %5s %5s %5s "
                "%5s %5s %4s %s\n",
             tnamew - 1, " target name", taccw, "accession", "tlen", qnamew, "query name", qaccw,
             "accession", "qlen", "E-value", "score", "bias", "#", "of", "c-Evalue", "i-Evalue",
             "score", "bias", "from", "to", "from", "to", "from", "to", "acc",
             "description of target");
-    fprintf(f, "#%*s %*s %5s %*s %*s %5s %9s %6s %5s %3s %3s %9s %9s %6s %5s %5s %5s %5s %5s %5s "
+    if (h->first_query)
+        fprintf(f, "#%*s %*s %5s %*s %*s %5s %9s %6s %5s %3s %3s %9s %9s %6s %5s %5s %5s %5s %5s %5s "
                "%5s %4s %s\n",
             tnamew - 1, "-------------------", taccw, "----------", "-----", qnamew,
             "--------------------", qaccw, "----------", "-----", "---------", "------", "-----",
@@ -134,7 +145,8 @@ void hmmrt_hits_write_domtblout(const hmmrt_hits *h, FILE *f)
                     (long long)dom->ali_from, (long long)dom->ali_to, "-");
         }
     }
-    hmmrt_hits_write_tail(h, f);
+    if (h->last_query)
+        hmmrt_hits_write_tail(h, f);
 }
 
 /* ---- the ranked list on standard output ----------------------------------- */
@@ -166,6 +178,11 @@ void hmmrt_hits_write_thresholds(const hmmrt_hits *h, hmmrt_out *out)
 {
     const hmmrt_hits_options *opt = h->opt;
     static const char *const cuts[3] = {"GA", "TC", "NC"};
+    if (opt->cut != HMMRT_CUT_NONE && h->prog->hits->n_queries > 1) {
+        hmmrt_hits_outf(out, "# model-specific thresholding:   %s cutoffs (each model's own)\n",
+                        cuts[opt->cut]);
+        return;
+    }
     if (opt->cut != HMMRT_CUT_NONE) {
         hmmrt_hits_outf(out, "# model-specific thresholding:   %s cutoffs (%g bits per sequence, %g per "
                   "domain)\n", cuts[opt->cut], h->info->cut[opt->cut][0],
@@ -225,17 +242,31 @@ static void write_domains(const hmmrt_hits *h, const hmmrt_hit *hit, hmmrt_out *
     hmmrt_hits_outf(out, "\n");
 }
 
+static void hmmrt_hits_write_query(const hmmrt_hits *h, hmmrt_out *out);
+
 void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
 {
-    const hmmrt_hits_info *info = h->info;
+    if (h->first_query)
+        hmmrt_hits_write_preamble(h, out);
+    hmmrt_hits_write_query(h, out);
+    if (h->last_query)
+        hmmrt_hits_outf(out, "[ok]\n");
+}
+
+void hmmrt_hits_write_preamble(const hmmrt_hits *h, hmmrt_out *out)
+{
     const hmmrt_options *o = h->o;
     hmmrt_hits_outf(out, "# %s: the hits mode of a program compiled by hmmc %s (docs/hmmer.md)\n",
          hmmrt_progname(), HMMRT_VERSION);
-    hmmrt_hits_outf(out, "# query HMM file:                  %s\n", h->prog->source);
-    hmmrt_hits_outf(out, "# target sequence database:       ");
+    if (!o->hits.scan)
+        hmmrt_hits_outf(out, "# query HMM file:                  %s\n", h->prog->source);
+    hmmrt_hits_outf(out, o->hits.scan ? "# query sequence file:            "
+                                      : "# target sequence database:       ");
     for (int i = 0; i < o->n_files; i++)
         hmmrt_hits_outf(out, " %s", o->files[i]);
     hmmrt_hits_outf(out, "\n");
+    if (o->hits.scan) /* hmmscan: the models are the targets */
+        hmmrt_hits_outf(out, "# target HMM database:             %s\n", h->prog->source);
     if (h->opt->tblout)
         hmmrt_hits_outf(out, "# per-seq hits tabular output:     %s\n", h->opt->tblout);
     if (h->opt->domtblout)
@@ -245,7 +276,15 @@ void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
         hmmrt_hits_outf(out, "# sequence search space set to:   %g\n", h->opt->Z);
     if (h->opt->nonull2)
         hmmrt_hits_outf(out, "# null2 bias corrections:          off\n");
+    if (h->opt->scan)
+        hmmrt_hits_outf(out, "# each sequence against every model (--hmmscan): %d models\n",
+                        h->n_queries);
     hmmrt_hits_outf(out, "# - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n\n");
+}
+
+static void hmmrt_hits_write_query(const hmmrt_hits *h, hmmrt_out *out)
+{
+    const hmmrt_hits_info *info = h->info;
     hmmrt_hits_outf(out, "Query:       %s  [M=%ld]\n", info->query, info->M);
     if (info->acc)
         hmmrt_hits_outf(out, "Accession:   %s\n", info->acc);
@@ -278,7 +317,7 @@ void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
     }
     if (h->n_reported == 0)
         hmmrt_hits_outf(out, "\n   [No hits detected that satisfy reporting thresholds]\n");
-    if (h->paths && h->n_reported > 0) {
+    if (h->has_domains && h->n_reported > 0) {
         hmmrt_hits_outf(out, "\n\nDomain annotation for each sequence:\n");
         for (size_t i = 0; i < h->n; i++)
             if (h->hits[i].reported)
@@ -292,5 +331,5 @@ void hmmrt_hits_write_list(const hmmrt_hits *h, hmmrt_out *out)
          (long long)h->n_reported, (long long)h->n_included);
     hmmrt_hits_outf(out, "Domain search space  (domZ):      %12.0f  [%s]\n", h->domZ,
          h->opt->domZ_set ? "as set by --domZ" : "number of targets reported over threshold");
-    hmmrt_hits_outf(out, "//\n[ok]\n");
+    hmmrt_hits_outf(out, "//\n");
 }

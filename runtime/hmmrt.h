@@ -371,6 +371,8 @@ typedef struct hmmrt_hits_info {
     int model;               /* MODEL's index into hmmrt_program.models, or -1 */
     int nucleic;             /* a DNA or RNA model: both strands, nhmmer's hits (hits_strands.c) */
     long maxl;               /* MAXL, nhmmer's window length W (0: the file has none) */
+    int n_queries;           /* a program of many models (rows per model): hmmrt_program.hits
+                                is an array of one per model, each saying how many; 0: one */
 } hmmrt_hits_info;
 
 /* ---- a generated program ------------------------------------------------- */

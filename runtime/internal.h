@@ -182,6 +182,7 @@ typedef struct hmmrt_hits_options {
     int cut;                      /* HMMRT_CUT_*: --cut_ga, --cut_tc, --cut_nc */
     int strands;                  /* nucleic models: HMMRT_STRAND_* (--watson, --crick) */
     int nonull2;                  /* --nonull2: no null2 correction of the hits (protein or DNA) */
+    int scan;                     /* --hmmscan: each sequence against every model */
 } hmmrt_hits_options;
 enum { HMMRT_STRAND_WATSON = 1, HMMRT_STRAND_CRICK = 2, HMMRT_STRAND_BOTH = 3 };
 

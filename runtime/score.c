@@ -495,6 +495,7 @@ int hmmrt_score_files(const hmmrt_program *prog, const hmmrt_options *o)
             return hits_status;
         }
         r.hits = &hits;
+        hits.out = &r.out; /* --hmmscan writes each sequence's list as it comes */
     }
     int dense_status = hmmrt_dense_batch_open(&r);
     if (dense_status != 0) {

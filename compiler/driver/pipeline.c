@@ -13,6 +13,7 @@
 #include "ir/ir_verify.h"
 #include "passes/pass.h"
 #include "codegen/cuda/cuda_plan.h"
+#include "driver/stream.h"
 #include "sema/sema.h"
 
 /* The passes, in order; --dump-after=NAME prints the IR after one of them. */
@@ -52,16 +53,27 @@ PipelineResult pipeline_run(Arena *a, Diag *d, const char *path, const char *src
                             const PipelineOptions *o, Program **program)
 {
     *program = NULL;
-    File *file = parse_source(a, d, path, src, len);
-    if (d->errors)
-        return PIPELINE_ERRORS;
-    if (is_stage(o, "parse")) {
-        ast_dump(file, o->dump);
-        return PIPELINE_DUMPED;
+    Program *p = NULL;
+    /* a file of many models: a model at a time, each syntax tree freed once
+     * lowered (stream.c); else, or when that way finds anything to say, whole */
+    const char *whole = getenv("HMMC_WHOLE_FILE"); /* tests compare the two ways */
+    if (!is_stage(o, "parse") && !(whole && *whole) &&
+        stream_front_end(a, d, path, src, len, &p)) {
+        if (o->verbose)
+            fprintf(o->verbose, "hmmc: front end: %d models parsed and lowered one at a time\n",
+                    p->n_models);
+    } else {
+        File *file = parse_source(a, d, path, src, len);
+        if (d->errors)
+            return PIPELINE_ERRORS;
+        if (is_stage(o, "parse")) {
+            ast_dump(file, o->dump);
+            return PIPELINE_DUMPED;
+        }
+        p = sema(a, file, d);
+        if (d->errors || !p)
+            return PIPELINE_ERRORS;
     }
-    Program *p = sema(a, file, d);
-    if (d->errors || !p)
-        return PIPELINE_ERRORS;
     PassOptions po = {.verbose = o->verbose, .fold_silent = !o->no_fold};
     p->source_text = src; /* --train writes it again with the fitted numbers */
     p->source_length = (long)len;

@@ -11,6 +11,15 @@
 
 /* The whole file: every model, then main. Returns NULL when errors were reported. */
 Program *sema(Arena *a, const File *f, Diag *d);
+/* The same in steps, for a file parsed a model at a time (driver/stream.c),
+ * so that each model's syntax tree is freed once it is lowered: begin with
+ * the number of models; add each in the file's order (own: copy the strings
+ * the model's IR takes from its tree into a, so that the tree may be freed);
+ * finish with the file's main blocks (f->models is not read). */
+typedef struct SemaStream SemaStream;
+SemaStream *sema_begin(Arena *a, const char *path, int n_models, Diag *d);
+void sema_add_model(SemaStream *s, const Model *m, int own);
+Program *sema_finish(SemaStream *s, const File *f);
 /* One model (sema_model.c). Returns 1 when it had no errors. */
 int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out);
 /* A transition weight written `(EXPR)` of L (sema_length.c), p->length set:

@@ -304,29 +304,88 @@ static void check_main(MainScope *sc, const File *f)
                      "sequence names");
 }
 
-Program *sema(Arena *a, const File *f, Diag *d)
+struct SemaStream {
+    MainScope sc;
+    int cap_models;
+};
+
+SemaStream *sema_begin(Arena *a, const char *path, int n_models, Diag *d)
 {
+    SemaStream *s = ARENA_NEW(a, SemaStream);
     Program *p = ARENA_NEW(a, Program);
     p->arena = a;
-    p->path = f->path;
-    MainScope sc = {.arena = a, .diag = d, .p = p, .cap_calls = 4, .cap_prints = 4};
-    symtab_init(&sc.models, a);
-    symtab_init(&sc.bindings, a);
+    p->path = path;
+    s->sc = (MainScope){.arena = a, .diag = d, .p = p, .cap_calls = 4, .cap_prints = 4};
+    symtab_init(&s->sc.models, a);
+    symtab_init(&s->sc.bindings, a);
+    s->cap_models = n_models;
+    p->models = ARENA_ARRAY(a, IrModel, n_models ? n_models : 1);
+    return s;
+}
+
+/* The strings of a model's IR that point into its syntax tree, copied into
+ * the program's arena (copy_lexpr: a length weight's expression). */
+static const LExpr *copy_lexpr(Arena *a, const LExpr *e)
+{
+    if (!e)
+        return NULL;
+    LExpr *c = ARENA_NEW(a, LExpr);
+    *c = *e;
+    c->text = e->text ? arena_strdup(a, e->text) : NULL;
+    c->a = copy_lexpr(a, e->a);
+    c->b = copy_lexpr(a, e->b);
+    return c;
+}
+
+static void own_strings(Arena *a, IrModel *m)
+{
+    m->name = arena_strdup(a, m->name);
+    for (int i = 0; i < m->n_states; i++)
+        m->states[i].name = arena_strdup(a, m->states[i].name);
+    for (int i = 0; i < m->n_emissions; i++)
+        m->emissions[i].name = arena_strdup(a, m->emissions[i].name);
+    for (int i = 0; i < m->n_length_weights; i++)
+        m->length_weights[i].expr = copy_lexpr(a, m->length_weights[i].expr);
+}
+
+void sema_add_model(SemaStream *s, const Model *m, int own)
+{
+    MainScope *sc = &s->sc;
+    Program *p = sc->p;
+    const char *name = own ? arena_strdup(sc->arena, m->name.name) : m->name.name;
+    int prev = symtab_put(&sc->models, name, p->n_models);
+    if (prev >= 0) {
+        diag_error(sc->diag, m->name.loc, "model '%s' is declared twice", m->name.name);
+        diag_note(sc->diag, p->models[prev].loc, "the first declaration is here");
+        return;
+    }
+    if (p->n_models >= s->cap_models) { /* cannot happen: the caller counted them */
+        diag_fatal(sc->diag, "internal error: more models than counted");
+        return;
+    }
+    IrModel *out = &p->models[p->n_models++];
+    sema_model(sc->arena, sc->diag, m, out);
+    if (own)
+        own_strings(sc->arena, out);
+}
+
+Program *sema_finish(SemaStream *s, const File *f)
+{
+    MainScope *sc = &s->sc;
+    Program *p = sc->p;
+    p->calls = ARENA_ARRAY(sc->arena, IrCall, sc->cap_calls);
+    p->prints = ARENA_ARRAY(sc->arena, IrPrint, sc->cap_prints);
+    check_main(sc, f);
+    return sc->diag->errors ? NULL : p;
+}
+
+Program *sema(Arena *a, const File *f, Diag *d)
+{
     int n_models = 0;
     for (const Model *m = f->models; m; m = m->next)
         n_models++;
-    p->models = ARENA_ARRAY(a, IrModel, n_models ? n_models : 1);
-    for (const Model *m = f->models; m; m = m->next) {
-        int prev = symtab_put(&sc.models, m->name.name, p->n_models);
-        if (prev >= 0) {
-            diag_error(d, m->name.loc, "model '%s' is declared twice", m->name.name);
-            diag_note(d, p->models[prev].loc, "the first declaration is here");
-            continue;
-        }
-        sema_model(a, d, m, &p->models[p->n_models++]);
-    }
-    p->calls = ARENA_ARRAY(a, IrCall, sc.cap_calls);
-    p->prints = ARENA_ARRAY(a, IrPrint, sc.cap_prints);
-    check_main(&sc, f);
-    return d->errors ? NULL : p;
+    SemaStream *s = sema_begin(a, f->path, n_models, d);
+    for (const Model *m = f->models; m; m = m->next)
+        sema_add_model(s, m, 0);
+    return sema_finish(s, f);
 }

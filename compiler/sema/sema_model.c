@@ -504,7 +504,15 @@ static void resolve_references(ModelScope *sc)
         if (d->kind == DECL_STATE && d->emits.name)
             m->states[s].emission = lookup_emission(sc, &d->emits);
     }
-    if (m->move_span && (m->K > 0 || m->real_dim > 0)) {
+    /* training's record of every emission value (n_emissions x K places):
+     * not for a model with length-dependent weights, which training does
+     * not fit (backend_c_train.c), as HMMER3 imports have; a file of
+     * thousands of them would hold gigabytes of it */
+    int length_dependent = 0;
+    for (const Decl *d = sc->ast->decls; d && !length_dependent; d = d->next)
+        length_dependent = d->kind == DECL_TRANSITION && d->weight.length &&
+                           lexpr_uses_length(d->weight.length);
+    if (m->move_span && (m->K > 0 || m->real_dim > 0) && !length_dependent) {
         size_t n = (size_t)m->n_emissions * (size_t)m->K;
         m->emission_span = ARENA_ARRAY(sc->arena, IrSpan, n ? n : 1);
         for (size_t i = 0; i < n; i++)

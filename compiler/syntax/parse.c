@@ -43,22 +43,28 @@ static int reject_binary(Diag *d, const char *path, const char *src, size_t len)
 
 File *parse_source(Arena *a, Diag *d, const char *path, const char *src, size_t len)
 {
+    return parse_source_range(a, d, path, src, len, 0, len, 1, 1);
+}
+
+File *parse_source_range(Arena *a, Diag *d, const char *path, const char *src, size_t len,
+                         size_t from, size_t to, int line, int column)
+{
     File *file = ARENA_NEW(a, File);
     file->path = path ? arena_strdup(a, path) : NULL;
     if (len > INT_MAX) {
         diag_fatal(d, "%s is too large to compile", path ? path : "the source");
         return file;
     }
-    if (src && reject_binary(d, path, src, len))
+    if (src && from == 0 && reject_binary(d, path, src, len))
         return file;
-    ParseContext pc = {.arena = a, .diag = d, .file = file, .line = 1, .column = 1,
-                       .source = src ? src : ""};
+    ParseContext pc = {.arena = a, .diag = d, .file = file, .line = line, .column = column,
+                       .source = src ? src : "", .offset = (long)from};
     yyscan_t scanner;
     if (yylex_init_extra(&pc, &scanner) != 0) {
         fputs("hmmc: out of memory\n", stderr);
         abort();
     }
-    YY_BUFFER_STATE buffer = yy_scan_bytes(src ? src : "", (int)len, scanner);
+    YY_BUFFER_STATE buffer = yy_scan_bytes(src ? src + from : "", (int)(to - from), scanner);
     int errors_before = d->errors;
     int status = yyparse(scanner, &pc);
     if (status != 0 && d->errors == errors_before)

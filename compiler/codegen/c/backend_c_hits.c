@@ -2,13 +2,14 @@
  * `// hmmer:` header lines of its source (read back with hmmer_meta_read),
  * and the rule that picks the search score: forward(MODEL).score, where MODEL
  * is the first model the file declares (the import's), and the domains:
- * viterbi(MODEL).traceback. */
+ * viterbi(MODEL).traceback; a program of rows per model gets one per model. */
 #include "codegen/c/backend_c_hits.h"
 
 #include "codegen/c/backend_c_rows.h"
 #include "codegen/c/backend_c_train.h"
 #include "import/hmmer_header.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -48,9 +49,6 @@ static const char *refusal(const Program *p, const HmmerMeta *m, int score_colum
     if (strncmp(m->format, "HMMER3", 6) != 0 || !m->has[META_STATS_FORWARD])
         return "its HMMER file gave no STATS LOCAL FORWARD line (HMMER2 files have none), from "
                "which E-values come: import a HMMER3 file (hmmbuild's)";
-    if (c_rows_asked(p))
-        return "it holds many models (rows per model), and the hits mode searches with one: "
-               "take the model out of the HMMER file (hmmfetch FILE NAME) and import it alone";
     if (p->n_models == 0 || p->models[0].n_length_weights == 0)
         return "its model is not in hmmsearch's configuration (imported with "
                "--hmmer-mode=glocal?), so its scores are not what the file's STATS describe: "
@@ -80,8 +78,12 @@ static void write_text_field(FILE *o, const char *key, const char *value)
         fprintf(o, ".%s = %s, ", key, emit_string(value));
 }
 
+static const char *c_write_hits_per_model(Emitter *e, const Program *p, const Layout *layout);
+
 const char *c_write_hits(Emitter *e, const Program *p, const Layout *layout)
 {
+    if (p->source_text && c_rows_asked(p) && p->n_prints > 0)
+        return c_write_hits_per_model(e, p, layout);
     if (!p->source_text)
         return "";
     HmmerMeta m = {0};
@@ -127,4 +129,159 @@ const char *c_write_hits(Emitter *e, const Program *p, const Layout *layout)
     fprintf(o, "    .nucleic = %d, .maxl = %ld};\n", nucleic, m.has[META_MAXL] ? m.maxl : 0L);
     hmmer_meta_free(&m);
     return ".hits = &hits,";
+}
+
+/* ---- rows per model: one hmmrt_hits_info per model ---------------------------- */
+
+/* The offset of each line of the source (1-based; [n_lines + 1] the end). */
+static size_t *line_starts(const Program *p, int *n_lines)
+{
+    const char *text = p->source_text, *end = text + p->source_length;
+    int n = 1;
+    for (const char *t = text; t < end; t++)
+        n += *t == '\n';
+    size_t *at = malloc(sizeof *at * (size_t)(n + 2));
+    if (!at)
+        return NULL;
+    int k = 1;
+    at[1] = 0;
+    for (const char *t = text; t < end; t++)
+        if (*t == '\n')
+            at[++k] = (size_t)(t - text) + 1;
+    at[n + 1] = (size_t)(end - text);
+    *n_lines = n;
+    return at;
+}
+
+/* Reads the `// hmmer:` lines in the comments just above source line `line`
+ * into m: what hmmer_meta_read returns. */
+static int meta_above(const Program *p, const size_t *at, int n_lines, int line, HmmerMeta *m)
+{
+    const char *text = p->source_text;
+    if (line < 1 || line > n_lines)
+        return 0;
+    int first = line;
+    while (first > 1) { /* back over the comments and blank lines above the model */
+        const char *s = text + at[first - 1];
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!(*s == '\n' || *s == '\r' || (s[0] == '/' && s[1] == '/')))
+            break;
+        first--;
+    }
+    return hmmer_meta_read(text + at[first], (size_t)p->source_length - at[first], m);
+}
+
+/* Why the program of many models cannot search as hmmsearch does, or NULL. */
+static const char *per_model_refusal(const Program *p, int g, const HmmerMeta *m, int read,
+                                     int model_index, int score_column, const char *symbols0)
+{
+    const char *who = arena_printf(p->arena, "model %d ('%s')", g + 1,
+                                   read > 0 && m->name ? m->name : p->models[model_index].name);
+    const IrModel *model = &p->models[model_index];
+    if (read <= 0 || strncmp(m->format, "HMMER3", 6) != 0 || !m->has[META_STATS_FORWARD])
+        return arena_printf(p->arena, "%s has no STATS LOCAL FORWARD line (HMMER2 files have "
+                            "none), from which E-values come: import a file of HMMER3 models "
+                            "(hmmbuild's)", who);
+    if (model->n_length_weights == 0)
+        return arena_printf(p->arena, "%s is not in hmmsearch's configuration (imported with "
+                            "--hmmer-mode=glocal?), so its scores are not what its STATS "
+                            "describe: import the file again without --hmmer-mode", who);
+    if (score_column < 0)
+        return arena_printf(p->arena, "main prints no forward score of %s, the search score: "
+                            "print `forward(MODEL).score` for every model as --import-hmmer "
+                            "writes it", who);
+    if (strcasecmp(m->alph, "amino") != 0 || strcmp(model->symbols, symbols0) != 0)
+        return arena_printf(p->arena, "%s is not a protein model (ALPH %s), and the hits mode of "
+                            "a file of many models searches protein models only: put the DNA "
+                            "models in a file of their own and import each alone", who, m->alph);
+    return NULL;
+}
+
+typedef struct PerModel {
+    int score, model_index, slot;
+} PerModel;
+
+static const char *c_write_hits_per_model(Emitter *e, const Program *p, const Layout *layout)
+{
+    (void)layout;
+    int w = p->n_prints;
+    for (int i = 1; i < p->n_prints && w == p->n_prints; i++) /* the group, as backend_c_rows.c */
+        for (int j = 0; j < i; j++)
+            if (p->prints[i].attr == p->prints[j].attr &&
+                p->calls[p->prints[i].call].alg == p->calls[p->prints[j].call].alg) {
+                w = i;
+                break;
+            }
+    int n = p->n_prints / w, n_lines = 0;
+    size_t *at = line_starts(p, &n_lines);
+    PerModel *pm = calloc((size_t)n, sizeof *pm);
+    int *slot_of = malloc(sizeof(int) * (size_t)(p->n_models + 1));
+    if (!at || !pm || !slot_of) {
+        free(at), free(pm), free(slot_of);
+        return "";
+    }
+    for (int k = 0; k < p->n_models; k++) /* c_main_model_slot, for every model at once */
+        slot_of[k] = -1;
+    for (int c = 0, used = 0; c < p->n_calls; c++)
+        if (slot_of[p->calls[c].model_index] < 0)
+            slot_of[p->calls[c].model_index] = used++;
+    const char *symbols0 = p->models[p->calls[p->prints[0].call].model_index].symbols;
+    const char *why = NULL;
+    HmmerMeta first = {0}; /* no `// hmmer:` lines: no hits mode at all, as for one model */
+    int read_first = meta_above(p, at, n_lines,
+                                p->models[p->calls[p->prints[0].call].model_index].loc.first_line,
+                                &first);
+    hmmer_meta_free(&first);
+    if (read_first <= 0) {
+        free(at), free(pm), free(slot_of);
+        return "";
+    }
+    for (int g = 0; g < n; g++) {
+        pm[g].score = -1;
+        for (int j = g * w; j < (g + 1) * w && pm[g].score < 0; j++)
+            if (p->prints[j].attr == ATTR_SCORE && p->calls[p->prints[j].call].alg == ALG_FORWARD)
+                pm[g].score = j;
+        pm[g].model_index = p->calls[p->prints[pm[g].score >= 0 ? pm[g].score : g * w].call]
+                                .model_index;
+        pm[g].slot = slot_of[pm[g].model_index];
+        if (!why) {
+            HmmerMeta m = {0};
+            int read = meta_above(p, at, n_lines, p->models[pm[g].model_index].loc.first_line, &m);
+            why = per_model_refusal(p, g, &m, read, pm[g].model_index, pm[g].score, symbols0);
+            hmmer_meta_free(&m);
+        }
+    }
+    FILE *o = e->out;
+    emit_blank(e);
+    emit_comment(e, "the hits mode (-E, -T, --tblout ..., --hmmscan: docs/hmmer.md), one entry "
+                    "per model: its `// hmmer:` lines, its search score (forward) and model");
+    fprintf(o, "static const hmmrt_hits_info hits[%d] = {\n", n);
+    for (int g = 0; g < n; g++) {
+        HmmerMeta m = {0};
+        int read = meta_above(p, at, n_lines, p->models[pm[g].model_index].loc.first_line, &m);
+        char num[32];
+        fprintf(o, "    {");
+        write_text_field(o, "query", read > 0 && m.name ? m.name : p->models[pm[g].model_index].name);
+        write_text_field(o, "acc", m.has[META_ACC] ? m.acc : NULL);
+        write_text_field(o, "desc", m.has[META_DESC] ? m.desc : NULL);
+        fprintf(o, ".M = %ld,\n     ", m.leng);
+        if (g == 0 && why)
+            fprintf(o, ".refused = %s,\n     ", emit_string(why));
+        fprintf(o, ".tau = %s, ", emit_double(num, m.stats[STATS_FORWARD][0]));
+        fprintf(o, ".lambda = %s, ", emit_double(num, m.stats[STATS_FORWARD][1]));
+        static const int keys[3] = {META_GA, META_TC, META_NC};
+        fprintf(o, ".has_cut = {%d, %d, %d}, .cut = {", m.has[keys[0]], m.has[keys[1]],
+                m.has[keys[2]]);
+        for (int k = 0; k < 3; k++) {
+            fprintf(o, "%s{%s, ", k ? ", " : "", emit_double(num, m.cut[k][0]));
+            fprintf(o, "%s}", emit_double(num, m.cut[k][1]));
+        }
+        fprintf(o, "},\n     .score_column = %d, .traceback_column = -1, .model = %d, "
+                   ".n_queries = %d},\n", pm[g].score, pm[g].slot, n);
+        hmmer_meta_free(&m);
+    }
+    fprintf(o, "};\n");
+    free(at), free(pm), free(slot_of);
+    return ".hits = hits,";
 }
