@@ -104,6 +104,9 @@ void hmmrt_hits_close(hmmrt_hits *h)
     free(h->hits);
     hmmrt_strands_free(h->strands);
     hmmrt_path_model_free(h->paths);
+    for (int t = 0; t < h->n_thread_paths; t++)
+        hmmrt_path_model_free(h->thread_paths[t]);
+    free(h->thread_paths);
     hmmrt_buf_free(&h->traceback);
     if (h->tblout)
         fclose(h->tblout);
@@ -175,13 +178,11 @@ int hmmrt_hits_keep(hmmrt_hits *h, hmmrt_hit *hit)
     return 0;
 }
 
-/* hmmsearch's null2 (hits_null2.c): the sequence's correction, from the
- * envelopes of its posterior decoding, and each domain's, from its stretch
- * of the best path as its envelope, taken from their scores. 0, or -1 out of
- * memory. */
-int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
+/* The null2 of hmmrt_hits_null2 with path model pm (a thread's). */
+static int null2_with(const hmmrt_hits *h, hmmrt_path_model *pm, hmmrt_hit *hit,
+                      const uint8_t *codes)
 {
-    double seq = hmmrt_null2_sequence(h->paths, codes, hit->length);
+    double seq = hmmrt_null2_sequence(pm, codes, hit->length);
     if (isnan(seq))
         return -1;
     hit->bias = seq / M_LN2;
@@ -189,13 +190,22 @@ int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
     hit->lnP = hmmrt_hits_lnP(hit->bits, h->info->tau, h->info->lambda);
     for (int d = 0; d < hit->n_domains; d++) {
         hmmrt_domain *dom = &hit->domains[d];
-        double b = hmmrt_null2(h->paths, codes, hit->length, dom->ali_from, dom->ali_to, NULL);
+        double b = hmmrt_null2(pm, codes, hit->length, dom->ali_from, dom->ali_to, NULL);
         if (isnan(b))
             return -1;
         dom->bias = b / M_LN2;
         dom->bits -= dom->bias;
     }
     return 0;
+}
+
+/* hmmsearch's null2 (hits_null2.c): the sequence's correction, from the
+ * envelopes of its posterior decoding, and each domain's, from its stretch
+ * of the best path as its envelope, taken from their scores. 0, or -1 out of
+ * memory. */
+int hmmrt_hits_null2(hmmrt_hits *h, hmmrt_hit *hit, const uint8_t *codes)
+{
+    return null2_with(h, h->paths, hit, codes);
 }
 
 int hmmrt_hits_domains(hmmrt_hits *h, hmmrt_hit *hit, const hmmrt_value *values,
@@ -217,6 +227,77 @@ int hmmrt_hits_domains(hmmrt_hits *h, hmmrt_hit *hit, const hmmrt_value *values,
     }
     return hmmrt_find_domains(h->paths, traceback, codes, hit->length, 1, &hit->domains,
                               &hit->n_domains);
+}
+
+int hmmrt_hits_can_prepare(hmmrt_hits *h, int n_threads)
+{
+    if (h->queries || h->strands || !h->paths || h->own_paths || !h->has_domains || n_threads < 1)
+        return 0;
+    if (h->n_thread_paths >= n_threads)
+        return 1;
+    hmmrt_path_model **grown = realloc(h->thread_paths, (size_t)n_threads * sizeof *grown);
+    if (!grown)
+        return 0;
+    h->thread_paths = grown;
+    const hmmrt_model *m = &h->prog->models[h->info->model];
+    for (; h->n_thread_paths < n_threads; h->n_thread_paths++)
+        if (!(grown[h->n_thread_paths] = hmmrt_path_model_new(m, h->prog->alphabets[m->alphabet])))
+            return 0;
+    return 1;
+}
+
+int hmmrt_hits_prepare(const hmmrt_hits *h, int t, const hmmrt_record *rec, int64_t index,
+                       const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *hit)
+{
+    double nats = values[h->info->score_column].score, bits = nats / M_LN2;
+    *hit = (hmmrt_hit){.length = rec->length, .index = index, .bits = bits,
+                       .lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda), .best = -1};
+    hmmrt_path_model *pm = h->thread_paths[t];
+    const hmmrt_buf *tb = &values[h->info->traceback_column].text;
+    int status = hmmrt_find_domains(pm, tb->len ? tb->data : "", codes, hit->length, 1,
+                                    &hit->domains, &hit->n_domains);
+    if (status != 0)
+        return status;
+    if (!h->opt->nonull2 && null2_with(h, pm, hit, codes) != 0) {
+        free(hit->domains);
+        hit->domains = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Takes hit (its domains found, null2 taken) into the list when it may be
+ * reported; frees it otherwise. */
+static int keep_made(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *made)
+{
+    hmmrt_hit hit = *made;
+    made->domains = NULL;
+    for (int d = 0; d < hit.n_domains; d++) {
+        hmmrt_domain *dom = &hit.domains[d];
+        dom->lnP = hmmrt_hits_lnP(dom->bits, h->info->tau, h->info->lambda);
+        if (hit.best < 0 || dom->bits > hit.domains[hit.best].bits)
+            hit.best = d;
+    }
+    hit.name = strdup(rec->name);
+    return hmmrt_hits_keep(h, &hit);
+}
+
+int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *ready)
+{
+    /* the same counting and test as add_one, on the score before null2 */
+    h->searched++;
+    h->residues += rec->length;
+    size_t len = strlen(rec->name);
+    if (len > h->longest_name)
+        h->longest_name = len;
+    double bits = ready->bits + ready->bias, lnP = hmmrt_hits_lnP(bits, h->info->tau,
+                                                                   h->info->lambda);
+    if (!may_report(h, bits, lnP, 0)) {
+        free(ready->domains);
+        ready->domains = NULL;
+        return 0;
+    }
+    return keep_made(h, rec, ready);
 }
 
 static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
@@ -246,14 +327,7 @@ static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
         free(hit.domains);
         return -1;
     }
-    for (int d = 0; d < hit.n_domains; d++) {
-        hmmrt_domain *dom = &hit.domains[d];
-        dom->lnP = hmmrt_hits_lnP(dom->bits, h->info->tau, h->info->lambda);
-        if (hit.best < 0 || dom->bits > hit.domains[hit.best].bits)
-            hit.best = d;
-    }
-    hit.name = strdup(rec->name);
-    return hmmrt_hits_keep(h, &hit);
+    return keep_made(h, rec, &hit);
 }
 
 int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,

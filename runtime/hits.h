@@ -139,7 +139,20 @@ typedef struct hmmrt_hits {
     hmmrt_out *out;           /* where --hmmscan writes each sequence's list (score.c sets it) */
     size_t longest_model, longest_acc; /* --hmmscan: over every model (the tables' widths) */
     int64_t scan_written;     /* --hmmscan: sequences whose list is written */
+    hmmrt_path_model **thread_paths; /* a path model a thread, for hmmrt_hits_prepare ... */
+    int n_thread_paths;       /* ... made on first need */
 } hmmrt_hits;
+
+/* A hit's domains and null2 worked out ahead of its turn, on any thread
+ * (the printer takes sequences in input order, one at a time; these take
+ * milliseconds each): 1 when h can prepare hits (one model, domains from
+ * the program's traceback), after making n_threads path models. */
+int hmmrt_hits_can_prepare(hmmrt_hits *h, int n_threads);
+/* Thread t's: *hit from the sequence's values and codes, as hmmrt_hits_add
+ * would make it. 0, -1 out of memory, -2 a broken traceback; hit->name is
+ * left NULL. */
+int hmmrt_hits_prepare(const hmmrt_hits *h, int t, const hmmrt_record *rec, int64_t index,
+                       const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *hit);
 
 /* Opens the tables' files: 0, or an exit status after saying why. */
 int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_options *o);
@@ -147,6 +160,9 @@ int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_option
  * alphabet): 0, -1 out of memory, -2 a broken traceback. */
 int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes);
+/* The same with the hit hmmrt_hits_prepare made of it (its domains are taken
+ * over, or freed). */
+int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *ready);
 /* 1 when a sequence of this search score (nats) may still be reported, so
  * far as the sequences taken until now, the `before` ones scored ahead of it
  * but not yet taken and the sequence itself tell (Z only grows). */

@@ -97,12 +97,46 @@ void hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w, int64_t first_i
         scored++;
     }
     r->hits_paths += n_may;
+    /* each candidate's domains and null2 too (milliseconds each), which the
+     * printer would otherwise work out one after another */
+    hmmrt_hits_ready_free(w);
+    const hmmrt_program *prog = r->prog;
+    int model = prog->hits->model;
+    int prepare = n_may > 0 && model >= 0 && hmmrt_hits_can_prepare(r->hits, r->n_scratches);
+    if (prepare) {
+        w->ready = calloc((size_t)n_may, sizeof *w->ready);
+        w->ready_at = malloc((size_t)n_may * sizeof *w->ready_at);
+        prepare = w->ready && w->ready_at;
+    }
 #pragma omp parallel for num_threads(r->n_scratches) schedule(dynamic, 1)
     for (int64_t k = 0; k < n_may; k++) {
         int64_t i = may[k];
         hmmrt_buf_take_failure();
-        if (path_on_cpu(r, b, w, i, first_index) != 0 || hmmrt_buf_take_failure())
+        if (path_on_cpu(r, b, w, i, first_index) != 0 || hmmrt_buf_take_failure()) {
             w->results[i].status = SEQ_OUT_OF_MEMORY;
+            continue;
+        }
+        if (!prepare)
+            continue;
+        const uint8_t *codes = w->code_ptrs[i * prog->n_alphabets + prog->models[model].alphabet];
+        int status = hmmrt_hits_prepare(r->hits, omp_get_thread_num(), &b->records[i],
+                                        first_index + i, w->values + i * prog->n_columns,
+                                        codes, &w->ready[k]);
+        /* a failure is left to the printer, which makes the hit again and says why */
+        w->ready_at[k] = status == 0 ? i : -1;
     }
+    if (prepare)
+        w->n_ready = n_may;
     free(may);
+}
+
+void hmmrt_hits_ready_free(work *w)
+{
+    for (int64_t k = w->next_ready; k < w->n_ready; k++)
+        free(w->ready[k].domains);
+    free(w->ready);
+    free(w->ready_at);
+    w->ready = NULL;
+    w->ready_at = NULL;
+    w->n_ready = w->next_ready = 0;
 }

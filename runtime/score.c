@@ -201,8 +201,10 @@ static void close_run(run *r)
     hmmrt_names_free(r->names);
     free(r->below_range);
     hmmrt_out_close(&r->out);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
+        hmmrt_hits_ready_free(&r->works[k]);
         free_work(&r->works[k], r->prog, r->work_records);
+    }
     hmmrt_dense_batch_close(r);
 }
 

@@ -294,8 +294,13 @@ static int add_hit(run *r, work *w, const hmmrt_record *rec, int64_t i)
     int model = prog->hits->model;
     const uint8_t *codes =
         model >= 0 ? w->code_ptrs[i * prog->n_alphabets + prog->models[model].alphabet] : NULL;
-    int status = hmmrt_hits_add(r->hits, rec, r->first_index + i,
-                                w->values + i * prog->n_columns, codes);
+    /* its domains and null2 may have been worked out already (hits_gpu.c) */
+    while (w->next_ready < w->n_ready && w->ready_at[w->next_ready] < i) /* or failed: -1 */
+        free(w->ready[w->next_ready++].domains);
+    int status = w->next_ready < w->n_ready && w->ready_at[w->next_ready] == i
+                     ? hmmrt_hits_add_prepared(r->hits, rec, &w->ready[w->next_ready++])
+                     : hmmrt_hits_add(r->hits, rec, r->first_index + i,
+                                      w->values + i * prog->n_columns, codes);
     if (status == -1)
         return stop_out_of_memory(r, rec);
     if (status != 0) {

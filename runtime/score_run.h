@@ -52,6 +52,11 @@ typedef struct work {
     const uint8_t **code_ptrs; /* n_alphabets per sequence */
     uint8_t **codes;           /* per alphabet, the codes of the whole batch */
     size_t codes_cap;
+    /* the hits mode: the batch's hits whose domains and null2 were worked
+     * out on every thread (hits_gpu.c), in input order, and the printer's
+     * place among them (score_batch.c) */
+    struct hmmrt_hit *ready;
+    int64_t *ready_at, n_ready, next_ready;
 } work;
 
 typedef struct run {
@@ -141,6 +146,8 @@ void hmmrt_hits_gpu_free(gpu_opening *op);
  * thread, after the batch is scored (first_index: its first sequence's);
  * a sequence that ran out of memory is marked so. */
 void hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w, int64_t first_index);
+/* Frees what of w's prepared hits the printer did not take. */
+void hmmrt_hits_ready_free(work *w);
 
 enum { DUPLICATE_WARNINGS_SHOWN = 10 }; /* then duplicate names are only counted */
 
