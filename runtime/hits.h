@@ -154,6 +154,11 @@ int hmmrt_hits_can_prepare(hmmrt_hits *h, int n_threads);
 int hmmrt_hits_prepare(const hmmrt_hits *h, int t, const hmmrt_record *rec, int64_t index,
                        const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *hit);
 
+/* One hit's block of domains in the list ("Domain annotation"), hmmsearch's
+ * and hmmscan's alike: NAME and DESC head it, M is the model's length. */
+void hmmrt_hits_write_domain_block(const hmmrt_hits *h, const hmmrt_hit *hit, const char *name,
+                                   const char *desc, int M, hmmrt_out *out);
+
 /* Opens the tables' files: 0, or an exit status after saying why. */
 int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_options *o);
 /* Takes one scored sequence (its values; codes of the searched model's

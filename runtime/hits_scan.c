@@ -88,7 +88,7 @@ static int may_report(const hmmrt_hits *h, const hmmrt_hits_info *m, double bits
 
 /* Each reported model's domains, as hmmscan's "Domain annotation for each
  * model" (without the alignments). */
-static void write_domains(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *hits, size_t n)
+static void write_domains(hmmrt_hits *h, const hmmrt_hit *hits, size_t n)
 {
     hmmrt_out *out = h->out;
     hmmrt_hits_outf(out, "\n\nDomain annotation for each model:\n");
@@ -96,34 +96,8 @@ static void write_domains(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hi
         const hmmrt_hit *hit = &hits[i];
         if (!hit->reported)
             continue;
-        hmmrt_hits_outf(out, ">> %s  %s\n", hit->model->query, hit->model->desc ? hit->model->desc : "");
-        int any = 0;
-        for (int d = 0; d < hit->n_domains; d++)
-            any |= hit->domains[d].reported;
-        if (!any) {
-            hmmrt_hits_outf(out, "   [No individual domains that satisfy reporting thresholds "
-                                 "(although complete target did)]\n\n");
-            continue;
-        }
-        hmmrt_hits_outf(out, "   #    score  bias  c-Evalue  i-Evalue hmmfrom  hmm to    alifrom  "
-                             "ali to    envfrom  env to     acc\n");
-        hmmrt_hits_outf(out, " ---   ------ ----- --------- --------- ------- -------    ------- "
-                             "-------    ------- -------    ----\n");
-        int nd = 0;
-        for (int d = 0; d < hit->n_domains; d++) {
-            const hmmrt_domain *dom = &hit->domains[d];
-            if (!dom->reported)
-                continue;
-            char hf = dom->hmm_from == 1 ? '[' : '.', ht = dom->hmm_to == hit->model->M ? ']' : '.';
-            char af = dom->ali_from == 1 ? '[' : '.', at = dom->ali_to == rec->length ? ']' : '.';
-            hmmrt_hits_outf(out, " %3d %c %6.1f %5.1f %9.2g %9.2g %7ld %7ld %c%c %7lld %7lld %c%c "
-                                 "%7lld %7lld %c%c %4s\n",
-                            ++nd, dom->included ? '!' : '?', dom->bits, dom->bias,
-                            exp(dom->lnP) * h->domZ, exp(dom->lnP) * h->Z, dom->hmm_from,
-                            dom->hmm_to, hf, ht, (long long)dom->ali_from, (long long)dom->ali_to,
-                            af, at, (long long)dom->ali_from, (long long)dom->ali_to, af, at, "-");
-        }
-        hmmrt_hits_outf(out, "\n");
+        hmmrt_hits_write_domain_block(h, hit, hit->model->query,
+                                      hit->model->desc ? hit->model->desc : "", hit->model->M, out);
     }
 }
 
@@ -162,7 +136,7 @@ static void write_list(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_hit *
     if (h->n_reported == 0)
         hmmrt_hits_outf(out, "\n   [No hits detected that satisfy reporting thresholds]\n");
     if (h->n_reported > 0)
-        write_domains(h, rec, hits, n);
+        write_domains(h, hits, n);
     hmmrt_hits_outf(out, "\nInternal pipeline statistics summary:\n"
                          "-------------------------------------\n");
     hmmrt_hits_outf(out, "Query sequence(s):                %12d  (%lld residues searched)\n", 1,

@@ -210,9 +210,10 @@ static char end_mark(int64_t at, int64_t edge, char mark)
     return at == edge ? mark : '.';
 }
 
-static void write_domains(const hmmrt_hits *h, const hmmrt_hit *hit, hmmrt_out *out)
+void hmmrt_hits_write_domain_block(const hmmrt_hits *h, const hmmrt_hit *hit, const char *name,
+                                   const char *desc, int M, hmmrt_out *out)
 {
-    hmmrt_hits_outf(out, ">> %s  -\n", hit->name);
+    hmmrt_hits_outf(out, ">> %s  %s\n", name, desc);
     int any = 0;
     for (int d = 0; d < hit->n_domains; d++)
         any |= hit->domains[d].reported;
@@ -230,7 +231,7 @@ static void write_domains(const hmmrt_hits *h, const hmmrt_hit *hit, hmmrt_out *
         const hmmrt_domain *dom = &hit->domains[d];
         if (!dom->reported)
             continue;
-        char hf = end_mark(dom->hmm_from, 1, '['), ht = end_mark(dom->hmm_to, h->info->M, ']');
+        char hf = end_mark(dom->hmm_from, 1, '['), ht = end_mark(dom->hmm_to, M, ']');
         char af = end_mark(dom->ali_from, 1, '['), at = end_mark(dom->ali_to, hit->length, ']');
         hmmrt_hits_outf(out, " %3d %c %6.1f %5.1f %9.2g %9.2g %7ld %7ld %c%c %7lld %7lld %c%c %7lld %7lld "
                   "%c%c %4s\n",
@@ -321,7 +322,8 @@ static void hmmrt_hits_write_query(const hmmrt_hits *h, hmmrt_out *out)
         hmmrt_hits_outf(out, "\n\nDomain annotation for each sequence:\n");
         for (size_t i = 0; i < h->n; i++)
             if (h->hits[i].reported)
-                write_domains(h, &h->hits[i], out);
+                hmmrt_hits_write_domain_block(h, &h->hits[i], h->hits[i].name, "-", h->info->M,
+                                              out);
     }
     hmmrt_hits_outf(out, "\nInternal pipeline statistics summary:\n-------------------------------------\n");
     hmmrt_hits_outf(out, "Query model(s):                   %12d  (%ld nodes)\n", 1, info->M);
