@@ -361,22 +361,19 @@ static int by_rank(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* p7_tophits_Threshold: the hits and domains reported and included. */
-static void threshold(hmmrt_hits *h)
+void hmmrt_hits_threshold(hmmrt_hits *h, hmmrt_hit *hits, size_t n)
 {
     const hmmrt_hits_options *opt = h->opt;
     int cut = opt->cut;
-    double T = cut != HMMRT_CUT_NONE ? h->info->cut[cut][0] : opt->T;
-    double domT = cut != HMMRT_CUT_NONE ? h->info->cut[cut][1] : opt->domT;
-    double incT = cut != HMMRT_CUT_NONE ? T : opt->incT;
-    double incdomT = cut != HMMRT_CUT_NONE ? domT : opt->incdomT;
     int by_E = cut == HMMRT_CUT_NONE && opt->by_E, inc_by_E = cut == HMMRT_CUT_NONE && opt->inc_by_E;
     int dom_by_E = cut == HMMRT_CUT_NONE && opt->dom_by_E;
     int incdom_by_E = cut == HMMRT_CUT_NONE && opt->incdom_by_E;
-    h->Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z : (double)h->searched;
     h->n_reported = h->n_included = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        hmmrt_hit *hit = &h->hits[i];
+    for (size_t i = 0; i < n; i++) {
+        hmmrt_hit *hit = &hits[i];
+        const hmmrt_hits_info *m = hit->model ? hit->model : h->info;
+        double T = cut != HMMRT_CUT_NONE ? m->cut[cut][0] : opt->T;
+        double incT = cut != HMMRT_CUT_NONE ? T : opt->incT;
         double E = exp(hit->lnP) * h->Z;
         hit->reported = by_E ? E <= opt->E : hit->bits >= T;
         hit->included = hit->reported && (inc_by_E ? E <= opt->incE : hit->bits >= incT);
@@ -385,8 +382,11 @@ static void threshold(hmmrt_hits *h)
         h->n_included += hit->included;
     }
     h->domZ = opt->domZ_set ? opt->domZ : (double)h->n_reported;
-    for (size_t i = 0; i < h->n; i++) {
-        hmmrt_hit *hit = &h->hits[i];
+    for (size_t i = 0; i < n; i++) {
+        hmmrt_hit *hit = &hits[i];
+        const hmmrt_hits_info *m = hit->model ? hit->model : h->info;
+        double domT = cut != HMMRT_CUT_NONE ? m->cut[cut][1] : opt->domT;
+        double incdomT = cut != HMMRT_CUT_NONE ? domT : opt->incdomT;
         for (int d = 0; d < hit->n_domains; d++) {
             hmmrt_domain *dom = &hit->domains[d];
             double cE = exp(dom->lnP) * h->domZ;
@@ -400,6 +400,14 @@ static void threshold(hmmrt_hits *h)
                             (incdom_by_E ? cE <= opt->incdomE : dom->bits >= incdomT);
         }
     }
+}
+
+/* The hits and domains reported and included, then ranked. */
+static void threshold(hmmrt_hits *h)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    h->Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z : (double)h->searched;
+    hmmrt_hits_threshold(h, h->hits, h->n);
     if (h->n > 1) /* none: hits may be NULL, which qsort must not get */
         qsort(h->hits, h->n, sizeof *h->hits, by_rank);
 }

@@ -154,6 +154,11 @@ int hmmrt_hits_can_prepare(hmmrt_hits *h, int n_threads);
 int hmmrt_hits_prepare(const hmmrt_hits *h, int t, const hmmrt_record *rec, int64_t index,
                        const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *hit);
 
+/* p7_tophits_Threshold: which of the n hits and their domains are reported
+ * and included, for h->Z set by the caller (each hit's cutoffs are its
+ * model's under --hmmscan, else the search's); sets h->domZ and the counts. */
+void hmmrt_hits_threshold(hmmrt_hits *h, hmmrt_hit *hits, size_t n);
+
 /* One hit's block of domains in the list ("Domain annotation"), hmmsearch's
  * and hmmscan's alike: NAME and DESC head it, M is the model's length. */
 void hmmrt_hits_write_domain_block(const hmmrt_hits *h, const hmmrt_hit *hit, const char *name,

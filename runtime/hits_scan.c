@@ -26,41 +26,12 @@ static int by_rank(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* p7_tophits_Threshold over one sequence's hits: each model's own cutoffs. */
+/* p7_tophits_Threshold over one sequence's hits (each model's own cutoffs),
+ * then hmmscan's ranking. */
 static void threshold(hmmrt_hits *h, hmmrt_hit *hits, size_t n)
 {
-    const hmmrt_hits_options *opt = h->opt;
-    int cut = opt->cut;
-    h->Z = opt->Z_set ? opt->Z : (double)h->n_queries; /* hmmscan: the models searched */
-    h->n_reported = h->n_included = 0;
-    for (size_t i = 0; i < n; i++) {
-        hmmrt_hit *hit = &hits[i];
-        double E = exp(hit->lnP) * h->Z;
-        double T = cut != HMMRT_CUT_NONE ? hit->model->cut[cut][0] : opt->T;
-        double incT = cut != HMMRT_CUT_NONE ? T : opt->incT;
-        int by_E = cut == HMMRT_CUT_NONE && opt->by_E;
-        int inc_by_E = cut == HMMRT_CUT_NONE && opt->inc_by_E;
-        hit->reported = by_E ? E <= opt->E : hit->bits >= T;
-        hit->included = hit->reported && (inc_by_E ? E <= opt->incE : hit->bits >= incT);
-        hit->sortkey = inc_by_E ? -hit->lnP : hit->bits;
-        h->n_reported += hit->reported;
-        h->n_included += hit->included;
-    }
-    h->domZ = opt->domZ_set ? opt->domZ : (double)h->n_reported;
-    for (size_t i = 0; i < n; i++) {
-        hmmrt_hit *hit = &hits[i];
-        double domT = cut != HMMRT_CUT_NONE ? hit->model->cut[cut][1] : opt->domT;
-        double incdomT = cut != HMMRT_CUT_NONE ? domT : opt->incdomT;
-        int dom_by_E = cut == HMMRT_CUT_NONE && opt->dom_by_E;
-        int incdom_by_E = cut == HMMRT_CUT_NONE && opt->incdom_by_E;
-        for (int d = 0; d < hit->n_domains; d++) {
-            hmmrt_domain *dom = &hit->domains[d];
-            double cE = exp(dom->lnP) * h->domZ;
-            dom->reported = hit->reported && (dom_by_E ? cE <= opt->domE : dom->bits >= domT);
-            dom->included = hit->included &&
-                            (incdom_by_E ? cE <= opt->incdomE : dom->bits >= incdomT);
-        }
-    }
+    h->Z = h->opt->Z_set ? h->opt->Z : (double)h->n_queries; /* hmmscan: the models searched */
+    hmmrt_hits_threshold(h, hits, n);
     if (n > 1)
         qsort(hits, n, sizeof *hits, by_rank);
 }
