@@ -282,14 +282,20 @@ static int keep_made(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *made)
     return hmmrt_hits_keep(h, &hit);
 }
 
-int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *ready)
+/* A sequence scored: Z's count, the residues and the tables' name width. */
+static void count_searched(hmmrt_hits *h, const hmmrt_record *rec)
 {
-    /* the same counting and test as add_one, on the score before null2 */
     h->searched++;
     h->residues += rec->length;
     size_t len = strlen(rec->name);
     if (len > h->longest_name)
         h->longest_name = len;
+}
+
+int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *ready)
+{
+    /* the same counting and test as add_one, on the score before null2 */
+    count_searched(h, rec);
     double bits = ready->bits + ready->bias, lnP = hmmrt_hits_lnP(bits, h->info->tau,
                                                                    h->info->lambda);
     if (!may_report(h, bits, lnP, 0)) {
@@ -306,11 +312,7 @@ static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     double nats = values[h->info->score_column].score;
     if (isnan(nats))
         return 0;
-    h->searched++;
-    h->residues += rec->length;
-    size_t len = strlen(rec->name);
-    if (len > h->longest_name)
-        h->longest_name = len;
+    count_searched(h, rec);
     if (h->strands)
         return hmmrt_strands_add(h, rec, index, codes);
     double bits = nats / M_LN2, lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda);
