@@ -29,6 +29,7 @@ static int open_one(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_hits_i
     h->opt = &o->hits;
     h->o = o;
     h->first_query = h->last_query = 1;
+    h->sure_bits = -INFINITY;
     if (info->traceback_column >= 0 && info->model >= 0) {
         int status = hmmrt_hits_paths(h);
         if (status)
@@ -128,7 +129,29 @@ static int may_report(const hmmrt_hits *h, double bits, double lnP, int64_t ahea
         return bits >= opt->T;
     double Z = h->strands ? hmmrt_strands_Z(h) : opt->Z_set ? opt->Z
                                                           : (double)(h->searched + ahead);
+    if (Z >= h->sure_Z && bits < h->sure_bits) /* the test below would say no */
+        return 0;
     return lnP + log(Z) <= log(opt->E);
+}
+
+/* Sets the bound may_report reads for Z = sure_Z and every larger Z (Z only
+ * grows, or -Z fixes it): a score below tau + (ln Z - ln E) / lambda, less a
+ * margin for rounding, has lnP + ln Z > ln E (lnP = -lambda (bits - tau)
+ * above tau, 0 below, where ln Z > ln E is asked too). Refreshed each time
+ * the count doubles: two logarithms then, none for most sequences. */
+static void refresh_sure(hmmrt_hits *h)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    if (h->strands || opt->cut != HMMRT_CUT_NONE || !opt->by_E)
+        return;
+    double Z = opt->Z_set ? opt->Z : (double)h->searched;
+    if (h->sure_Z > 0 && (opt->Z_set || Z < 2 * h->sure_Z))
+        return;
+    double lnZ = log(Z), lnE = log(opt->E), lambda = h->info->lambda;
+    h->sure_Z = Z;
+    h->sure_bits = Z > 0 && lnZ > lnE && lambda > 0
+                       ? h->info->tau + (lnZ - lnE) / lambda - 1e-6 * (1 + fabs(h->info->tau))
+                       : -INFINITY;
 }
 
 int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before)
@@ -282,20 +305,20 @@ static int keep_made(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *made)
     return hmmrt_hits_keep(h, &hit);
 }
 
-/* A sequence scored: Z's count, the residues and the tables' name width. */
-static void count_searched(hmmrt_hits *h, const hmmrt_record *rec)
+void hmmrt_hits_count(hmmrt_hits *h, const hmmrt_record *rec)
 {
     h->searched++;
     h->residues += rec->length;
     size_t len = strlen(rec->name);
     if (len > h->longest_name)
         h->longest_name = len;
+    refresh_sure(h);
 }
 
 int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *ready)
 {
     /* the same counting and test as add_one, on the score before null2 */
-    count_searched(h, rec);
+    hmmrt_hits_count(h, rec);
     double bits = ready->bits + ready->bias, lnP = hmmrt_hits_lnP(bits, h->info->tau,
                                                                    h->info->lambda);
     if (!may_report(h, bits, lnP, 0)) {
@@ -312,7 +335,7 @@ static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     double nats = values[h->info->score_column].score;
     if (isnan(nats))
         return 0;
-    count_searched(h, rec);
+    hmmrt_hits_count(h, rec);
     if (h->strands)
         return hmmrt_strands_add(h, rec, index, codes);
     double bits = nats / M_LN2, lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda);

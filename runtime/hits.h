@@ -122,6 +122,9 @@ typedef struct hmmrt_hits {
     int64_t searched;         /* sequences scored */
     int64_t residues;         /* ... and their residues */
     size_t longest_name;      /* over every sequence scored (the tables' widths) */
+    /* -E's test without a logarithm for most sequences: at Z >= sure_Z, a score
+     * below sure_bits cannot be reported (hits.c, refresh_sure) */
+    double sure_Z, sure_bits;
     FILE *tblout, *domtblout;
     double Z, domZ;           /* set by hmmrt_hits_finish */
     int64_t n_reported, n_included;
@@ -177,6 +180,8 @@ int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *r
  * far as the sequences taken until now, the `before` ones scored ahead of it
  * but not yet taken and the sequence itself tell (Z only grows). */
 int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before);
+/* A sequence scored: Z's count, the residues and the tables' name width. */
+void hmmrt_hits_count(hmmrt_hits *h, const hmmrt_record *rec);
 /* Applies the thresholds, ranks, writes the list to out and the tables:
  * 0, or an exit status after saying why. */
 int hmmrt_hits_finish(hmmrt_hits *h, hmmrt_out *out);

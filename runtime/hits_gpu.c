@@ -72,7 +72,11 @@ static int path_on_cpu(run *r, const batch *b, work *w, int64_t i, int64_t first
                      .codes = w->code_ptrs + i * prog->n_alphabets,
                      .length = b->records[i].length,
                      .index = first_index + i};
-    int failed = prog->score_cpu(&seq, values, &r->scratches[omp_get_thread_num()]);
+    /* the traceback's call alone where the program names it: the search score
+     * is already in values */
+    hmmrt_scratch *scratch = &r->scratches[omp_get_thread_num()];
+    int failed = prog->hits->paths ? prog->hits->paths(&seq, values, scratch)
+                                   : prog->score_cpu(&seq, values, scratch);
     values[score_column].score = score; /* the run's own precision ranks the hits */
     return failed;
 }

@@ -368,6 +368,9 @@ typedef struct hmmrt_hits_info {
      * the sequences that may be reported (runtime/hits_gpu.c) */
     int (*search)(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch);
     int traceback_column;    /* viterbi(MODEL).traceback: the domains, or -1 */
+    /* that call alone (it fills traceback_column), or NULL: what the hits mode
+     * runs on the sequences that may be reported, whose search score it has */
+    int (*paths)(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch);
     int model;               /* MODEL's index into hmmrt_program.models, or -1 */
     int nucleic;             /* a DNA or RNA model: both strands, nhmmer's hits (hits_strands.c) */
     long maxl;               /* MAXL, nhmmer's window length W (0: the file has none) */

@@ -2,8 +2,9 @@
  * P-value of a score (esl_exp_surv: 1 at or below tau), domains read from a
  * viterbi traceback of a tiny profile (one, two through J, broken ones),
  * the domain score of a whole-sequence stretch against the forward score
- * summed by hand, nhmmer's score and null2 of a one-residue envelope, and a
- * model that is no profile. */
+ * summed by hand, nhmmer's score and null2 of a one-residue envelope, a
+ * model that is no profile, and -E's quick rejection (no logarithm) against
+ * the plain test lnP + ln Z <= ln E. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "hits.h"
+#include "internal.h"
 
 /* A profile of two match states in an import's shape: S N B M1 M2 I1 E J C
  * T over the alphabet "AC"; N, J and C emit on their loops (odds 1). */
@@ -134,6 +136,51 @@ static void test_broken_tracebacks(void **state)
     hmmrt_path_model_free(pm);
 }
 
+/* The plain test the hits mode's -E threshold stands for. */
+static int plain_may_report(double bits, double tau, double lambda, double Z, double E)
+{
+    return hmmrt_hits_lnP(bits, tau, lambda) + log(Z) <= log(E);
+}
+
+/* hmmrt_hits_may_report with the bound refreshed as Z grows (hmmrt_hits_count)
+ * says what the plain test says, at and around the threshold's score, for
+ * E-values on both sides of 1, with and without -Z. */
+static void test_quick_rejection(void **state)
+{
+    static const double Es[] = {10, 1, 0.01, 1e-10, 1e6};
+    static const double taus[] = {-3.5, -12.2, 0.4};
+    hmmrt_record rec = {.name = "s", .length = 100};
+    hmmrt_hits_info info = {.lambda = 0.7, .score_column = 0};
+    int tested = 0, rejected_quickly = 0;
+    for (int zs = 0; zs < 2; zs++)
+        for (size_t e = 0; e < sizeof Es / sizeof *Es; e++)
+            for (size_t t = 0; t < sizeof taus / sizeof *taus; t++) {
+                hmmrt_hits_options opt = {.E = Es[e], .by_E = 1, .cut = HMMRT_CUT_NONE,
+                                          .Z_set = zs, .Z = 12345};
+                info.tau = taus[t];
+                hmmrt_hits h = {.info = &info, .opt = &opt, .sure_bits = -INFINITY};
+                for (int64_t n = 1; n <= 5000; n++) {
+                    hmmrt_hits_count(&h, &rec);
+                    if (n % 97 && n > 20)
+                        continue;
+                    for (int before = 0; before < 3; before++) {
+                        double Z = zs ? opt.Z : (double)(n + before + 1);
+                        double at = info.tau + (log(Z) - log(opt.E)) / info.lambda;
+                        for (double d = -3; d <= 3; d += 0.25) {
+                            double nats = (at + d * (fabs(d) < 0.5 ? 1e-9 : 1)) * M_LN2;
+                            double bits = nats / M_LN2; /* as the hits mode has it */
+                            int plain = plain_may_report(bits, info.tau, info.lambda, Z, opt.E);
+                            assert_int_equal(hmmrt_hits_may_report(&h, nats, before), plain);
+                            tested++;
+                            rejected_quickly += h.sure_Z <= Z && bits < h.sure_bits;
+                        }
+                    }
+                }
+            }
+    assert_true(tested > 10000);
+    assert_true(rejected_quickly > tested / 4); /* the quick way is taken */
+}
+
 static void test_not_a_profile(void **state)
 {
     static const char *const two[] = {"start", "end"};
@@ -154,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_null2),
         cmocka_unit_test(test_broken_tracebacks),
         cmocka_unit_test(test_not_a_profile),
+        cmocka_unit_test(test_quick_rejection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

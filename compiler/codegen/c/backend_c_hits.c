@@ -126,6 +126,9 @@ const char *c_write_hits(Emitter *e, const Program *p, const Layout *layout)
     if (!why && score >= 0) /* the search score's call alone: the other calls only for
                                the sequences that may be hits */
         fprintf(o, "    .search = %s,\n", layout_name(layout, p->prints[score].call, "run"));
+    if (!why && score >= 0 && traceback >= 0 &&
+        p->prints[traceback].call != p->prints[score].call) /* the domains' call alone */
+        fprintf(o, "    .paths = %s,\n", layout_name(layout, p->prints[traceback].call, "run"));
     fprintf(o, "    .nucleic = %d, .maxl = %ld};\n", nucleic, m.has[META_MAXL] ? m.maxl : 0L);
     hmmer_meta_free(&m);
     return ".hits = &hits,";
