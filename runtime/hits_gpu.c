@@ -9,6 +9,7 @@
 #include "hits.h"
 #include "hmmrt_gpu.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,23 +88,33 @@ void hmmrt_hits_paths_for_batch(run *r, const batch *b, work *w, int64_t first_i
      * scored there */
     if (!r->hits_paths_later || r->hits->strands)
         return;
-    /* the sequences that may be reported, in order: Z grows along the batch */
-    int64_t *may = malloc(((size_t)b->n + 1) * sizeof *may), n_may = 0;
+    /* The sequences that may be reported, in order. The tables are written
+     * only when the run ends well, with every sequence scored here counted in
+     * Z (hits.c counts those of a score that is a number): a score that
+     * cannot be reported at that Z cannot be at the final one, which is no
+     * smaller. The printer only counts the others (w->counted_only). */
     const int score_column = r->prog->hits->score_column;
-    for (int64_t i = 0, scored = 0; i < b->n; i++) {
+    int64_t counted = 0;
+    for (int64_t i = 0; i < b->n; i++)
+        counted += w->results[i].status == SEQ_SCORED &&
+                   !isnan(w->values[i * r->prog->n_columns + score_column].score);
+    hmmrt_hits_ready_free(w);
+    int64_t *may = malloc(((size_t)b->n + 1) * sizeof *may), n_may = 0;
+    w->counted_only = may ? calloc((size_t)b->n + 1, 1) : NULL;
+    for (int64_t i = 0; i < b->n; i++) {
         if (w->results[i].status != SEQ_SCORED)
             continue;
-        if (!may) /* printing stops at the first */
+        if (!w->counted_only) /* printing stops at the first */
             w->results[i].status = SEQ_OUT_OF_MEMORY;
         else if (hmmrt_hits_may_report(
-                     r->hits, w->values[i * r->prog->n_columns + score_column].score, scored))
+                     r->hits, w->values[i * r->prog->n_columns + score_column].score, counted - 1))
             may[n_may++] = i;
-        scored++;
+        else
+            w->counted_only[i] = 1;
     }
     r->hits_paths += n_may;
     /* each candidate's domains and null2 too (milliseconds each), which the
      * printer would otherwise work out one after another */
-    hmmrt_hits_ready_free(w);
     const hmmrt_program *prog = r->prog;
     int model = prog->hits->model;
     int prepare = n_may > 0 && model >= 0 && hmmrt_hits_can_prepare(r->hits, r->n_scratches);
@@ -140,7 +151,9 @@ void hmmrt_hits_ready_free(work *w)
         free(w->ready[k].domains);
     free(w->ready);
     free(w->ready_at);
+    free(w->counted_only);
     w->ready = NULL;
     w->ready_at = NULL;
+    w->counted_only = NULL;
     w->n_ready = w->next_ready = 0;
 }

@@ -294,6 +294,10 @@ static int add_hit(run *r, work *w, const hmmrt_record *rec, int64_t i)
     int model = prog->hits->model;
     const uint8_t *codes =
         model >= 0 ? w->code_ptrs[i * prog->n_alphabets + prog->models[model].alphabet] : NULL;
+    if (w->counted_only && w->counted_only[i]) { /* it cannot be reported (hits_gpu.c) */
+        hmmrt_hits_count(r->hits, rec);
+        return 0;
+    }
     /* its domains and null2 may have been worked out already (hits_gpu.c) */
     while (w->next_ready < w->n_ready && w->ready_at[w->next_ready] < i) /* or failed: -1 */
         free(w->ready[w->next_ready++].domains);

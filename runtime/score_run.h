@@ -57,6 +57,7 @@ typedef struct work {
      * place among them (score_batch.c) */
     struct hmmrt_hit *ready;
     int64_t *ready_at, n_ready, next_ready;
+    unsigned char *counted_only; /* per sequence, 1: it cannot be reported (only counted) */
 } work;
 
 typedef struct run {
