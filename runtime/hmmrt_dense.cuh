@@ -44,6 +44,8 @@ static void hmmc_dense_describe(const hmmrt_dense *, int, char *buf, size_t len)
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/dense_steps.h"
+
 enum { HMMC_DENSE_FORWARD, HMMC_DENSE_BACKWARD, HMMC_DENSE_VITERBI };
 
 /* The semirings of the product. */
@@ -536,17 +538,17 @@ __global__ void hmmc_dense_set_position(int64_t *at, int64_t value, int64_t add)
     *at = add ? *at + add : value;
 }
 
-/* Forward and backward through cuBLAS, positions [t, t + HMMC_DENSE_GRAPH x
- * replays) of `active` rows, none of which ends before the last of them: the
- * launches of HMMC_DENSE_GRAPH positions (cuBLAS's product, then the row
- * step) captured once into a CUDA graph, which the stream replays, the
- * position read from the device (*t_base, which the graph's last node
- * advances). An even count, so cur and next are where they were after each
- * replay. The host's work a position (about 10 us: cuBLAS's call and two
- * launches, against 20 to 35 us of kernels at 1,024 states) is paid once.
- * cudaSuccess, or an error of the capture (nothing ran: the caller goes on
- * with plain launches) or of a launch. */
-enum { HMMC_DENSE_GRAPH = 32 };
+/* Forward and backward through cuBLAS, positions [t, t + P x replays) of
+ * `active` rows, none of which ends before the last of them, P being
+ * HMMRT_DENSE_GRAPH_POSITIONS (gpu/dense_steps.h): the launches of P
+ * positions (cuBLAS's product, then the row step) captured once into a CUDA
+ * graph, which the stream replays, the position read from the device
+ * (*t_base, which the graph's last node advances). P is even, so cur and
+ * next are where they were after each replay. The host's work a position
+ * (about 10 us: cuBLAS's call and two launches, against 20 to 35 us of
+ * kernels at 1,024 states) is paid once. cudaSuccess, or an error of the
+ * capture (nothing ran: the caller goes on with plain launches) or of a
+ * launch. */
 template <typename real>
 static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg, int64_t t,
                                               int64_t replays, int64_t *t_base, void *blas,
@@ -565,7 +567,7 @@ static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg
     if (err != cudaSuccess)
         return err;
     int blas_status = 0;
-    for (int k = 0; k < HMMC_DENSE_GRAPH && blas_status == 0; k++) {
+    for (int k = 0; k < HMMRT_DENSE_GRAPH_POSITIONS && blas_status == 0; k++) {
         blas_status = hmmrt_cublas_rows_product(blas, stream, (int)active, (int)n,
                                                 (const float *)cur, (const float *)matrix,
                                                 (float *)next, workspace, workspace_bytes);
@@ -576,7 +578,7 @@ static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg
                                      risky, scores, use_double, info,
                                      alg == HMMC_DENSE_FORWARD, stream);
     }
-    hmmc_dense_set_position<<<1, 1, 0, stream>>>(t_base, 0, HMMC_DENSE_GRAPH);
+    hmmc_dense_set_position<<<1, 1, 0, stream>>>(t_base, 0, HMMRT_DENSE_GRAPH_POSITIONS);
     cudaError_t launched = cudaGetLastError();
     err = cudaStreamEndCapture(stream, &graph);
     if (err == cudaSuccess && (blas_status != 0 || launched != cudaSuccess))
@@ -645,13 +647,11 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
     real *cur = columns, *next = columns + (size_t)running * n;
     graphs = graphs && blas;
     for (int64_t t = 0; t < lengths[0];) {
-        int64_t active = running;
-        while (active > 0 && lengths[active - 1] <= t)
-            active--;
+        const int64_t active = hmmrt_dense_active(lengths, running, t);
         /* positions before the next row ends: whole graphs of them where there are
            several (the rest, and everything when a capture fails, as launches) */
-        const int64_t replays = t > 0 ? (lengths[active - 1] - t) / HMMC_DENSE_GRAPH : 0;
-        if (graphs && replays >= 2) {
+        const int64_t replays = graphs ? hmmrt_dense_replays(lengths, active, t) : 0;
+        if (replays > 0) {
             bool captured = false;
             err = hmmc_dense_graph_positions<real>(active, n, alg, t, replays, t_base, blas,
                                                    matrix, start, end, emission, cur, next,
@@ -661,7 +661,7 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
             if (captured && err != cudaSuccess)
                 break;
             if (captured) {
-                t += replays * HMMC_DENSE_GRAPH;
+                t += replays * HMMRT_DENSE_GRAPH_POSITIONS;
                 continue;
             }
             hmmrt_dense_graphs_failed(cudaGetErrorString(err)); /* launches from here on */
@@ -791,7 +791,7 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
         size_t at = strlen(sums);
         if (graphs)
             snprintf(sums + at, sizeof sums - at, ", CUDA graphs of %d positions, ",
-                     (int)HMMC_DENSE_GRAPH);
+                     (int)HMMRT_DENSE_GRAPH_POSITIONS);
         else
             snprintf(sums + at, sizeof sums - at, ", no CUDA graphs (%s), ", no_graph);
         at = strlen(sums);

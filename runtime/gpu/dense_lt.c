@@ -187,7 +187,8 @@ void hmmrt_dense_lt_describe(char *buf, size_t len)
     if (d && d->tuned)
         snprintf(buf, len, "%s", d->said);
     else
-        snprintf(buf, len, "cublasGemmEx's choice (cublasLt: %s)", lt.why[0] ? lt.why : "not tuned");
+        snprintf(buf, len, "cublasGemmEx's choice (cublasLt: %s)",
+                 lt.why[0] ? lt.why : "not tuned");
     pthread_mutex_unlock(&lock);
 }
 
