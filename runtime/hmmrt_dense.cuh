@@ -546,9 +546,9 @@ __global__ void hmmc_dense_set_position(int64_t *at, int64_t value, int64_t add)
  * (*t_base, which the graph's last node advances). P is even, so cur and
  * next are where they were after each replay. The host's work a position
  * (about 10 us: cuBLAS's call and two launches, against 20 to 35 us of
- * kernels at 1,024 states) is paid once. cudaSuccess, or an error of the
- * capture (nothing ran: the caller goes on with plain launches) or of a
- * launch. */
+ * kernels at 1,024 states) is paid once. cudaSuccess, or an error: of the
+ * capture or the first replay's launch (*captured false: nothing ran, the
+ * caller goes on with plain launches), or of a later replay. */
 template <typename real>
 static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg, int64_t t,
                                               int64_t replays, int64_t *t_base, void *blas,
@@ -583,18 +583,22 @@ static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg
     err = cudaStreamEndCapture(stream, &graph);
     if (err == cudaSuccess && (blas_status != 0 || launched != cudaSuccess))
         err = blas_status != 0 ? cudaErrorNotSupported : launched;
+    /* cuBLAS may allocate its workspace inside the graph: freed before each replay */
     if (err == cudaSuccess)
-        err = cudaGraphInstantiate(&exec, graph, 0);
+        err = cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
     if (graph)
         cudaGraphDestroy(graph);
-    if (err != cudaSuccess) {
-        cudaGetLastError(); /* a failed capture leaves no sticky error: the plain launches go on */
+    hmmc_dense_set_position<<<1, 1, 0, stream>>>(t_base, t, 0);
+    if (err == cudaSuccess && (err = cudaGetLastError()) == cudaSuccess)
+        err = cudaGraphLaunch(exec, stream);
+    if (err != cudaSuccess) { /* nothing of the graph ran: the plain launches go on from t */
+        if (exec)
+            cudaGraphExecDestroy(exec);
+        cudaGetLastError(); /* a failed capture or launch leaves no sticky error */
         return err;
     }
-    *captured = true;
-    hmmc_dense_set_position<<<1, 1, 0, stream>>>(t_base, t, 0);
-    err = cudaGetLastError();
-    for (int64_t k = 0; k < replays && err == cudaSuccess; k++)
+    *captured = true; /* from here, an error is the call's */
+    for (int64_t k = 1; k < replays && err == cudaSuccess; k++)
         err = cudaGraphLaunch(exec, stream);
     cudaGraphExecDestroy(exec); /* freed when its launches are done */
     return err;
