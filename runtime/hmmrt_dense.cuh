@@ -44,6 +44,8 @@ static void hmmc_dense_describe(const hmmrt_dense *, int, char *buf, size_t len)
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/dense_steps.h"
+
 enum { HMMC_DENSE_FORWARD, HMMC_DENSE_BACKWARD, HMMC_DENSE_VITERBI };
 
 /* The semirings of the product. */
@@ -220,10 +222,13 @@ __global__ void hmmc_dense_rows(int n, int alg, int64_t t, const real *__restric
                                 const real *__restrict__ end, const real *__restrict__ emission,
                                 real *__restrict__ rows_values, double *__restrict__ shift,
                                 unsigned char *__restrict__ risky, void *scores, int use_double,
-                                hmmc_dense_rows_info info, bool emit_first)
+                                hmmc_dense_rows_info info, bool emit_first,
+                                const int64_t *__restrict__ t_base)
 {
     __shared__ real partial_v[32];
     __shared__ int partial_i[32];
+    if (t_base) /* in a CUDA graph: t counts from the stretch's first position */
+        t += *t_base;
     const int r = blockIdx.x;
     real *row = rows_values + (size_t)r * n;
     const int64_t L = info.lengths[r];
@@ -322,9 +327,12 @@ __global__ void hmmc_dense_rows_sums(int n, int alg, int64_t t, const real *__re
                                      const real *__restrict__ emission,
                                      real *__restrict__ rows_values, double *__restrict__ shift,
                                      unsigned char *__restrict__ risky, void *scores,
-                                     int use_double, hmmc_dense_rows_info info, bool emit_first)
+                                     int use_double, hmmc_dense_rows_info info, bool emit_first,
+                                     const int64_t *__restrict__ t_base)
 {
     __shared__ real partial_v[32];
+    if (t_base) /* in a CUDA graph: t counts from the stretch's first position */
+        t += *t_base;
     const int r = blockIdx.x;
     real *row = rows_values + (size_t)r * n;
     const int64_t L = info.lengths[r];
@@ -502,12 +510,109 @@ static void hmmc_dense_product_launch(int rows, int n, const real *in, const rea
         <<<grid, 256, 0, stream>>>(rows, n, in, matrix, emission, out, t, info);
 }
 
+/* The step after a position's product: hmmc_dense_rows (or, for sums where a
+ * row fits in registers, hmmc_dense_rows_sums) over the `active` rows. t_base:
+ * NULL, or (in a CUDA graph) the device's count that t is added to. */
+template <typename real>
+static void hmmc_dense_rows_launch(int64_t active, int64_t n, int alg, int64_t t,
+                                   const int64_t *t_base, const real *start, const real *end,
+                                   const real *emission, real *cur, double *shift,
+                                   unsigned char *risky, void *scores, int use_double,
+                                   const hmmc_dense_rows_info &info, bool emit_first,
+                                   cudaStream_t stream)
+{
+    const int row_threads = n >= 256 ? 256 : 128;
+    if (alg != HMMC_DENSE_VITERBI && n <= 8 * row_threads)
+        hmmc_dense_rows_sums<real, 8><<<(unsigned)active, row_threads, 0, stream>>>(
+            (int)n, alg, t, start, end, emission, cur, shift, risky, scores, use_double, info,
+            emit_first, t_base);
+    else
+        hmmc_dense_rows<real><<<(unsigned)active, row_threads, 0, stream>>>(
+            (int)n, alg, t, start, end, emission, cur, shift, risky, scores, use_double, info,
+            emit_first, t_base);
+}
+
+/* The position count of a CUDA graph (hmmc_dense_graph_positions). */
+__global__ void hmmc_dense_set_position(int64_t *at, int64_t value, int64_t add)
+{
+    *at = add ? *at + add : value;
+}
+
+/* Forward and backward through cuBLAS, positions [t, t + P x replays) of
+ * `active` rows, none of which ends before the last of them, P being
+ * HMMRT_DENSE_GRAPH_POSITIONS (gpu/dense_steps.h): the launches of P
+ * positions (cuBLAS's product, then the row step) captured once into a CUDA
+ * graph, which the stream replays, the position read from the device
+ * (*t_base, which the graph's last node advances). P is even, so cur and
+ * next are where they were after each replay. The host's work a position
+ * (about 10 us: cuBLAS's call and two launches, against 20 to 35 us of
+ * kernels at 1,024 states) is paid once. cudaSuccess, or an error: of the
+ * capture or the first replay's launch (*captured false: nothing ran, the
+ * caller goes on with plain launches), or of a later replay. */
+template <typename real>
+static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg, int64_t t,
+                                              int64_t replays, int64_t *t_base, void *blas,
+                                              const real *matrix, const real *start,
+                                              const real *end, const real *emission, real *cur,
+                                              real *next, double *shift, unsigned char *risky,
+                                              void *scores, int use_double,
+                                              const hmmc_dense_rows_info &info,
+                                              void *workspace, size_t workspace_bytes,
+                                              cudaStream_t stream, bool *captured)
+{
+    *captured = false;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+    if (err != cudaSuccess)
+        return err;
+    int blas_status = 0;
+    for (int k = 0; k < HMMRT_DENSE_GRAPH_POSITIONS && blas_status == 0; k++) {
+        blas_status = hmmrt_cublas_rows_product(blas, stream, (int)active, (int)n,
+                                                (const float *)cur, (const float *)matrix,
+                                                (float *)next, workspace, workspace_bytes);
+        real *swap = cur;
+        cur = next;
+        next = swap;
+        hmmc_dense_rows_launch<real>(active, n, alg, k, t_base, start, end, emission, cur, shift,
+                                     risky, scores, use_double, info,
+                                     alg == HMMC_DENSE_FORWARD, stream);
+    }
+    hmmc_dense_set_position<<<1, 1, 0, stream>>>(t_base, 0, HMMRT_DENSE_GRAPH_POSITIONS);
+    cudaError_t launched = cudaGetLastError();
+    err = cudaStreamEndCapture(stream, &graph);
+    if (err == cudaSuccess && (blas_status != 0 || launched != cudaSuccess))
+        err = blas_status != 0 ? cudaErrorNotSupported : launched;
+    /* cuBLAS may allocate its workspace inside the graph: freed before each replay */
+    if (err == cudaSuccess)
+        err = cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
+    if (graph)
+        cudaGraphDestroy(graph);
+    hmmc_dense_set_position<<<1, 1, 0, stream>>>(t_base, t, 0);
+    if (err == cudaSuccess && (err = cudaGetLastError()) == cudaSuccess)
+        err = cudaGraphLaunch(exec, stream);
+    if (err != cudaSuccess) { /* nothing of the graph ran: the plain launches go on from t */
+        if (exec)
+            cudaGraphExecDestroy(exec);
+        cudaGetLastError(); /* a failed capture or launch leaves no sticky error */
+        return err;
+    }
+    *captured = true; /* from here, an error is the call's */
+    for (int64_t k = 1; k < replays && err == cudaSuccess; k++)
+        err = cudaGraphLaunch(exec, stream);
+    cudaGraphExecDestroy(exec); /* freed when its launches are done */
+    return err;
+}
+
 /* Rows [first, first + rows) of a batch; lengths: theirs, on the host. */
 template <typename real>
 static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_dense_device *dev,
                                     const hmmrt_gpu_batch *b, int bp_bytes, int64_t first,
-                                    int64_t rows, const int64_t *lengths, int sms, void *blas)
+                                    int64_t rows, const int64_t *lengths, int sms, void *blas,
+                                    bool graphs)
 {
+    /* graphs: forward and backward through cuBLAS as CUDA graphs
+       (hmmc_dense_graph_positions) where HMMRT_DENSE_GRAPH allows */
     const int p = sizeof(real) == sizeof(double);
     const int64_t n = d->n;
     cudaStream_t stream = (cudaStream_t)b->stream;
@@ -528,29 +633,56 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
     real *columns = NULL;
     double *shift = NULL;
     unsigned char *risky = NULL;
+    int64_t *t_base = NULL; /* the CUDA graphs' position */
+    void *workspace = NULL; /* cublasLt's, where its tuned algorithm needs one */
+    const size_t workspace_bytes = blas ? hmmrt_cublas_workspace((int)n) : 0;
     const size_t column_bytes = sizeof(real) * (size_t)running * (size_t)n;
     if ((err = cudaMallocAsync((void **)&columns, 2 * column_bytes, stream)) != cudaSuccess ||
         (err = cudaMallocAsync((void **)&shift, sizeof(double) * running, stream)) != cudaSuccess ||
         (err = cudaMallocAsync((void **)&risky, (size_t)running, stream)) != cudaSuccess ||
+        (err = cudaMallocAsync((void **)&t_base, sizeof(int64_t), stream)) != cudaSuccess ||
+        (workspace_bytes &&
+         (err = cudaMallocAsync(&workspace, workspace_bytes, stream)) != cudaSuccess) ||
         (err = cudaMemsetAsync(shift, 0, sizeof(double) * running, stream)) != cudaSuccess ||
         (err = cudaMemsetAsync(risky, 0, (size_t)running, stream)) != cudaSuccess)
         return err;
     const real *matrix = (const real *)dev->matrix[p], *start = (const real *)dev->start[p],
                *end = (const real *)dev->end[p], *emission = (const real *)dev->emission[p];
     real *cur = columns, *next = columns + (size_t)running * n;
-    const int row_threads = n >= 256 ? 256 : 128;
-    for (int64_t t = 0; t < lengths[0]; t++) {
-        int64_t active = running;
-        while (active > 0 && lengths[active - 1] <= t)
-            active--;
+    graphs = graphs && blas;
+    for (int64_t t = 0; t < lengths[0];) {
+        const int64_t active = hmmrt_dense_active(lengths, running, t);
+        /* positions before the next row ends: whole graphs of them where there are
+           several (the rest, and everything when a capture fails, as launches) */
+        const int64_t replays = graphs ? hmmrt_dense_replays(lengths, active, t) : 0;
+        if (replays > 0) {
+            bool captured = false;
+            err = hmmc_dense_graph_positions<real>(active, n, alg, t, replays, t_base, blas,
+                                                   matrix, start, end, emission, cur, next,
+                                                   shift, risky, scores, b->use_double, info,
+                                                   workspace, workspace_bytes, stream,
+                                                   &captured);
+            if (captured && err != cudaSuccess)
+                break;
+            if (captured) {
+                t += replays * HMMRT_DENSE_GRAPH_POSITIONS;
+                continue;
+            }
+            hmmrt_dense_graphs_failed(cudaGetErrorString(err)); /* launches from here on */
+            graphs = false;
+            err = cudaSuccess;
+        }
         if (t == 0) {
             const int64_t blocks = (active * n + 255) / 256;
             hmmc_dense_first<real><<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
                 (int)active, (int)n, alg, start, end, emission, cur, info);
         } else if (blas) { /* forward and backward in float: the emission comes after */
             if (hmmrt_cublas_rows_product(blas, stream, (int)active, (int)n, (const float *)cur,
-                                          (const float *)matrix, (float *)next) != 0)
-                return cudaErrorLaunchFailure; /* cuBLAS refused a product it took before */
+                                          (const float *)matrix, (float *)next, workspace,
+                                          workspace_bytes) != 0) {
+                err = cudaErrorLaunchFailure; /* cuBLAS refused a product it took before */
+                break;
+            }
             real *swap = cur;
             cur = next;
             next = swap;
@@ -570,20 +702,18 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
             next = swap;
         }
         const bool emit_first = blas && t > 0 && alg == HMMC_DENSE_FORWARD;
-        if (alg != HMMC_DENSE_VITERBI && n <= 8 * row_threads)
-            hmmc_dense_rows_sums<real, 8><<<(unsigned)active, row_threads, 0, stream>>>(
-                (int)n, alg, t, start, end, emission, cur, shift, risky, scores, b->use_double,
-                info, emit_first);
-        else
-            hmmc_dense_rows<real><<<(unsigned)active, row_threads, 0, stream>>>(
-                (int)n, alg, t, start, end, emission, cur, shift, risky, scores, b->use_double,
-                info, emit_first);
+        hmmc_dense_rows_launch<real>(active, n, alg, t, NULL, start, end, emission, cur, shift,
+                                     risky, scores, b->use_double, info, emit_first, stream);
         if ((err = cudaGetLastError()) != cudaSuccess)
             break;
+        t++;
     }
     cudaFreeAsync(columns, stream);
     cudaFreeAsync(shift, stream);
     cudaFreeAsync(risky, stream);
+    cudaFreeAsync(t_base, stream);
+    if (workspace)
+        cudaFreeAsync(workspace, stream);
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 
@@ -627,7 +757,7 @@ static int hmmc_dense_run(const hmmrt_dense *d, int alg, hmmc_dense_device *devi
     for (int64_t first = 0; first < b->n && err == cudaSuccess; first += chunk) {
         const int64_t rows = b->n - first < chunk ? b->n - first : chunk;
         err = hmmc_dense_chunk<real>(d, alg, dev, b, bp_bytes, first, rows, lengths + first, sms,
-                                     sums ? dev->blas : NULL);
+                                     sums ? dev->blas : NULL, hmmrt_dense_graphs(NULL) != 0);
     }
     free(lengths);
     return (int)err;
@@ -651,7 +781,7 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
     cudaDeviceGetAttribute(&most, cudaDevAttrMaxThreadsPerMultiProcessor, device);
     const char *why = NULL;
     const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_product_mode(&why);
-    char sums[160];
+    char sums[512];
     snprintf(sums, sizeof sums, "%s%s%s",
              mode == HMMRT_DENSE_TF32   ? "forward and backward: cuBLAS, TF32 on the tensor cores"
              : mode == HMMRT_DENSE_FP32 ? "forward and backward: cuBLAS, FP32"
@@ -659,12 +789,24 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
              why ? " (" : "", why ? why : "");
     if (why)
         strncat(sums, ")", sizeof sums - strlen(sums) - 1);
+    if (mode != HMMRT_DENSE_TILES) {
+        const char *no_graph = NULL;
+        const int graphs = hmmrt_dense_graphs(&no_graph);
+        size_t at = strlen(sums);
+        if (graphs)
+            snprintf(sums + at, sizeof sums - at, ", CUDA graphs of %d positions, ",
+                     (int)HMMRT_DENSE_GRAPH_POSITIONS);
+        else
+            snprintf(sums + at, sizeof sums - at, ", no CUDA graphs (%s), ", no_graph);
+        at = strlen(sums);
+        hmmrt_cublas_describe(sums + at, sizeof sums - at);
+    }
     snprintf(buf, len,
-             "dense, %d x %d matrix, one product per position; %s; viterbi: tiles of 128 x 128 "
+             "dense, %d x %d matrix, one product per position; viterbi: tiles of 128 x 128 "
              "(8 x 8 a thread; 64 x 64 for small batches and tracebacks), block 256, %d "
-             "registers, %zu bytes shared, %zu bytes local (spilled), occupancy %.0f%%",
-             d->n, d->n, sums, attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes,
-             100.0 * blocks * 256 / most);
+             "registers, %zu bytes shared, %zu local, occupancy %.0f%%; %s",
+             d->n, d->n, attr.numRegs, attr.sharedSizeBytes, attr.localSizeBytes,
+             100.0 * blocks * 256 / most, sums);
 }
 
 #endif /* HMMC_HOST_EMULATION */

@@ -158,9 +158,20 @@ void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len);
 enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
 int hmmrt_dense_product_mode(const char **why);
 void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the tiles */
-void hmmrt_cublas_warm(int n);    /* loads the kernel of a product of n states (0.07 s) */
+/* Loads the kernel of a product of n states (0.07 s) and picks cublasLt's
+ * fastest algorithm for it, by timing (runtime/gpu/dense_lt.c). */
+void hmmrt_cublas_warm(int n);
+/* The product; workspace: hmmrt_cublas_workspace(n) bytes of the device's
+ * memory for cublasLt's algorithm (without it, cublasGemmEx runs it). */
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
-                              const float *matrix, float *out);
+                              const float *matrix, float *out, void *workspace,
+                              size_t workspace_bytes);
+size_t hmmrt_cublas_workspace(int n);
+void hmmrt_cublas_describe(char *buf, size_t len); /* which algorithm, and its timing */
+/* Whether those products run as CUDA graphs (HMMRT_DENSE_GRAPH=on|off, on by
+ * default; *why: why not), and, after a capture failed, no longer. */
+int hmmrt_dense_graphs(const char **why);
+void hmmrt_dense_graphs_failed(const char *what);
 
 /* The driver's functions, for generated code to put into hmmrt_gpu_program. */
 void *hmmrt_gpu_open(const struct hmmrt_program *prog, int device, int use_double, char *err,

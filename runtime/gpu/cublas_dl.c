@@ -2,8 +2,10 @@
  * (hmmrt_dense.cuh), loaded at run time (dlopen) the first time a dense call
  * asks: a program starts on a machine without cuBLAS, and there keeps
  * libhmmrt's tiled products. HMMRT_DENSE_PRODUCT picks the product: tf32
- * (tensor cores; the default), fp32 (cuBLAS on the CUDA cores) or tiles. */
+ * (tensor cores; the default), fp32 (cuBLAS on the CUDA cores) or tiles;
+ * HMMRT_DENSE_GRAPH whether its launches are replayed as CUDA graphs. */
 #include "hmmrt_gpu.h"
+#include "dense_lt.h"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>
@@ -88,10 +90,9 @@ void *hmmrt_cublas_handle(void)
     return h;
 }
 
-/* out = in x matrix, rows x n by n x n, all row-major floats on the device:
- * in cuBLAS's column-major terms out' = matrix' x in'. 0, or cuBLAS's status. */
-int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
-                              const float *matrix, float *out)
+/* The product through cublasGemmEx (cuBLAS's own choice of algorithm). */
+static int hmmrt_cublas_rows_product_ex(void *handle, void *stream, int rows, int n,
+                                        const float *in, const float *matrix, float *out)
 {
     cublasHandle_t h = (cublasHandle_t)handle;
     const float one = 1.0f, zero = 0.0f;
@@ -105,6 +106,76 @@ int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const
     return (int)s;
 }
 
+/* out = in x matrix, rows x n by n x n, all row-major floats on the device:
+ * in cuBLAS's column-major terms out' = matrix' x in'. Through cublasLt's
+ * algorithm where the GPU's opening tuned one (dense_lt.c), else GemmEx. 0,
+ * or cuBLAS's status. */
+int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
+                              const float *matrix, float *out, void *workspace,
+                              size_t workspace_bytes)
+{
+    const int through_lt = hmmrt_dense_lt_product(blas.mode, stream, rows, n, in, matrix, out,
+                                                  workspace, workspace_bytes);
+    if (through_lt >= 0)
+        return through_lt;
+    return hmmrt_cublas_rows_product_ex(handle, stream, rows, n, in, matrix, out);
+}
+
+/* CUDA graphs for the products through cuBLAS (hmmrt_dense.cuh's
+ * hmmc_dense_graph_positions): HMMRT_DENSE_GRAPH=on (the default) or off;
+ * off also for the rest of the process after a capture fails. cuBLAS (12.2
+ * and later) allocates a captured GemmEx's workspace in the graph itself;
+ * cublasLt's is the chunk's (hmmrt_cublas_workspace), allocated in the
+ * stream's order, since the streams of a device run at once. */
+static struct {
+    int on;
+    char why[160]; /* why not */
+} graphs;
+static pthread_once_t graphs_read = PTHREAD_ONCE_INIT;
+static pthread_mutex_t graphs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void read_graphs(void)
+{
+    const char *asked = getenv("HMMRT_DENSE_GRAPH");
+    graphs.on = 1;
+    if (asked && strcmp(asked, "off") == 0) {
+        graphs.on = 0;
+        snprintf(graphs.why, sizeof graphs.why, "HMMRT_DENSE_GRAPH=off");
+    } else if (asked && *asked && strcmp(asked, "on") != 0) {
+        fprintf(stderr, "hmmrt: HMMRT_DENSE_GRAPH=%s: expected on or off; the dense products "
+                        "run as CUDA graphs (on)\n", asked);
+    }
+}
+
+int hmmrt_dense_graphs(const char **why)
+{
+    pthread_once(&graphs_read, read_graphs);
+    pthread_mutex_lock(&graphs_lock);
+    const int on = graphs.on;
+    if (why)
+        *why = graphs.why;
+    pthread_mutex_unlock(&graphs_lock);
+    return on;
+}
+
+void hmmrt_dense_graphs_failed(const char *what)
+{
+    pthread_once(&graphs_read, read_graphs);
+    pthread_mutex_lock(&graphs_lock);
+    if (graphs.on)
+        snprintf(graphs.why, sizeof graphs.why, "a capture failed: %s", what);
+    graphs.on = 0;
+    pthread_mutex_unlock(&graphs_lock);
+}
+
+/* GemmEx's product on the current device's handle (dense_lt.c times it). */
+static int gemm_ex(void *stream, int rows, int n, const float *in, const float *matrix,
+                   float *out)
+{
+    void *h = hmmrt_cublas_handle();
+    return h ? hmmrt_cublas_rows_product_ex(h, stream, rows, n, in, matrix, out) : -1;
+}
+
 void hmmrt_cublas_warm(int n)
 {
     enum { ROWS = 1024 }; /* the product of a batch's first positions */
@@ -116,9 +187,20 @@ void hmmrt_cublas_warm(int n)
         return; /* the first product pays it instead */
     }
     cudaMemset(scratch, 0, floats * sizeof(float));
-    hmmrt_cublas_rows_product(h, NULL, ROWS, n, scratch + (size_t)n * n, scratch,
-                              scratch + (size_t)n * n + (size_t)ROWS * n);
+    gemm_ex(NULL, ROWS, n, scratch + (size_t)n * n, scratch,
+            scratch + (size_t)n * n + (size_t)ROWS * n);
     cudaDeviceSynchronize();
     cudaFree(scratch);
     cudaGetLastError();
+    hmmrt_dense_lt_tune(n, blas.mode, gemm_ex); /* and cublasLt's algorithms, timed */
+}
+
+size_t hmmrt_cublas_workspace(int n)
+{
+    return hmmrt_dense_lt_workspace(n);
+}
+
+void hmmrt_cublas_describe(char *buf, size_t len)
+{
+    hmmrt_dense_lt_describe(buf, len);
 }
