@@ -1,5 +1,5 @@
 /* profile_data_lanes.c: the GPU's generic profile scorer (runtime/gpu/
- * profile_data.cu: a group of PD_LANES lanes a sequence) emulated on the
+ * profile_data_kernel.cu: a group of PD_LANES lanes a sequence) emulated on the
  * CPU, each lane's values in an array and every shuffle, scan and reduction
  * in the order the kernel makes it, over profile_data_lanes.h's arithmetic:
  * what the unit tests compare with hmmrt_profile_forward and _viterbi. */

@@ -2,7 +2,7 @@
  * the pieces one lane of a group does (a node's match and insert cells, its
  * map of the delete chain, its end terms, the special states, the rescaling),
  * as static functions that compile as C and as CUDA (__host__ __device__):
- * runtime/gpu/profile_data.cu's kernel and profile_data_lanes.c's emulation
+ * runtime/gpu/profile_data_kernel.cu's kernel and profile_data_lanes.c's emulation
  * of a group on the CPU (the unit tests' reference) both call them. */
 #ifndef HMMRT_PROFILE_DATA_LANES_H
 #define HMMRT_PROFILE_DATA_LANES_H
