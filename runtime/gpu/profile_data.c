@@ -163,6 +163,7 @@ void hmmrt_gpu_profile_describe(const hmmrt_gpu_profile_call *call, int device, 
     char shape[160];
     snprintf(shape, sizeof shape,
              "profile as data: libhmmrt_gpu's generic profile kernel (M %d, a warp a sequence, "
-             "double%s)", call->profile->M, use_double ? "" : ", scores written as float");
+             "blocks of %d, double%s)", call->profile->M, BLOCK_THREADS,
+             use_double ? "" : ", scores written as float");
     hmmrt_gpu_describe_kernel(hmmrt_profile_kernel_address(), shape, BLOCK_THREADS, 0, buf, len);
 }

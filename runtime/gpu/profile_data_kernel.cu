@@ -7,7 +7,9 @@
 #include "profile_data_gpu.h"
 #include "profile_data_lanes.h"
 
+#ifndef HMMC_HOST_EMULATION /* tests/emulate/profile-data runs the kernel on the CPU */
 #include <cuda_runtime.h>
+#endif
 
 #define PD_FULL 0xffffffffu
 
@@ -102,6 +104,7 @@ __global__ void hmmrt_profile_kernel(const hmmrt_profile_kernel_args a)
     }
 }
 
+#ifndef HMMC_HOST_EMULATION
 extern "C" int hmmrt_profile_kernel_launch(const hmmrt_profile_kernel_args *a, int blocks,
                                            int threads, void *stream)
 {
@@ -113,3 +116,4 @@ extern "C" const void *hmmrt_profile_kernel_address(void)
 {
     return (const void *)hmmrt_profile_kernel;
 }
+#endif

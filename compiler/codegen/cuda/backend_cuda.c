@@ -8,6 +8,7 @@
 #include "support/arena.h"
 #include "codegen/backend_dense.h"
 #include "codegen/emit.h"
+#include "codegen/cuda/backend_cuda_profile_data.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
 
@@ -33,7 +34,7 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
         /* whole tables, posterior calls and real observations are computed on
          * the CPU (length-dependent weights on the GPU: cuda_write_length_weights) */
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plan[c].real)
+            plan[c].real || plan[c].profile_data)
             continue;
         /* A call with weights below float's range is scored in double; its
          * float kernel only marks each sequence for double (the guard of
@@ -60,6 +61,7 @@ int backend_cuda_write(const Program *p, const Plans *plans, FILE *out, const ch
             emit_line(&e, "#endif");
         }
     }
+    cuda_write_profile_data(&e, p, plans);
     return ferror(out) ? -1 : 0;
 }
 
@@ -91,9 +93,11 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
     int n_calls = reason ? 0 : p->n_calls;
     emit_blank(e);
     emit_comment(e, "==== the GPU side: kernels and launchers are in the .cu file ====");
+    if (n_calls)
+        cuda_write_profile_data_host(e, p, plans);
     for (int c = 0; c < n_calls; c++) {
         const LayoutCall *lc = &layout->calls[c];
-        if (p->calls[c].alg != ALG_POSTERIOR) {
+        if (p->calls[c].alg != ALG_POSTERIOR && !plans->gpu[c].profile_data) {
             fprintf(o, "int %s(const hmmrt_gpu_batch *b);\n", layout_name(layout, c, "launch"));
             fprintf(o, "void %s(int device, int use_double, char *buf, size_t len);\n",
                     layout_name(layout, c, "describe"));
