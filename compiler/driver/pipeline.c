@@ -119,7 +119,10 @@ PipelineResult pipeline_plan_target(Program *p, const PipelineOptions *o, Plans 
     CPlan *c = c_plan(p, o->c_shape, o->verbose);
     c_profile_plan(p, c, o->profile_data, o->gpu, o->verbose);
     plans->c = c;
-    plans->gpu = o->gpu ? gpu_plan(p, o->verbose) : NULL;
+    unsigned char *generic = ARENA_ARRAY(p->arena, unsigned char, p->n_calls + 1);
+    for (int i = 0; i < p->n_calls; i++)
+        generic[i] = (unsigned char)c[i].profile_data;
+    plans->gpu = o->gpu ? gpu_plan(p, o->verbose, generic) : NULL;
     if (is_stage(o, "plan")) {
         ir_dump_with(p, o->dump, dump_plans, plans);
         layout_dump(plans->layout, o->dump);

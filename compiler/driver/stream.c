@@ -1,6 +1,7 @@
 /* stream.c: the front end of a file of many models (stream.h), a model at a
  * time: each `hmm` block is parsed into an arena of its own, lowered to IR
- * by sema, and its syntax tree freed, so that a file of thousands of
+ * by sema in the same arena, its IR copied out at its size, and the arena
+ * (syntax tree, sema's tables) freed, so that a file of thousands of
  * imported profiles never holds every tree at once (the tree of a profile
  * is about 16 times its text). */
 #include "driver/stream.h"
@@ -126,6 +127,74 @@ unsure:
     return -1;
 }
 
+/* ---- a model's IR, out of the arena sema lowered it in ---------------------------- */
+
+static void *copy_array(Arena *a, const void *from, size_t bytes)
+{
+    if (!from)
+        return NULL;
+    void *to = arena_alloc(a, bytes ? bytes : 1);
+    memcpy(to, from, bytes);
+    return to;
+}
+#define COPY(a, ptr, n) copy_array((a), (ptr), sizeof *(ptr) * (size_t)(n))
+
+static const char *copy_string(Arena *a, const char *s)
+{
+    return s ? arena_strdup(a, s) : NULL;
+}
+
+static const LExpr *copy_lexpr(Arena *a, const LExpr *e)
+{
+    if (!e)
+        return NULL;
+    LExpr *c = ARENA_NEW(a, LExpr);
+    *c = *e;
+    c->text = copy_string(a, e->text);
+    c->a = copy_lexpr(a, e->a);
+    c->b = copy_lexpr(a, e->b);
+    return c;
+}
+
+/* The IR of m (as sema writes it: no paths, no silent order yet) in a, each
+ * array of the size it holds: sema's arrays have room for every declaration
+ * of the model, and its tables (names, pairs seen, declarations) stay in
+ * the arena that is freed (a profile's scratch is most of what sema made). */
+static void keep_model(Arena *a, IrModel *m)
+{
+    const int n = m->n_states, e = m->n_emissions, v = m->n_moves, K = m->K, D = m->real_dim;
+    m->name = copy_string(a, m->name);
+    m->symbols = copy_string(a, m->symbols);
+    IrState *states = COPY(a, m->states, n);
+    for (int i = 0; i < n; i++)
+        states[i].name = copy_string(a, states[i].name);
+    m->states = states;
+    IrEmission *em = COPY(a, m->emissions, e);
+    for (int i = 0; i < e; i++) {
+        IrEmission *x = &em[i];
+        x->name = copy_string(a, x->name);
+        x->logp = x->kind == EMISSION_TABLE ? COPY(a, x->logp, K ? K : 1) : NULL;
+        x->mean = COPY(a, x->mean, D);
+        x->factor = COPY(a, x->factor, x->diagonal ? D : D * D);
+        x->parts = COPY(a, x->parts, x->n_parts);
+        x->log_weights = COPY(a, x->log_weights, x->n_parts);
+        x->spans = COPY(a, x->spans, x->n_spans);
+    }
+    m->emissions = em;
+    m->moves = COPY(a, m->moves, v);
+    IrLengthWeight *lw = COPY(a, m->length_weights, m->n_length_weights);
+    for (int i = 0; i < m->n_length_weights; i++) {
+        lw[i].expr = copy_lexpr(a, lw[i].expr);
+        lw[i].c_text = copy_string(a, lw[i].c_text);
+    }
+    m->length_weights = lw;
+    m->silent_order = COPY(a, m->silent_order, m->n_silent_order);
+    m->move_fixed = COPY(a, m->move_fixed, v);
+    m->move_span = COPY(a, m->move_span, v);
+    m->emission_fixed = COPY(a, m->emission_fixed, e);
+    m->emission_span = COPY(a, m->emission_span, (size_t)e * (size_t)K);
+}
+
 /* Appends the main blocks of f to the list whose tail is *tail. */
 static void take_mains(File *whole, MainBlock **tail, const File *f)
 {
@@ -181,10 +250,11 @@ int stream_front_end(Arena *a, Diag *d, const char *path, const char *src, size_
         File *f = parse_source_range(&tree, &quiet, path, src, len, pc->from, pc->to, pc->line,
                                      pc->column);
         ok = !quiet.errors && !quiet.warnings && f->models && !f->models->next && !f->mains;
+        IrModel *m = ok ? sema_add_model_in(s, f->models, &tree) : NULL;
+        ok = ok && m && !quiet.errors && !quiet.warnings;
         if (ok)
-            sema_add_model(s, f->models, 1);
-        ok = ok && !quiet.errors && !quiet.warnings;
-        arena_free(&tree); /* the model is IR now: its tree goes */
+            keep_model(a, m); /* its IR into the program's arena, at its size */
+        arena_free(&tree); /* the model is IR now: its tree and sema's tables go */
     }
     Program *p = ok ? sema_finish(s, whole) : NULL;
     ok = ok && p && !quiet.errors && !quiet.warnings;

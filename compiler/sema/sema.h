@@ -19,6 +19,10 @@ Program *sema(Arena *a, const File *f, Diag *d);
 typedef struct SemaStream SemaStream;
 SemaStream *sema_begin(Arena *a, const char *path, int n_models, Diag *d);
 void sema_add_model(SemaStream *s, const Model *m, int own);
+/* As sema_add_model, but the model's IR and sema's tables for it go into
+ * `ir` (an arena the caller frees once it has copied the IR it keeps:
+ * driver/stream.c); returns the program's entry, or NULL (an error said). */
+IrModel *sema_add_model_in(SemaStream *s, const Model *m, Arena *ir);
 Program *sema_finish(SemaStream *s, const File *f);
 /* One model (sema_model.c). Returns 1 when it had no errors. */
 int sema_model(Arena *a, Diag *d, const Model *ast, IrModel *out);

@@ -369,6 +369,26 @@ void sema_add_model(SemaStream *s, const Model *m, int own)
         own_strings(sc->arena, out);
 }
 
+IrModel *sema_add_model_in(SemaStream *s, const Model *m, Arena *ir)
+{
+    MainScope *sc = &s->sc;
+    Program *p = sc->p;
+    const char *name = arena_strdup(sc->arena, m->name.name);
+    int prev = symtab_put(&sc->models, name, p->n_models);
+    if (prev >= 0) {
+        diag_error(sc->diag, m->name.loc, "model '%s' is declared twice", m->name.name);
+        diag_note(sc->diag, p->models[prev].loc, "the first declaration is here");
+        return NULL;
+    }
+    if (p->n_models >= s->cap_models) { /* cannot happen: the caller counted them */
+        diag_fatal(sc->diag, "internal error: more models than counted");
+        return NULL;
+    }
+    IrModel *out = &p->models[p->n_models++];
+    sema_model(ir, sc->diag, m, out);
+    return out;
+}
+
 Program *sema_finish(SemaStream *s, const File *f)
 {
     MainScope *sc = &s->sc;

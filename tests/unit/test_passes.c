@@ -95,7 +95,7 @@ static Program *compile_through(Compiled *c, const char *src, const char *last, 
     if (!known)
         fail_msg("no pass named %s", last);
     if (strcmp(last, "plan") == 0)
-        c->gpu = gpu_plan(p, NULL);
+        c->gpu = gpu_plan(p, NULL, NULL);
     c->program = p;
     return p;
 }

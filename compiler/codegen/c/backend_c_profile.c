@@ -283,7 +283,7 @@ void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gp
         size[mi][1] = t.n_cols;
         free(t.data);
     }
-    int use = !gpu && (mode == PROFILE_DATA_ON || profiles >= 2);
+    int use = mode == PROFILE_DATA_ON || profiles >= 2;
     size_t *offset = arena_alloc(p->arena, sizeof(size_t) * (size_t)(p->n_models + 1));
     for (int i = 0; i < p->n_models; i++)
         offset[i] = SIZE_MAX;
@@ -320,13 +320,13 @@ void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gp
             continue;
         if (plans[c].profile_data)
             fprintf(verbose, "hmmc: plan %s: profile as data: libhmmrt's generic profile "
-                    "scorer\n", call->label);
+                    "scorer%s\n", call->label,
+                    gpu ? " on the CPU path, libhmmrt_gpu's generic profile kernel on the GPU"
+                        : "");
         else if (!refused && is[mi] == 1)
             fprintf(verbose, "hmmc: plan %s: specialised code (%s)\n", call->label,
-                    gpu ? "--target=cuda: GPU kernels of its own; the generic scorer is the "
-                          "C target's"
-                        : "the only profile of the program: --profile-data=on takes the "
-                          "generic scorer");
+                    "the only profile of the program: --profile-data=on takes the "
+                    "generic scorer");
         else if (refused && is[mi] == 1)
             fprintf(verbose, "hmmc: plan %s: specialised code (%s)\n", call->label, refused);
         else if (!refused && is[mi] == 0)

@@ -20,8 +20,10 @@ typedef enum ProfileDataMode {
 
 /* Marks the calls that take the generic scorer (CPlan.profile_data): forward
  * and viterbi calls printing only their score, whose model as written has
- * the profile layout --import-hmmer writes (profile_data_recognise), on the
- * C target, as mode says. With verbose, says which path each model takes. */
+ * the profile layout --import-hmmer writes (profile_data_recognise), as mode
+ * says; with gpu (--target=cuda) the GPU runs them with libhmmrt_gpu's
+ * generic profile kernel (backend_cuda_profile_data.h). With verbose, says
+ * which path each model takes. */
 void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gpu,
                     FILE *verbose);
 

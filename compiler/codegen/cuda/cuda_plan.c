@@ -146,13 +146,22 @@ static void plan_posterior(const Program *p, const IrCall *call, GpuPlan *plan, 
                 plan->fb_why);
 }
 
-GpuPlan *gpu_plan(const Program *p, FILE *verbose)
+GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
 {
     GpuPlan *plans = ARENA_ARRAY(p->arena, GpuPlan, p->n_calls ? p->n_calls : 1);
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
         const IrModel *m = call->model;
         GpuPlan *plan = &plans[c];
+        if (generic && generic[c]) {
+            memset(plan, 0, sizeof *plan);
+            plan->profile_data = 1;
+            if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: profile as data: libhmmrt_gpu's generic "
+                        "profile kernel (a warp a sequence, double) on the model's tables; "
+                        "no kernel of its own\n", call->label);
+            continue;
+        }
         if (call->alg == ALG_POSTERIOR) {
             plan_posterior(p, call, plan, verbose);
             continue;
@@ -220,6 +229,10 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose)
 
 void gpu_plan_dump(const GpuPlan *plan, FILE *out)
 {
+    if (plan->profile_data) {
+        fprintf(out, "  gpu-plan profile-data (libhmmrt_gpu's generic profile kernel)\n");
+        return;
+    }
     if (plan->real) {
         fprintf(out, "  gpu-plan cpu (real observations run on the CPU for now)\n");
         return;
@@ -373,7 +386,7 @@ void cuda_report_plan(const Program *p, const Layout *layout, const GpuPlan *pla
     const hmmrt_sm_limits *h100 = &hmmrt_sm90_limits;
     for (int c = 0; c < p->n_calls; c++) {
         if (p->calls[c].storage == STORE_WHOLE_TABLE || p->calls[c].storage == STORE_RUNTIME ||
-            plans[c].real) /* no kernel (backend_cuda.c) */
+            plans[c].real || plans[c].profile_data) /* no kernel (backend_cuda.c) */
             continue;
         LaunchShape shape;
         cuda_launch_shape(p, &plans[c], c, &shape);

@@ -46,11 +46,15 @@ typedef struct GpuPlan {
     const char *fb_why;
     int real;               /* a call over real observations (alphabet real[D]): no kernel,
                                the program scores on its CPU path for now */
+    int profile_data;       /* profiles as data: no kernel of its own; libhmmrt_gpu's
+                               generic profile kernel (runtime/profile_data_gpu.h) reads the
+                               model's tables (backend_cuda_profile_data.c) */
 } GpuPlan;
 
 /* The GPU plans of p's calls (p->n_calls of them, in p's arena). With
- * verbose, says what it chose and why. */
-GpuPlan *gpu_plan(const Program *p, FILE *verbose);
+ * verbose, says what it chose and why. generic (NULL: none) marks the calls
+ * that take the generic profile scorer (CPlan.profile_data). */
+GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic);
 /* The plan's line of --dump-after=plan. */
 void gpu_plan_dump(const GpuPlan *plan, FILE *out);
 const char *gpu_shape_name(GpuShape shape); /* "thread-per-sequence", ... */
