@@ -5,6 +5,8 @@
 #include "internal.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void *(*_Atomic lent_alloc)(size_t bytes);
@@ -16,9 +18,16 @@ void hmmrt_set_pinned_allocator(void *(*alloc)(size_t bytes), void (*release)(vo
     atomic_store(&lent_alloc, alloc);
 }
 
+/* HMMRT_GPU_STAGE=off turns staging off (the driver packs every chunk), to
+ * compare the two on a GPU host (docs/internals.md). */
 int hmmrt_pinned_available(void)
 {
-    return atomic_load(&lent_alloc) != NULL;
+    static int off = -1;
+    if (off < 0) {
+        const char *stage = getenv("HMMRT_GPU_STAGE");
+        off = stage && (strcmp(stage, "off") == 0 || strcmp(stage, "0") == 0);
+    }
+    return !off && atomic_load(&lent_alloc) != NULL;
 }
 
 /* Page-locked memory cannot be paged out: a buffer takes at most a

@@ -84,7 +84,16 @@ static void map_batch_once(run *r, batch *b)
     placed = hmmrt_seconds();
     b->stop_at = b->placed ? map_batch(r, b, w) : b->n;
     mapped = hmmrt_seconds();
-    w->n_ordered = b->placed ? hmmrt_order_by_length(w->lengths, w->skip, b->n, w->order) : -1;
+    /* staged, the order is the placing's, unless a sequence is skipped */
+    int64_t skipped = 0;
+    for (int64_t i = 0; w->staged && i < b->n; i++)
+        skipped += w->skip[i];
+    if (!b->placed)
+        w->n_ordered = -1;
+    else if (!w->staged || skipped)
+        w->n_ordered = hmmrt_order_by_length(w->lengths, w->skip, b->n, w->order);
+    else
+        w->n_ordered = b->n;
     b->mapping = hmmrt_seconds() - started;
     b->mapping_parts[0] = placed - started;
     b->mapping_parts[1] = mapped - placed;
