@@ -1269,6 +1269,11 @@ static void test_gpu_staged_codes(void **state)
     expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_OK, rows1,
            "fake gpu: 3 sequences, 3 scored, ordered, staged\n"
            "fake gpu: 3 sequences, 1 scored, staged\n");
+    setenv("HMMRT_GPU_STAGE", "off", 1); /* to compare: the driver packs */
+    expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_OK, rows1,
+           "fake gpu: 3 sequences, 3 scored, ordered\n"
+           "fake gpu: 3 sequences, 1 scored\n");
+    unsetenv("HMMRT_GPU_STAGE");
     use_gpu(&fake_gpu_program);
     expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER GPU_ROWS,
            "fake gpu: 3 sequences, 3 scored, ordered, staged\n"
