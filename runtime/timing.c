@@ -60,7 +60,7 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
         char staged[64];
         snprintf(staged, sizeof staged, "  of which mapping+staging (%lld/%lld)",
                  (long long)t->staged_batches, (long long)t->mapped_batches);
-        print_phase(out, "  of which placing, page-locked memory", t->mapping_parts[0], 0);
+        print_phase(out, "  of which placing (page-locked)", t->mapping_parts[0], 0);
         print_phase(out, t->staged_batches ? staged : "  of which mapping", t->mapping_parts[1],
                     t->symbols_scored);
         print_phase(out, "  of which ordering by length", t->mapping_parts[2], 0);

@@ -1351,7 +1351,7 @@ static void test_timing(void **state)
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     assert_string_equal(last.out, HEADER GPU_ROWS);
     const char *gpu_lines[] = {"\n  mapping, ordering by length ",
-                               "\n    of which placing, page-locked memory ",
+                               "\n    of which placing (page-locked) ",
                                "\n    of which mapping ", "\n    of which ordering by length ",
                                "\n  scoring (GPU) ", "\n  formatting ",
                                "\n  waiting (GPU, reader, printer) ",
