@@ -83,7 +83,25 @@ typedef struct hmmrt_gpu_input {
      * sorts the batch itself */
     const int64_t *order;
     int64_t n_ordered;
+    /* NULL, or where each sequence's codes lie, n_alphabets pointers a
+     * sequence (sequence i, alphabet a: [i * n_alphabets + a]): the reader's
+     * own codes or a mapped database's, so that nothing copies them into
+     * codes[a] first; codes and offsets are then not read */
+    const uint8_t *const *sequence_codes;
+    /* 1: codes[a] and offsets are also valid, page-locked (hmmrt_pinned_alloc)
+     * and laid out longest first at 16-byte steps, zero-padded
+     * (hmmrt_staged_offsets): a chunk whose sequences lie there one after
+     * the other is copied to the device from there, not packed */
+    int staged;
 } hmmrt_gpu_input;
+
+/* The codes of sequence i in alphabet a (of n_alphabets), wherever they lie. */
+static inline const uint8_t *hmmrt_gpu_codes_of(const hmmrt_gpu_input *in, int n_alphabets,
+                                                int a, int64_t i)
+{
+    return in->sequence_codes ? in->sequence_codes[i * n_alphabets + a]
+                              : in->codes[a] + in->offsets[i];
+}
 
 typedef struct hmmrt_gpu_program {
     int n_calls;

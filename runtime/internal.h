@@ -261,6 +261,10 @@ typedef struct hmmrt_run_timing {
     double reading;           /* in read_batch, on whichever thread read */
     double reader[HMMRT_READER_PHASES]; /* the reader's own phases, within reading */
     double mapping, scoring, formatting, writing;
+    double mapping_parts[3];  /* of mapping (the GPU path): placing the codes (their order
+                                 and buffers), mapping and staging them, ordering by length */
+    int64_t staged_batches;   /* batches staged for the GPU (score_batch.c), of ... */
+    int64_t mapped_batches;   /* ... the batches mapped for it */
     double waiting;           /* the main thread waiting: the GPU to open, a batch, the printer */
     double total;
     int64_t sequences_read, symbols_read;
@@ -301,6 +305,27 @@ int64_t hmmrt_code_offsets(const int64_t *lengths, int64_t n, int64_t *offsets);
 /* offsets[k]: the first back-pointer cell of sequence k, which has
  * (lengths[k] + 1) * n_states cells; returns the total of cells. */
 int64_t hmmrt_bp_offsets(const int64_t *lengths, int64_t n, int n_states, int64_t *offsets);
+/* The staged layout of a batch for the GPU (score_batch.c): sequence
+ * order[k] at offsets[order[k]], each padded to 16 bytes, one after the
+ * other in the given order (the batch's order by length), as a chunk's codes
+ * lie on the device; returns the padded total. Sequences not in order get
+ * offset -1. */
+int64_t hmmrt_staged_offsets(const int64_t *lengths, int64_t n, const int64_t *order, int64_t m,
+                             int64_t *offsets);
+/* 1 when the m sequences order[0..m) lie one after the other from
+ * offsets[order[0]] at 16-byte steps (a run of a staged layout: the chunk's
+ * codes can be copied to the device as they lie), else 0. */
+int hmmrt_staged_run(const int64_t *lengths, const int64_t *offsets, const int64_t *order,
+                     int64_t m);
+
+/* ---- pinned.c: page-locked host memory ------------------------------------- */
+/* The GPU driver, once a device is open, lends the runtime its allocator of
+ * page-locked memory, which the device copies from without a copy of its
+ * own; the batch's codes are staged there (score_batch.c). */
+void hmmrt_set_pinned_allocator(void *(*alloc)(size_t bytes), void (*release)(void *p));
+int hmmrt_pinned_available(void);
+void *hmmrt_pinned_alloc(size_t bytes); /* NULL: none lent, too large, or out of memory */
+void hmmrt_pinned_free(void *p);
 
 /* What a chunk's buffer holds besides its sequences: the same for every chunk. */
 typedef struct hmmrt_chunk_shape {

@@ -133,6 +133,35 @@ int64_t hmmrt_bp_offsets(const int64_t *lengths, int64_t n, int n_states, int64_
     return at;
 }
 
+int64_t hmmrt_staged_offsets(const int64_t *lengths, int64_t n, const int64_t *order, int64_t m,
+                             int64_t *offsets)
+{
+    for (int64_t i = 0; i < n; i++)
+        offsets[i] = -1;
+    int64_t at = 0;
+    for (int64_t k = 0; k < m; k++) {
+        offsets[order[k]] = at;
+        at += hmmrt_pad16(lengths[order[k]]);
+    }
+    return at;
+}
+
+int hmmrt_staged_run(const int64_t *lengths, const int64_t *offsets, const int64_t *order,
+                     int64_t m)
+{
+    if (m == 0)
+        return 1;
+    int64_t at = offsets[order[0]];
+    if (at < 0 || at % 16 != 0)
+        return 0;
+    for (int64_t k = 0; k < m; k++) {
+        if (offsets[order[k]] != at)
+            return 0;
+        at += hmmrt_pad16(lengths[order[k]]);
+    }
+    return 1;
+}
+
 /* ---- the layout of a chunk ------------------------------------------------------ */
 
 static size_t align_section(size_t at)

@@ -111,8 +111,7 @@ static void free_work(work *w, const hmmrt_program *prog, int64_t max_records)
         for (size_t i = 0; i < (size_t)max_records; i++)
             hmmrt_buf_free(&w->rows[i]);
     if (w->codes)
-        for (int a = 0; a < prog->n_alphabets; a++)
-            free(w->codes[a]);
+        hmmrt_free_code_arrays(w, prog->n_alphabets);
     free(w->results);
     free(w->values);
     free(w->rows);

@@ -40,7 +40,7 @@ static void read_records(const run *r, batch *b)
 
 /* One thread at a time reads (and so updates these counts). A program of
  * one alphabet has the reader map residues to its codes as it parses them
- * (hmmrt_map_sequence then copies them); the first batch sets it. */
+ * (hmmrt_map_sequence then points at them); the first batch sets it. */
 void hmmrt_read_batch(run *r, batch *b)
 {
     if (r->prog->n_alphabets == 1 && r->timing.sequences_read == 0 &&
@@ -58,51 +58,104 @@ int hmmrt_is_last_batch(const batch *b)
     return b->ended || b->failed;
 }
 
-/* Room in w for the codes of batch b in every alphabet; 0, or -1. Memory
- * that a huge sequence needed is given back once batches are small again. */
-static int size_code_arrays(const run *r, const batch *b, work *w)
+void hmmrt_free_code_arrays(work *w, int n_alphabets)
 {
-    size_t need = (size_t)b->residues + 1;
+    for (int a = 0; a < n_alphabets; a++) {
+        if (w->codes_pinned)
+            hmmrt_pinned_free(w->codes[a]);
+        else
+            free(w->codes[a]);
+        w->codes[a] = NULL;
+    }
+    w->codes_cap = 0;
+    w->codes_pinned = 0;
+}
+
+/* Room in w for `need` bytes of codes in every alphabet, page-locked where
+ * `pinned` and it can be had; 0, or -1. Memory that a huge sequence needed
+ * is given back once batches are small again. */
+static int size_code_arrays(const run *r, size_t need, int pinned, work *w)
+{
     size_t usual = need > (size_t)r->max_residues ? need : (size_t)r->max_residues;
-    if (need <= w->codes_cap && w->codes_cap <= 4 * usual)
+    if (need <= w->codes_cap && w->codes_cap <= 4 * usual && (!pinned || w->codes_pinned))
         return 0;
+    hmmrt_free_code_arrays(w, r->prog->n_alphabets);
     /* a quarter more than this batch needs, so that the next, a little
-     * longer, finds room: new memory costs a page fault every 4 KB */
+     * longer, finds room: new memory costs a page fault every 4 KB (and
+     * page-locked memory, a call to the driver) */
     size_t cap = need + need / 4;
-    for (int a = 0; a < r->prog->n_alphabets; a++) {
-        free(w->codes[a]);
-        w->codes[a] = malloc(cap);
-        if (!w->codes[a]) {
-            w->codes_cap = 0;
+    w->codes_pinned = pinned;
+    for (int a = 0; a < r->prog->n_alphabets && w->codes_pinned; a++)
+        if (!(w->codes[a] = hmmrt_pinned_alloc(cap))) { /* pageable memory will do */
+            hmmrt_free_code_arrays(w, a);
+            break;
+        }
+    for (int a = 0; a < r->prog->n_alphabets && !w->codes_pinned; a++)
+        if (!(w->codes[a] = malloc(cap))) {
+            hmmrt_free_code_arrays(w, a);
             return -1;
         }
-    }
     w->codes_cap = cap;
     return 0;
 }
 
-/* Where each sequence's codes go in each alphabet's array. */
-static void place_codes(const run *r, const batch *b, work *w)
+/* Where each sequence's codes go in each alphabet's array: in input order,
+ * or, staged for the GPU, longest first at 16-byte steps, as the driver's
+ * chunks lie on the device (hmmrt_staged_offsets), so that it copies them
+ * from here instead of packing them. Returns the bytes they take. */
+static int64_t place_codes(const batch *b, work *w, int staged)
+{
+    for (int64_t i = 0; i < b->n; i++)
+        w->lengths[i] = b->records[i].length;
+    int64_t at = 0;
+    if (staged) {
+        int64_t m = hmmrt_order_by_length(w->lengths, NULL, b->n, w->order);
+        if (m < 0)
+            return -1;
+        at = hmmrt_staged_offsets(w->lengths, b->n, w->order, m, w->offsets) + 16;
+    } else {
+        for (int64_t i = 0; i < b->n; i++) {
+            w->offsets[i] = at;
+            at += b->records[i].length;
+        }
+        at++;
+    }
+    return at;
+}
+
+static void point_at_codes(const run *r, const batch *b, work *w)
 {
     int n_alphabets = r->prog->n_alphabets;
-    int64_t at = 0;
-    for (int64_t i = 0; i < b->n; i++) {
-        w->offsets[i] = at;
+    for (int64_t i = 0; i < b->n; i++)
         for (int a = 0; a < n_alphabets; a++)
-            w->code_ptrs[i * n_alphabets + a] = w->codes[a] + at;
-        at += b->records[i].length;
-    }
+            w->code_ptrs[i * n_alphabets + a] = w->codes[a] + w->offsets[i];
 }
 
 int hmmrt_place_codes(run *r, const batch *b, work *w)
 {
-    if (size_code_arrays(r, b, w) != 0)
+    /* staged where a GPU may score and has lent page-locked memory */
+    int staged = r->opening && r->opening->wanted && hmmrt_pinned_available();
+    int64_t need = place_codes(b, w, staged);
+    if (need < 0 || size_code_arrays(r, (size_t)need, staged, w) != 0)
         return -1;
-    place_codes(r, b, w);
+    w->staged = staged && w->codes_pinned;
+    if (staged && !w->staged) /* no page-locked memory after all */
+        place_codes(b, w, 0);
+    point_at_codes(r, b, w);
     return 0;
 }
 
 /* ---- mapping and counting ------------------------------------------------ */
+
+/* Sequence i's codes into alphabet a's staged array (from `from`, or
+ * written there already), zero-padded to 16 bytes as the kernels read them. */
+static void stage(work *w, int a, int64_t i, const uint8_t *from, int64_t length)
+{
+    uint8_t *to = w->codes[a] + w->offsets[i];
+    if (from)
+        memcpy(to, from, (size_t)length);
+    memset(to + length, 0, (size_t)(hmmrt_pad16(length) - length));
+}
 
 int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i)
 {
@@ -112,11 +165,13 @@ int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i)
             w->results[i] = (seq_result){SEQ_INVALID, 0, rec->first_invalid - 1};
             return -1;
         }
-        /* the CPU reads them where they are; the GPU driver takes the
-         * batch's codes as one array (hmmrt_gpu_input) */
+        /* the CPU and the GPU driver (hmmrt_gpu_input's sequence_codes,
+         * which packs them into its pinned memory) read them where they
+         * are; staged, they are copied once, into the page-locked array
+         * the driver copies to the device as it lies */
         w->code_ptrs[i] = rec->codes;
-        if (r->opening && r->opening->wanted)
-            memcpy(w->codes[0] + w->offsets[i], rec->codes, (size_t)rec->length);
+        if (w->staged)
+            stage(w, 0, i, rec->codes, rec->length);
         return 0;
     }
     for (int a = 0; a < prog->n_alphabets; a++) {
@@ -126,6 +181,8 @@ int hmmrt_map_sequence(run *r, work *w, const hmmrt_record *rec, int64_t i)
             w->results[i] = (seq_result){SEQ_INVALID, a, bad};
             return -1;
         }
+        if (w->staged)
+            stage(w, a, i, NULL, rec->length);
     }
     return 0;
 }

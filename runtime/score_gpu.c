@@ -78,12 +78,26 @@ static void map_batch_once(run *r, batch *b)
 {
     if (b->mapped)
         return;
-    double started = hmmrt_seconds();
+    double started = hmmrt_seconds(), placed, mapped;
     work *w = work_of(r, b);
     b->placed = hmmrt_place_codes(r, b, w) == 0;
+    placed = hmmrt_seconds();
     b->stop_at = b->placed ? map_batch(r, b, w) : b->n;
-    w->n_ordered = b->placed ? hmmrt_order_by_length(w->lengths, w->skip, b->n, w->order) : -1;
+    mapped = hmmrt_seconds();
+    /* staged, the order is the placing's, unless a sequence is skipped */
+    int64_t skipped = 0;
+    for (int64_t i = 0; w->staged && i < b->n; i++)
+        skipped += w->skip[i];
+    if (!b->placed)
+        w->n_ordered = -1;
+    else if (!w->staged || skipped)
+        w->n_ordered = hmmrt_order_by_length(w->lengths, w->skip, b->n, w->order);
+    else
+        w->n_ordered = b->n;
     b->mapping = hmmrt_seconds() - started;
+    b->mapping_parts[0] = placed - started;
+    b->mapping_parts[1] = mapped - placed;
+    b->mapping_parts[2] = started + b->mapping - mapped;
     b->mapped = 1;
 }
 
@@ -235,7 +249,11 @@ static int score_on_gpu(run *r, char *err, size_t errlen, int64_t *first, int64_
                           .skip = w->skip,
                           .values = w->values,
                           .order = w->n_ordered >= 0 ? w->order : NULL,
-                          .n_ordered = w->n_ordered};
+                          .n_ordered = w->n_ordered,
+                          /* the reader's codes where it mapped them (no copy
+                           * into codes[a]), else codes[a]'s, through code_ptrs */
+                          .sequence_codes = (const uint8_t *const *)w->code_ptrs,
+                          .staged = w->staged};
     if (hmmrt_gpus_score(r->gpu, &in, err, errlen) != 0 ||
         (!r->in_double && rescore_impossible_in_double(r, &in, err, errlen) != 0))
         return -1;
@@ -361,6 +379,10 @@ static int process_batch(run *r, printer *p, int *stops)
     start_reading(r, &ra);
     map_batch_once(r, b); /* the first batch; the reader maps the others */
     r->timing.mapping += b->mapping;
+    for (int k = 0; k < 3; k++)
+        r->timing.mapping_parts[k] += b->mapping_parts[k];
+    r->timing.mapped_batches++;
+    r->timing.staged_batches += r->w->staged;
     char err[2048] = "";
     int64_t first = -1, last = -1;
     int placed = b->placed, scored = 0;

@@ -21,7 +21,8 @@ typedef struct batch {
     int mapped;            /* its codes are placed and mapped ... */
     int placed;            /* ... (0: no memory for its codes) ... */
     int64_t stop_at;       /* ... up to the sequence that stops the run, or n */
-    double mapping;        /* ... in this many seconds */
+    double mapping;        /* ... in this many seconds: placing, mapping and staging, */
+    double mapping_parts[3]; /* ordering (hmmrt_run_timing.mapping_parts) */
 } batch;
 
 typedef enum seq_status {
@@ -52,6 +53,8 @@ typedef struct work {
     const uint8_t **code_ptrs; /* n_alphabets per sequence */
     uint8_t **codes;           /* per alphabet, the codes of the whole batch */
     size_t codes_cap;
+    int codes_pinned;          /* codes are page-locked (hmmrt_pinned_alloc) ... */
+    int staged;                /* ... and laid out as the GPU's chunks (score_batch.c) */
     /* the hits mode: the batch's hits whose domains and null2 were worked
      * out on every thread (hits_gpu.c), in input order, and the printer's
      * place among them (score_batch.c) */
@@ -175,6 +178,7 @@ int hmmrt_stop_at_input_error(run *r, const batch *b);
 /* Room in w for batch b's codes, and where each goes: 0, or -1 out of
  * memory, which hmmrt_stop_out_of_memory_for_batch then reports. */
 int hmmrt_place_codes(run *r, const batch *b, work *w);
+void hmmrt_free_code_arrays(work *w, int n_alphabets); /* w->codes[a] for every a */
 int hmmrt_stop_out_of_memory_for_batch(run *r);
 /* Ends the output with "# incomplete: stopped at sequence NAME (FILE line N)". */
 void hmmrt_stop_at_sequence(run *r, const hmmrt_record *rec);

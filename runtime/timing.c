@@ -57,6 +57,13 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
     } else {
         snprintf(scoring, sizeof scoring, "scoring (%s)", t->scorer);
         print_phase(out, "mapping, ordering by length", t->mapping, t->symbols_scored);
+        char staged[64];
+        snprintf(staged, sizeof staged, "  of which mapping+staging (%lld/%lld)",
+                 (long long)t->staged_batches, (long long)t->mapped_batches);
+        print_phase(out, "  of which placing (page-locked)", t->mapping_parts[0], 0);
+        print_phase(out, t->staged_batches ? staged : "  of which mapping", t->mapping_parts[1],
+                    t->symbols_scored);
+        print_phase(out, "  of which ordering by length", t->mapping_parts[2], 0);
         print_phase(out, scoring, t->scoring, t->symbols_scored);
         print_phase(out, "formatting", t->formatting, t->symbols_scored);
     }

@@ -1,9 +1,8 @@
 /* chunks.c: the life of one chunk (a run of the sorted batch) in a slot:
- * packed into pinned memory on the host (OpenMP), copied in, one kernel per
- * call (a posterior call's in posterior_gpu.c), copied back on the slot's
- * stream; then waited for, and its scores and tracebacks (followed on the
- * host, OpenMP; scores alone by a few threads) put into the input's values
- * in input order. */
+ * packed into pinned memory (OpenMP; codes staged as they lie on the device
+ * are copied from there), copied in, one kernel per call (posterior's in
+ * posterior_gpu.c), copied back; then waited for, and its scores and
+ * tracebacks (followed on the host) put into the input's values in order. */
 #include "driver.h"
 
 #include <math.h>
@@ -52,12 +51,12 @@ static void pack_codes(const hmmrt_gpu *g, const gpu_slot *s, int alphabet, int 
     uint8_t *to = (uint8_t *)s->host + lay->codes + (size_t)copy * lay->codes_stride;
     const int64_t *offsets = host_index(s, lay->offsets);
     const int64_t *order = g->order + s->first;
-    const uint8_t *from = in->codes[alphabet];
+    const int n_alphabets = g->prog->n_alphabets;
     int64_t n = lay->size.sequences;
 #pragma omp parallel for num_threads(team(COPY_THREADS, n)) schedule(guided, 256)
     for (int64_t j = 0; j < n; j++) {
         int64_t i = order[j], length = in->lengths[i];
-        memcpy(to + offsets[j], from + in->offsets[i], (size_t)length);
+        memcpy(to + offsets[j], hmmrt_gpu_codes_of(in, n_alphabets, alphabet, i), (size_t)length);
         memset(to + offsets[j] + length, 0, (size_t)(hmmrt_pad16(length) - length));
     }
     size_t used = (size_t)lay->size.padded_symbols;
@@ -77,9 +76,21 @@ static void pack_chunk(const hmmrt_gpu *g, const gpu_slot *s)
         if (lay->rec_offsets[c] != HMMRT_NO_SECTION)
             hmmrt_group_offsets(lengths, n, host_index(s, lay->rec_offsets[c]));
     }
-    for (int a = 0; a < g->prog->n_alphabets; a++)
+    for (int a = 0; a < g->prog->n_alphabets && !s->staged; a++)
         if (g->copy_of_alphabet[a] >= 0)
             pack_codes(g, s, a, g->copy_of_alphabet[a]);
+}
+
+/* 1 when the chunk's codes lie in the input's staged arrays (page-locked, by
+ * length at 16-byte steps: score_batch.c) one after the other, as its codes
+ * section holds them: then they are copied from there, not packed. A batch
+ * dealt out to several devices, one rescored in double or a sequence skipped
+ * leaves gaps, and such a chunk is packed. */
+static int staged_chunk(const hmmrt_gpu *g, const gpu_slot *s)
+{
+    const hmmrt_gpu_input *in = g->in;
+    return in->staged &&
+           hmmrt_staged_run(in->lengths, in->offsets, g->order + s->first, s->layout.size.sequences);
 }
 
 /* ---- issuing ----------------------------------------------------------------------- */
@@ -116,17 +127,42 @@ static int launch_call(hmmrt_gpu *g, gpu_slot *s, int c)
                      "cudaEventRecord");
 }
 
+/* A staged chunk's codes: each alphabet's straight from the input's staged
+ * array, then the section's zero tail (the spare piece) set on the device. */
+static int copy_staged_codes(hmmrt_gpu *g, gpu_slot *s)
+{
+    const hmmrt_chunk_layout *lay = &s->layout;
+    const hmmrt_gpu_input *in = g->in;
+    size_t used = (size_t)lay->size.padded_symbols, at = (size_t)in->offsets[g->order[s->first]];
+    for (int a = 0; a < g->prog->n_alphabets; a++) {
+        int copy = g->copy_of_alphabet[a];
+        if (copy < 0)
+            continue;
+        char *to = (char *)s->device + lay->codes + (size_t)copy * lay->codes_stride;
+        if (gpu_check(g, cudaMemcpyAsync(to, in->codes[a] + at, used, cudaMemcpyHostToDevice,
+                                         s->stream),
+                      "cudaMemcpyAsync of the staged sequences to the device") ||
+            gpu_check(g, cudaMemsetAsync(to + used, 0, lay->codes_stride - used, s->stream),
+                      "cudaMemsetAsync of the codes' spare piece"))
+            return -1;
+    }
+    return 0;
+}
+
 static int copy_in(hmmrt_gpu *g, gpu_slot *s)
 {
     if (!g->epoch_recorded &&
         gpu_check(g, cudaEventRecord(g->epoch, s->stream), "cudaEventRecord") != 0)
         return -1;
     g->epoch_recorded = 1;
+    /* packed: the whole input section; staged: the indexes before the codes */
+    size_t from_slot = s->staged ? s->layout.codes : s->layout.input_bytes;
     if (gpu_check(g, cudaEventRecord(s->events[EVENT_START], s->stream), "cudaEventRecord") ||
         gpu_check(g,
-                  cudaMemcpyAsync(s->device, s->host, s->layout.input_bytes,
-                                  cudaMemcpyHostToDevice, s->stream),
-                  "cudaMemcpyAsync of the sequences to the device"))
+                  cudaMemcpyAsync(s->device, s->host, from_slot, cudaMemcpyHostToDevice,
+                                  s->stream),
+                  "cudaMemcpyAsync of the sequences to the device") ||
+        (s->staged && copy_staged_codes(g, s) != 0))
         return -1;
     return gpu_check(g, cudaEventRecord(s->events[EVENT_IN], s->stream), "cudaEventRecord");
 }
@@ -155,6 +191,8 @@ int gpu_issue_chunk(hmmrt_gpu *g, gpu_slot *s, int64_t chunk)
         return gpu_error(g, "a chunk needs %zu bytes, its slot has %zu (%s)", /* cannot happen: */
                          s->layout.device_bytes, s->bytes, g->where); /* the plan reserved it */
     double started = hmmrt_seconds();
+    s->staged = staged_chunk(g, s);
+    g->stats.staged_chunks += s->staged;
     pack_chunk(g, s);
     g->stats.packing += hmmrt_seconds() - started;
     if (copy_in(g, s) != 0)

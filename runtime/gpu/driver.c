@@ -23,6 +23,36 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- page-locked memory for the runtime (pinned.c) ------------------------------ */
+
+static int lending_device = -1; /* the first device opened */
+
+/* Portable: any device of the process copies from it; made on the first
+ * device opened, whichever thread asks (a thread's own device is 0 until set). */
+static void *pinned_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (cudaSetDevice(__atomic_load_n(&lending_device, __ATOMIC_ACQUIRE)) != cudaSuccess ||
+        cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError(); /* handled: the caller takes pageable memory */
+        return NULL;
+    }
+    return p;
+}
+
+static void pinned_free(void *p)
+{
+    cudaFreeHost(p);
+}
+
+static void lend_pinned_memory(int device)
+{
+    int none = -1;
+    if (__atomic_compare_exchange_n(&lending_device, &none, device, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        hmmrt_set_pinned_allocator(pinned_alloc, pinned_free);
+}
+
 /* ---- fault injection ------------------------------------------------------------ */
 
 /* Reads HMMRT_GPU_FAULT for the first GPU a process opens (not the one that
@@ -265,6 +295,7 @@ void *hmmrt_gpu_open(const hmmrt_program *prog, int device, int use_double, char
     }
     g->err = NULL; /* err is the caller's; score brings its own */
     g->errlen = 0;
+    lend_pinned_memory(g->device);
     return g;
 }
 

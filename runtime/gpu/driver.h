@@ -30,6 +30,8 @@ typedef struct gpu_slot {
     hmmrt_chunk_layout layout;      /* of the chunk in it; per-call arrays owned here */
     int64_t first;                  /* the chunk: sorted positions [first, first + sequences) */
     int64_t chunk;                  /* its number in the batch */
+    int staged;                     /* its codes go to the device from the input's staged
+                                       arrays as they lie, not packed (chunks.c) */
 } gpu_slot;
 
 /* The time a device phase kept the device busy: the union of its intervals
@@ -43,6 +45,7 @@ typedef struct busy_time {
 /* Totals since open, for the report. */
 typedef struct gpu_stats {
     int64_t batches, chunks, sequences, symbols;
+    int64_t staged_chunks;          /* of chunks: codes copied from the staged arrays */
     double h2d_bytes, d2h_bytes;
     busy_time h2d, d2h;
     busy_time *calls;               /* per call: its kernels */

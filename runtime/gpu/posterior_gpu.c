@@ -142,8 +142,8 @@ static int on_cpu(const hmmrt_gpu *g, const hmmrt_gpu_call *call, int64_t i, hmm
     hmmrt_scratch *scratch = &g->scratches[omp_get_thread_num() % g->n_scratches];
     for (int k = 0; k < call->n_outputs; k++)
         hmmrt_buf_reset(&row[call->output_column[k]].text);
-    if (hmmrt_posterior(pc, in->codes[call->alphabet] + in->offsets[i], in->lengths[i], row,
-                        scratch) != 0)
+    if (hmmrt_posterior(pc, hmmrt_gpu_codes_of(in, g->prog->n_alphabets, call->alphabet, i),
+                        in->lengths[i], row, scratch) != 0)
         return 1;
     for (int k = 0; k < call->n_outputs; k++) {
         int kind = call->output_kind[k];

@@ -329,7 +329,7 @@ static double scan_score(hmmrt_gpu *g, int c, int64_t i, void *bp, int *failed)
     const hmmrt_gpu_input *in = g->in;
     const hmmrt_gpu_call *call = &g->gp->calls[c];
     scan_run r = {.sc = s->calls[c],
-                  .x = in->codes[call->alphabet] + in->offsets[i],
+                  .x = hmmrt_gpu_codes_of(in, g->prog->n_alphabets, call->alphabet, i),
                   .L = in->lengths[i],
                   .K = (int)strlen(g->prog->alphabets[call->alphabet])};
     r.nbp = hmmrt_scan_pad(r.sc->n_boundary);

@@ -135,6 +135,8 @@ void hmmrt_gpu_report(void *gpu, FILE *out)
     line(out, "sorting, planning, buffers (host)", st->sorting, 0, 0, NULL);
     line(out, "  of which allocating buffers", st->buffers, 0, 0, NULL);
     line(out, "packing (host)", st->packing, symbols, 0, NULL);
+    fprintf(out, "    (%lld of %lld chunks copied from the batch's staged codes, unpacked)\n",
+            (long long)st->staged_chunks, (long long)st->chunks);
     transfer_line(out, "copies to the device", st->h2d.ms, st->h2d_bytes);
     print_calls(g, out, &cells);
     line(out, "kernels, all calls", st->all_calls.ms * 1e-3, symbols, cells, NULL);

@@ -50,6 +50,10 @@ static const hmmrt_model toy_models[] = {
      .end = 2, .n_moves = 3, .moves = rev_moves, .n_emissions = 1, .emissions = rev_emissions},
 };
 
+/* The alphabet of column 2: 1 (rev), or 0 in "toy1", toy of one alphabet
+ * (dna), whose reader maps as it parses (one pass). */
+static int rev_alphabet = 1;
+
 /* length; minus the sum of the codes in alphabet 0 (-inf when empty); the
  * first 12 codes in alphabet 1; the input index. "oom" fails, "slow" sleeps. */
 static int toy_score(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *scratch)
@@ -69,7 +73,7 @@ static int toy_score(const hmmrt_seq *seq, hmmrt_value *values, hmmrt_scratch *s
     values[0].score = (double)seq->length;
     values[1].score = seq->length ? -(double)sum : -INFINITY;
     for (int64_t i = 0; i < seq->length && i < 12; i++)
-        hmmrt_buf_putc(&values[2].text, (char)('0' + seq->codes[1][i]));
+        hmmrt_buf_putc(&values[2].text, (char)('0' + seq->codes[rev_alphabet][i]));
     values[3].score = (double)seq->index;
     return 0;
 }
@@ -122,7 +126,8 @@ static void *fake_open_no_device(const hmmrt_program *prog, int device, int use_
 /* One sequence into its row; -1 when the runtime handed over a row not cleared. */
 static int fake_score_one(const fake_gpu *g, const hmmrt_gpu_input *in, int64_t i)
 {
-    const uint8_t *dna = in->codes[0] + in->offsets[i], *rev = in->codes[1] + in->offsets[i];
+    const uint8_t *dna = hmmrt_gpu_codes_of(in, rev_alphabet + 1, 0, i),
+                  *rev = hmmrt_gpu_codes_of(in, rev_alphabet + 1, rev_alphabet, i);
     hmmrt_value *v = in->values + i * 4;
     if (v[2].text.len != 0 || !isnan(v[0].score))
         return -1;
@@ -153,12 +158,46 @@ static int check_order(const hmmrt_gpu_input *in)
     return same ? 0 : -1;
 }
 
+/* 0 when a staged batch's arrays hold every scored sequence's codes at a
+ * 16-byte offset, zero-padded, and, where none is skipped, its order is a
+ * staged run (the driver copies its chunks as they lie). */
+static int check_staged(const hmmrt_gpu_input *in)
+{
+    if (!in->staged)
+        return 0;
+    int n_alphabets = rev_alphabet + 1, skips = 0;
+    for (int64_t i = 0; i < in->n; i++) {
+        skips += in->skip[i];
+        if (in->skip[i])
+            continue;
+        if (in->offsets[i] % 16 != 0)
+            return -1;
+        for (int a = 0; a < n_alphabets; a++) {
+            const uint8_t *staged = in->codes[a] + in->offsets[i];
+            if (memcmp(staged, hmmrt_gpu_codes_of(in, n_alphabets, a, i),
+                       (size_t)in->lengths[i]) != 0)
+                return -1;
+            for (int64_t k = in->lengths[i]; k < hmmrt_pad16(in->lengths[i]); k++)
+                if (staged[k] != 0)
+                    return -1;
+        }
+    }
+    return in->order && !skips &&
+                   !hmmrt_staged_run(in->lengths, in->offsets, in->order, in->n_ordered)
+               ? -1
+               : 0;
+}
+
 static int fake_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen)
 {
     fake_gpu *g = gpu;
     int64_t scored = 0;
     if (check_order(in) != 0) {
         snprintf(err, errlen, "the order handed over is not the batch's");
+        return -1;
+    }
+    if (check_staged(in) != 0) {
+        snprintf(err, errlen, "the staged codes are not the sequences'");
         return -1;
     }
     for (int64_t i = 0; i < in->n; i++) {
@@ -175,8 +214,8 @@ static int fake_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t er
         }
         scored++;
     }
-    fprintf(stderr, "fake gpu: %lld sequences, %lld scored%s\n", (long long)in->n,
-            (long long)scored, in->order ? ", ordered" : "");
+    fprintf(stderr, "fake gpu: %lld sequences, %lld scored%s%s\n", (long long)in->n,
+            (long long)scored, in->order ? ", ordered" : "", in->staged ? ", staged" : "");
     g->seen += in->n;
     return 0;
 }
@@ -277,6 +316,7 @@ static hmmrt_program program_under_test; /* toy, with the gpu a test gives it */
 
 static void use_gpu(const hmmrt_gpu_program *gpu)
 {
+    rev_alphabet = 1;
     program_under_test = toy;
     program_under_test.target = "cuda";
     program_under_test.gpu = gpu;
@@ -1187,6 +1227,112 @@ static void test_gpu_batches(void **state)
     hmmrt_buf_free(&expected);
 }
 
+/* ---- staging for the GPU ---------------------------------------------------------- */
+
+/* toy of one alphabet: column 2 shows the dna codes */
+static const hmmrt_column toy1_columns[] = {
+    {"length(dna).score", HMMRT_FIELD_SCORE, NULL, 0, 0},
+    {"sum(dna).score", HMMRT_FIELD_SCORE, NULL, 0, 0},
+    {"codes(dna).traceback", HMMRT_FIELD_TEXT, NULL, 0, 0},
+    {"index", HMMRT_FIELD_SCORE, NULL, 0, 0},
+};
+
+static void use_toy1_on_gpu(void)
+{
+    use_gpu(&fake_gpu_program);
+    rev_alphabet = 0;
+    program_under_test.n_alphabets = 1;
+    program_under_test.n_models = 1;
+    program_under_test.columns = toy1_columns;
+}
+
+/* page-locked memory as a GPU driver lends it (pinned.c), here malloc's */
+static void *lent_alloc(size_t bytes) { return malloc(bytes); }
+static void lent_free(void *p) { free(p); }
+
+/* Where the GPU lends page-locked memory, the batch's codes are staged in
+ * the layout of its chunks (check_staged), in both the one-pass reader's
+ * way (toy1: copied from the records) and the two passes' (toy: mapped
+ * there), and the rows do not change; without it, nothing is staged and the
+ * one-pass reader's codes are handed over where they are. */
+static void test_gpu_staged_codes(void **state)
+{
+    const char *f = temp_file(three_records);
+    const char *rows1 = "a\t4.000000\t-6.000000\tg0123\t0.000000\n"
+                        "b\t3.000000\t-3.000000\tg012\t1.000000\n"
+                        "e\t0.000000\t-inf\tgd\t2.000000\n";
+    use_toy1_on_gpu();
+    expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_OK, rows1,
+           "fake gpu: 3 sequences, 3 scored, ordered\n"
+           "fake gpu: 3 sequences, 1 scored\n");
+    hmmrt_set_pinned_allocator(lent_alloc, lent_free);
+    expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_OK, rows1,
+           "fake gpu: 3 sequences, 3 scored, ordered, staged\n"
+           "fake gpu: 3 sequences, 1 scored, staged\n");
+    setenv("HMMRT_GPU_STAGE", "off", 1); /* to compare: the driver packs */
+    expect(run_toy("--no-header", f, NULL), HMMRT_EXIT_OK, rows1,
+           "fake gpu: 3 sequences, 3 scored, ordered\n"
+           "fake gpu: 3 sequences, 1 scored\n");
+    unsetenv("HMMRT_GPU_STAGE");
+    use_gpu(&fake_gpu_program);
+    expect(run_toy(f, NULL), HMMRT_EXIT_OK, HEADER GPU_ROWS,
+           "fake gpu: 3 sequences, 3 scored, ordered, staged\n"
+           "fake gpu: 3 sequences, 1 scored, staged\n");
+    /* a skipped sequence leaves a gap in the layout: still its codes there */
+    const char *g = temp_file(bad_second);
+    char err[1024];
+    snprintf(err, sizeof err,
+             "fake gpu: 3 sequences, 2 scored, ordered, staged\n"
+             "toy: warning: %s:4: sequence b: symbol 'X' at position 2 (1-based) is not in the "
+             "alphabet of model dna [A, C, G, T]; skipped\n"
+             "toy: warning: 1 sequence was skipped\n",
+             g);
+    use_toy1_on_gpu();
+    expect(run_toy("--skip-invalid", "--no-header", g, NULL), HMMRT_EXIT_SKIPPED,
+           "a\t2.000000\t-1.000000\tg01\t0.000000\n"
+           "c\t1.000000\t0.000000\tg0\t2.000000\n",
+           err);
+    hmmrt_set_pinned_allocator(NULL, NULL);
+    use_gpu(&fake_gpu_program);
+}
+
+/* Batches read on the reader's thread while the one before is scored are
+ * staged there, longest first, in the buffers of the work they take turns in. */
+static void test_gpu_staged_batches(void **state)
+{
+    enum { N = (1 << 18) + 3 };
+    hmmrt_buf input = {0}, expected = {0};
+    for (int i = 0; i < N; i++) {
+        char line[128];
+        int length = (i * 7) % 40;
+        if (length == 13) /* the fake's device error */
+            length = 14;
+        snprintf(line, sizeof line, ">s%d\n%.*s\n", i, length,
+                 "ACGTTGCAACGTTGCAACGTTGCAACGTTGCAACGTTGCA");
+        hmmrt_buf_puts(&input, line);
+        long sum = 0;
+        for (int k = 0; k < length; k++)
+            sum += "\0\1\2\3\3\2\1\0"[k % 8];
+        if (length == 0)
+            snprintf(line, sizeof line, "s%d\t0\t-inf\tgd\t%d\n", i, i);
+        else
+            snprintf(line, sizeof line, "s%d\t%d\t%ld\tg%.*s\t%d\n", i, length, -sum,
+                     length < 12 ? length : 12, "012332100123", i);
+        hmmrt_buf_puts(&expected, line);
+    }
+    const char *f = temp_file(input.data);
+    use_toy1_on_gpu();
+    hmmrt_set_pinned_allocator(lent_alloc, lent_free);
+    expect(run_toy("--decimals", "0", "--no-header", f, NULL), HMMRT_EXIT_OK, expected.data,
+           "fake gpu: 262144 sequences, 262144 scored, ordered, staged\n"
+           "fake gpu: 262144 sequences, 6554 scored, staged\n"
+           "fake gpu: 3 sequences, 3 scored, ordered, staged\n");
+    hmmrt_set_pinned_allocator(NULL, NULL);
+    use_gpu(&fake_gpu_program);
+    hmmrt_buf_free(&input);
+    hmmrt_buf_free(&expected);
+}
+
 static void test_timing(void **state)
 {
     const char *f = temp_file(three_records);
@@ -1204,7 +1350,10 @@ static void test_timing(void **state)
     run_toy("--timing", f, NULL);
     assert_int_equal(last.status, HMMRT_EXIT_OK);
     assert_string_equal(last.out, HEADER GPU_ROWS);
-    const char *gpu_lines[] = {"\n  mapping, ordering by length ", "\n  scoring (GPU) ", "\n  formatting ",
+    const char *gpu_lines[] = {"\n  mapping, ordering by length ",
+                               "\n    of which placing (page-locked) ",
+                               "\n    of which mapping ", "\n    of which ordering by length ",
+                               "\n  scoring (GPU) ", "\n  formatting ",
                                "\n  waiting (GPU, reader, printer) ",
                                "\n  opening the GPU (overlaps reading) ",
                                "\nfake gpu report\n",
@@ -1287,6 +1436,8 @@ int main(void)
         T(test_gpu_invalid_symbol_stops_the_run),
         T(test_gpu_error_stops_the_run),
         T(test_gpu_batches),
+        T(test_gpu_staged_codes),
+        T(test_gpu_staged_batches),
         T(test_timing),
         T(test_gpu_options_on_the_c_target),
         T(test_help_documents_gpu_options),

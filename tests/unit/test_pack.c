@@ -309,6 +309,62 @@ static void test_gpu_fault_switch(void **state)
     }
 }
 
+/* ---- the staged layout ------------------------------------------------------------ */
+
+/* The staged layout puts the sorted sequences where a chunk's codes section
+ * has them: each run of the order is a staged run, and its offsets less the
+ * first are hmmrt_code_offsets of its lengths. */
+static void test_staged_layout_matches_chunks(void **state)
+{
+    const int64_t lengths[] = {3, 17, 0, 16, 33, 1};
+    int64_t order[6], offsets[6], sorted[6], chunk[6];
+    int64_t m = hmmrt_order_by_length(lengths, NULL, 6, order);
+    assert_int_equal(m, 6);
+    int64_t total = hmmrt_staged_offsets(lengths, 6, order, m, offsets);
+    /* 33, 17, 16, 3, 1, 0: 48 + 32 + 16 + 16 + 16 + 0 */
+    assert_int_equal(total, 128);
+    assert_int_equal(offsets[4], 0);
+    assert_int_equal(offsets[1], 48);
+    assert_int_equal(offsets[3], 80);
+    assert_int_equal(offsets[0], 96);
+    assert_int_equal(offsets[5], 112);
+    assert_int_equal(offsets[2], 128);
+    for (int64_t k = 0; k < m; k++)
+        sorted[k] = lengths[order[k]];
+    for (int64_t first = 0; first < m; first++)
+        for (int64_t n = 0; first + n <= m; n++) {
+            assert_true(hmmrt_staged_run(lengths, offsets, order + first, n));
+            hmmrt_code_offsets(sorted + first, n, chunk);
+            for (int64_t j = 0; j < n; j++)
+                assert_int_equal(offsets[order[first + j]] - offsets[order[first]], chunk[j]);
+        }
+}
+
+/* A gap (a skipped sequence), another order (a device's share, the driver's
+ * own sort) or a sequence left out of the layout is not a staged run. */
+static void test_staged_run_refuses_gaps(void **state)
+{
+    const int64_t lengths[] = {3, 17, 0, 16, 33, 1};
+    int64_t order[6], offsets[6];
+    int64_t m = hmmrt_order_by_length(lengths, NULL, 6, order); /* 4 1 3 0 5 2 */
+    hmmrt_staged_offsets(lengths, 6, order, m, offsets);
+    const int64_t gap[] = {4, 3, 0};      /* 1 left out */
+    const int64_t swapped[] = {1, 4, 3}; /* not in the staged order */
+    assert_false(hmmrt_staged_run(lengths, offsets, gap, 3));
+    assert_false(hmmrt_staged_run(lengths, offsets, swapped, 3));
+    assert_true(hmmrt_staged_run(lengths, offsets, gap + 1, 2)); /* 3 then 0: adjacent */
+    /* staged without sequence 3 (skipped before the layout) */
+    const unsigned char skip[] = {0, 0, 0, 1, 0, 0};
+    int64_t part[6];
+    int64_t n = hmmrt_order_by_length(lengths, skip, 6, part);
+    hmmrt_staged_offsets(lengths, 6, part, n, offsets);
+    assert_int_equal(offsets[3], -1);
+    const int64_t with_unstaged[] = {1, 3};
+    assert_false(hmmrt_staged_run(lengths, offsets, with_unstaged, 2));
+    const int64_t unstaged_first[] = {3, 0};
+    assert_false(hmmrt_staged_run(lengths, offsets, unstaged_first, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +383,8 @@ int main(void)
         cmocka_unit_test(test_plan_long_sequence_alone),
         cmocka_unit_test(test_plan_nothing),
         cmocka_unit_test(test_gpu_fault_switch),
+        cmocka_unit_test(test_staged_layout_matches_chunks),
+        cmocka_unit_test(test_staged_run_refuses_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
