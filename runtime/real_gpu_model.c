@@ -211,6 +211,98 @@ void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out)
         out[i] = (float)g->par[i];
 }
 
+int hmmrt_rg_n_features(int D) { return D * (D + 1) / 2 + D + 1; }
+
+void hmmrt_rg_feature_index(int D, int *feat_i, int *feat_k)
+{
+    int j = 0;
+    for (int i = 0; i < D; i++)
+        for (int k = 0; k <= i; k++, j++) {
+            feat_i[j] = i;
+            feat_k[j] = k;
+        }
+    for (int i = 0; i < D; i++, j++) {
+        feat_i[j] = i;
+        feat_k[j] = -1;
+    }
+    feat_i[j] = -1;
+    feat_k[j] = -1;
+}
+
+/* Gaussian j's precision P (D x D) from its packed parameters: L^-1 by
+ * forward substitution on the unit vectors, then L^-T L^-1. */
+static void precision(const hmmrt_rg_model *g, int j, double *inv, double *P)
+{
+    const int D = g->D;
+    const double *f = g->par + g->par_at[j] + D;
+    memset(inv, 0, (size_t)D * D * sizeof *inv);
+    if (g->diagonal[j]) {
+        for (int i = 0; i < D; i++)
+            inv[i * D + i] = f[i];
+    } else {
+        for (int c = 0; c < D; c++) /* column c of L^-1 */
+            for (int i = c; i < D; i++) {
+                const double *row = f + hmmrt_rg_row(i);
+                double t = i == c ? 1 : 0;
+                for (int k = c; k < i; k++)
+                    t -= row[k] * inv[k * D + c];
+                inv[i * D + c] = t * row[i];
+            }
+    }
+    for (int i = 0; i < D; i++)
+        for (int k = 0; k <= i; k++) {
+            double t = 0;
+            for (int m = i; m < D; m++) /* L^-1 is lower: rows m >= i, k */
+                t += inv[m * D + i] * inv[m * D + k];
+            P[i * D + k] = P[k * D + i] = t;
+        }
+}
+
+int hmmrt_rg_gemm_weights(const hmmrt_rg_model *g, double *center, double *w)
+{
+    const int D = g->D, F = hmmrt_rg_n_features(D);
+    for (int d = 0; d < D; d++) {
+        double t = 0;
+        for (int j = 0; j < g->n_gauss; j++)
+            t += g->par[g->par_at[j] + d];
+        center[d] = g->n_gauss ? t / g->n_gauss : 0;
+    }
+    int failed = 0;
+#pragma omp parallel
+    {
+        double *inv = malloc((size_t)D * D * sizeof *inv), *P = malloc((size_t)D * D * sizeof *P);
+        double mu[HMMRT_RG_MAX_D];
+        if (!inv || !P) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 64)
+        for (int j = 0; j < g->n_gauss; j++) {
+            if (!inv || !P)
+                continue;
+            precision(g, j, inv, P);
+            double *wj = w + (size_t)j * F, quad = 0;
+            for (int d = 0; d < D; d++)
+                mu[d] = g->par[g->par_at[j] + d] - center[d];
+            int at = 0;
+            for (int i = 0; i < D; i++)
+                for (int k = 0; k <= i; k++)
+                    wj[at++] = k == i ? -0.5 * P[i * D + i] : -P[i * D + k];
+            for (int i = 0; i < D; i++) {
+                double t = 0;
+                for (int k = 0; k < D; k++)
+                    t += P[i * D + k] * mu[k];
+                quad += mu[i] * t;
+                wj[at++] = t;
+            }
+            wj[at] = g->log_norm[j] - 0.5 * quad;
+        }
+        free(inv);
+        free(P);
+    }
+    return failed ? -1 : 0;
+}
+
 /* The emission pass and the recursion for one precision, as the kernels
  * run them: rows of log-densities, then per position each state's step,
  * the column less its largest value, that value added to a double. */
@@ -230,9 +322,48 @@ void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out)
             row[t] = top == (RT)-INFINITY ? top : top + LOG(sum);                              \
         }                                                                                      \
     }                                                                                          \
-    static double run##SFX(const hmmrt_rg_model *g, int viterbi, const double *obs, int64_t L) \
+    static void rowg##SFX(const hmmrt_rg_model *g, const RT *w, const RT *center,              \
+                          const int *fi, const int *fk, const RT *logw, const RT *x, RT *xc,   \
+                          RT *grow, RT *row)                                                   \
     {                                                                                          \
-        const int n = g->n_states;                                                             \
+        const int F = hmmrt_rg_n_features(g->D);                                               \
+        for (int d = 0; d < g->D; d++)                                                         \
+            xc[d] = x[d] - center[d];                                                          \
+        for (int j = 0; j < g->n_gauss; j++) {                                                 \
+            RT t = 0;                                                                          \
+            for (int f = 0; f < F; f++)                                                        \
+                t += hmmrt_rg_feature##SFX(fi[f], fk[f], xc) * w[(size_t)j * F + f];           \
+            grow[j] = t;                                                                       \
+        }                                                                                      \
+        for (int t = 0; t < g->n_dens; t++)                                                    \
+            row[t] = hmmrt_rg_mix##SFX(g->part_start[t], g->part_start[t + 1], g->part_gauss,  \
+                                       logw, grow);                                            \
+    }                                                                                          \
+    static double run##SFX(const hmmrt_rg_model *g, int viterbi, int gemm, const double *obs,  \
+                           int64_t L)                                                          \
+    {                                                                                          \
+        const int n = g->n_states, F = hmmrt_rg_n_features(g->D);                              \
+        RT *w = NULL, *center = NULL, *grow = NULL, *xc = NULL;                                \
+        int *fi = NULL, *fk = NULL;                                                            \
+        if (gemm) {                                                                            \
+            double *wd = malloc((size_t)g->n_gauss * F * sizeof *wd), cd[HMMRT_RG_MAX_D];      \
+            w = malloc((size_t)g->n_gauss * F * sizeof *w);                                    \
+            center = malloc((size_t)(g->D + g->n_gauss + g->D) * sizeof *center);              \
+            fi = malloc((size_t)2 * F * sizeof *fi);                                           \
+            if (!wd || !w || !center || !fi || hmmrt_rg_gemm_weights(g, cd, wd) != 0) {        \
+                free(wd), free(w), free(center), free(fi);                                     \
+                return NAN;                                                                    \
+            }                                                                                  \
+            for (size_t k = 0; k < (size_t)g->n_gauss * F; k++)                                \
+                w[k] = (RT)wd[k];                                                              \
+            for (int d = 0; d < g->D; d++)                                                     \
+                center[d] = (RT)cd[d];                                                         \
+            grow = center + g->D;                                                              \
+            xc = grow + g->n_gauss;                                                            \
+            fk = fi + F;                                                                       \
+            hmmrt_rg_feature_index(g->D, fi, fk);                                              \
+            free(wd);                                                                          \
+        }                                                                                      \
         RT *par = malloc(((size_t)g->n_par + g->n_gauss + g->n_parts + g->n_in + g->n_end +    \
                           g->n_dens + 2 * (size_t)n + g->D + 8) * sizeof(RT));                 \
         if (!par)                                                                              \
@@ -256,7 +387,10 @@ void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out)
         for (int64_t i = 0; i < L; i++) {                                                      \
             for (int d = 0; d < g->D; d++)                                                     \
                 x[d] = (RT)obs[(size_t)i * g->D + d];                                          \
-            row##SFX(g, par, norm, logw, x, row);                                              \
+            if (gemm)                                                                          \
+                rowg##SFX(g, w, center, fi, fk, logw, x, xc, grow, row);                       \
+            else                                                                               \
+                row##SFX(g, par, norm, logw, x, row);                                          \
             RT top = (RT)-INFINITY;                                                            \
             for (int q = 0; q < n; q++) {                                                      \
                 cur[q] = hmmrt_rg_state##SFX(viterbi, g->in_start[q], g->in_start[q + 1],      \
@@ -264,7 +398,7 @@ void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out)
                 top = cur[q] > top ? cur[q] : top;                                             \
             }                                                                                  \
             if (top == (RT)-INFINITY) {                                                        \
-                free(par);                                                                     \
+                free(par), free(w), free(center), free(fi);                                    \
                 return -INFINITY;                                                              \
             }                                                                                  \
             for (int q = 0; q < n; q++)                                                        \
@@ -279,7 +413,7 @@ void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out)
             else                                                                               \
                 hmmrt_rg_lse_add##SFX(&top, &sum, v);                                          \
         }                                                                                      \
-        free(par);                                                                             \
+        free(par), free(w), free(center), free(fi);                                            \
         if (top == (RT)-INFINITY)                                                              \
             return -INFINITY;                                                                  \
         return offset + (double)(viterbi ? top : top + LOG(sum));                              \
@@ -291,7 +425,13 @@ RG_CPU(double, d, log)
 double hmmrt_rg_score_cpu(const hmmrt_rg_model *g, int viterbi, int use_double,
                           const double *obs, int64_t L)
 {
-    return use_double ? rund(g, viterbi, obs, L) : runf(g, viterbi, obs, L);
+    return use_double ? rund(g, viterbi, 0, obs, L) : runf(g, viterbi, 0, obs, L);
+}
+
+double hmmrt_rg_score_cpu_gemm(const hmmrt_rg_model *g, int viterbi, int use_double,
+                               const double *obs, int64_t L)
+{
+    return use_double ? rund(g, viterbi, 1, obs, L) : runf(g, viterbi, 1, obs, L);
 }
 
 void hmmrt_rg_row_d(const hmmrt_rg_model *g, const double *x, double *row)

@@ -49,6 +49,18 @@ void hmmrt_rg_model_free(hmmrt_rg_model *g);
 /* The parameters as the kernels take them, in float (out: n_par floats). */
 void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out);
 
+/* The emission pass as a matrix product (large models, real_gpu.c): F =
+ * hmmrt_rg_n_features(D) features of x less a centre (the mean of the
+ * gaussians' means): x_i x_k for k <= i row by row, then x_i, then 1
+ * (feat_i, feat_k: real_math.cuh's hmmrt_rg_feature arguments), and per
+ * gaussian F weights (w: n_gauss x F, row-major) with ln N(x) = features .
+ * weights: -P_ii / 2 and -P_ik from the precision P = L^-T L^-1, P mean,
+ * and log_norm - mean' P mean' / 2 (mean' = mean less the centre). Returns
+ * 0, or -1 when memory ran out. */
+int hmmrt_rg_n_features(int D);
+void hmmrt_rg_feature_index(int D, int *feat_i, int *feat_k);
+int hmmrt_rg_gemm_weights(const hmmrt_rg_model *g, double *center, double *w);
+
 /* The CPU run of the kernels' steps over one sequence (L observations of
  * D doubles, which the float run rounds to float as the GPU's input packing
  * does): ln P (forward) or the best path's ln score (viterbi), in float
@@ -56,6 +68,10 @@ void hmmrt_rg_par_float(const hmmrt_rg_model *g, float *out);
  * NAN when memory ran out. */
 double hmmrt_rg_score_cpu(const hmmrt_rg_model *g, int viterbi, int use_double,
                           const double *obs, int64_t L);
+/* The same with the emission pass as the matrix product computes it
+ * (features times weights, summed in the type's precision). */
+double hmmrt_rg_score_cpu_gemm(const hmmrt_rg_model *g, int viterbi, int use_double,
+                               const double *obs, int64_t L);
 
 /* One position's emission row (n_dens log-densities) from the packed model,
  * in double: the emission pass's arithmetic. */

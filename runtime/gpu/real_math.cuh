@@ -88,11 +88,36 @@ HMMRT_RG_HD int hmmrt_rg_row(int i) { return i * (i + 1) / 2; }
         return viterbi || top == (RT)-INFINITY ? top : top + LOG(sum);                         \
     }
 
+/* Feature (i, k) of the expanded form, over x less the centre (xc): x_i
+ * x_k (k <= i), x_i (k < 0) or 1 (i < 0); the log-density of a gaussian
+ * is then the sum of its weights times the features (real_gpu_model.c). */
+#define HMMRT_RG_FEATURE(RT, SFX)                                                              \
+    HMMRT_RG_HD RT hmmrt_rg_feature##SFX(int i, int k, const RT *xc)                           \
+    {                                                                                          \
+        return i < 0 ? (RT)1 : k < 0 ? xc[i] : xc[i] * xc[k];                                  \
+    }
+
+/* A density's log-value from its gaussians' (grow[gaussian]): the log-sum
+ * of ln weight + ln N over parts first .. last - 1. */
+#define HMMRT_RG_MIX(RT, SFX, LOG)                                                             \
+    HMMRT_RG_HD RT hmmrt_rg_mix##SFX(int first, int last, const int *part_gauss,               \
+                                     const RT *logw, const RT *grow)                           \
+    {                                                                                          \
+        RT top = (RT)-INFINITY, sum = 0;                                                       \
+        for (int p = first; p < last; p++)                                                     \
+            hmmrt_rg_lse_add##SFX(&top, &sum, logw[p] + grow[part_gauss[p]]);                  \
+        return top == (RT)-INFINITY ? top : top + LOG(sum);                                    \
+    }
+
 HMMRT_RG_GAUSSIAN(float, f)
 HMMRT_RG_GAUSSIAN(double, d)
 HMMRT_RG_LSE(float, f, expf)
 HMMRT_RG_LSE(double, d, exp)
 HMMRT_RG_STEP(float, f, logf)
 HMMRT_RG_STEP(double, d, log)
+HMMRT_RG_FEATURE(float, f)
+HMMRT_RG_FEATURE(double, d)
+HMMRT_RG_MIX(float, f, logf)
+HMMRT_RG_MIX(double, d, log)
 
 #endif

@@ -4,7 +4,9 @@
  * each emission row against runtime/gaussian.c, and forward and viterbi
  * scores in double and float against the CPU path's engine (fb.c's rows)
  * and a plain viterbi in logs, for diagonal, full and mixture models of
- * D = 1, 2, 13 and 36; and the models the GPU path leaves to the CPU. */
+ * D = 1, 2, 13 and 36, with the emission pass direct and as the matrix
+ * product of expanded features; and the models the GPU path leaves to the
+ * CPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +227,19 @@ static void check_model(int D, int shape)
             assert_true(close_double(vd, vt));
             assert_true(within_float(ff, fw, L));
             assert_true(within_float(vf, vt, L));
+        }
+        /* the emission pass as the matrix product of features and weights */
+        const double gd = hmmrt_rg_score_cpu_gemm(&g, 0, 1, x, L);
+        const double gv = hmmrt_rg_score_cpu_gemm(&g, 1, 1, x, L);
+        const double gf = hmmrt_rg_score_cpu_gemm(&g, 0, 0, x, L);
+        const double gvf = hmmrt_rg_score_cpu_gemm(&g, 1, 0, x, L);
+        if (L == 0) {
+            assert_true(gd == -INFINITY && gv == -INFINITY && gf == -INFINITY && gvf == -INFINITY);
+        } else {
+            assert_true(close_double(gd, fw));
+            assert_true(close_double(gv, vt));
+            assert_true(within_float(gf, fw, L));
+            assert_true(within_float(gvf, vt, L));
         }
         free(x);
     }
