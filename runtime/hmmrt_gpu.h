@@ -178,6 +178,8 @@ enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
 int hmmrt_dense_product_mode(const char **why);
 void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the tiles */
 void hmmrt_cublas_warm(int n);    /* loads the kernel of a product of n states (0.07 s) */
+int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                          const float *b, float *c); /* FP32: real observations' emission pass */
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out);
 

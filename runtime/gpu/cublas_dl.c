@@ -105,6 +105,22 @@ int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const
     return (int)s;
 }
 
+/* c = a' x b in cuBLAS's column-major terms (a: k x m, b: k x n, c: m x n;
+ * in row-major terms c[n][m] = b[n][k] x a[m][k]'), FP32 on the CUDA cores
+ * whatever HMMRT_DENSE_PRODUCT says: the emission pass over real
+ * observations (runtime/gpu/real_gpu.c). 0, or cuBLAS's status. */
+int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                          const float *b, float *c)
+{
+    cublasHandle_t h = (cublasHandle_t)handle;
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = blas.set_stream(h, (cudaStream_t)stream);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, k, b, CUDA_R_32F,
+                      k, &zero, c, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return (int)s;
+}
+
 void hmmrt_cublas_warm(int n)
 {
     enum { ROWS = 1024 }; /* the product of a batch's first positions */

@@ -10,6 +10,7 @@
 #include "real_gpu_model.h"
 #include "real_read.h"
 #include "real_gpu.h"
+#include "gpu/real_math.cuh" /* HMMRT_RG_MAX_D */
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -18,9 +19,15 @@
 #include <string.h>
 #include <time.h>
 
-/* The emission table of a chunk is kept under this many bytes (1 GiB), and a
- * chunk under this many frames; HMMRT_REAL_FRAMES (tests) sets the frames. */
+/* The emission table of a chunk is kept under this many bytes (1 GiB; the
+ * gaussians' table of the matrix product under GEMM_BYTES, at most a
+ * quarter of the device's free memory), and a chunk under this many
+ * frames; HMMRT_REAL_FRAMES (tests) sets the frames. Models of GEMM_FROM
+ * gaussians or more take the matrix product in float, where cuBLAS loads;
+ * HMMRT_REAL_PRODUCT=direct or gemm chooses for every model. */
 #define TABLE_BYTES ((size_t)1 << 30)
+#define GEMM_BYTES ((size_t)4 << 30)
+#define GEMM_FROM 1024
 #define MOST_FRAMES ((int64_t)1 << 20)
 #define WORK_BYTES ((size_t)512 << 20)
 #define SHARED_BYTES ((size_t)48 << 10)
@@ -31,6 +38,9 @@ typedef struct dev_model {
     void *par, *log_norm, *part_logw, *in_logw, *end_logw; /* reals */
     int64_t *par_at;
     int *diagonal, *part_start, *part_gauss, *in_start, *in_from, *in_em, *end_from;
+    int gemm;         /* the emission pass as the matrix product */
+    float *w, *center; /* its weights (n_gauss x n_feat) and centre (D) */
+    int *feat_i, *feat_k;
 } dev_model;
 
 typedef struct rg_gpu {
@@ -45,6 +55,10 @@ typedef struct rg_gpu {
     int max_pieces;
     int carry_side; /* which half of carry_d and carry_off_d the next chunk reads */
     void *frames_h, *frames_d, *table_d, *carry_d, *work_d;
+    float *phi_d, *gauss_d; /* the matrix product's features and gaussians' table */
+    int max_gauss, n_feat;
+    void *blas;             /* cuBLAS's handle, or NULL */
+    char product[160];      /* which emission pass, in words */
     int64_t *row_h, *len_h, *row_d, *len_d;
     int *flags_h, *flags_d, *seq_h;
     double *score_h, *score_d, *carry_off_d;
@@ -122,11 +136,39 @@ static int upload_model(rg_gpu *g, dev_model *d, char *err, size_t errlen)
     return 0;
 }
 
+/* The matrix product's weights, centre and feature indices of d. */
+static int upload_gemm(dev_model *d, char *err, size_t errlen)
+{
+    const hmmrt_rg_model *m = &d->m;
+    const int F = hmmrt_rg_n_features(m->D);
+    double *w = malloc((size_t)m->n_gauss * F * sizeof *w), center[HMMRT_RG_MAX_D];
+    float *wf = malloc((size_t)m->n_gauss * F * sizeof *wf), cf[HMMRT_RG_MAX_D];
+    int *fi = malloc((size_t)2 * F * sizeof *fi);
+    int failed = !w || !wf || !fi || hmmrt_rg_gemm_weights(m, center, w) != 0;
+    if (!failed) {
+        for (size_t k = 0; k < (size_t)m->n_gauss * F; k++)
+            wf[k] = (float)w[k];
+        for (int k = 0; k < m->D; k++)
+            cf[k] = (float)center[k];
+        hmmrt_rg_feature_index(m->D, fi, fi + F);
+        failed = upload((void **)&d->w, wf, (size_t)m->n_gauss * F * sizeof *wf, err, errlen) ||
+                 upload((void **)&d->center, cf, (size_t)m->D * sizeof *cf, err, errlen) ||
+                 upload((void **)&d->feat_i, fi, (size_t)F * sizeof *fi, err, errlen) ||
+                 upload((void **)&d->feat_k, fi + F, (size_t)F * sizeof *fi, err, errlen);
+    } else {
+        snprintf(err, errlen, "out of memory for the matrix product's weights");
+    }
+    free(w);
+    free(wf);
+    free(fi);
+    return failed ? -1 : 0;
+}
+
 static void free_model(dev_model *d)
 {
     void *p[] = {d->par, d->log_norm, d->part_logw, d->in_logw, d->end_logw, d->par_at,
                  d->diagonal, d->part_start, d->part_gauss, d->in_start, d->in_from, d->in_em,
-                 d->end_from};
+                 d->end_from, d->w, d->center, d->feat_i, d->feat_k};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i])
             cudaFree(p[i]);
@@ -143,7 +185,7 @@ void hmmrt_real_gpu_close(void *ctx)
             free_model(&g->models[i]);
     free(g->models);
     void *dev[] = {g->frames_d, g->table_d, g->carry_d, g->work_d, g->row_d, g->len_d,
-                   g->flags_d, g->score_d, g->carry_off_d};
+                   g->flags_d, g->score_d, g->carry_off_d, g->phi_d, g->gauss_d};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             cudaFree(dev[i]);
@@ -161,6 +203,12 @@ void hmmrt_real_gpu_close(void *ctx)
 static int open_buffers(rg_gpu *g, char *err, size_t errlen)
 {
     const hmmrt_gpu_program *gp = g->gp;
+    const char *asked = getenv("HMMRT_REAL_PRODUCT");
+    if (asked && strcmp(asked, "direct") != 0 && strcmp(asked, "gemm") != 0) {
+        snprintf(err, errlen, "HMMRT_REAL_PRODUCT is %s: direct or gemm", asked);
+        return -1;
+    }
+    int gemm_models = 0;
     for (int c = 0; c < gp->n_real_calls; c++) {
         dev_model *d = &g->models[gp->real_calls[c].model];
         if (d->packed)
@@ -173,8 +221,30 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
         g->D = d->m.D;
         g->max_states = d->m.n_states > g->max_states ? d->m.n_states : g->max_states;
         g->max_dens = d->m.n_dens > g->max_dens ? d->m.n_dens : g->max_dens;
+        d->gemm = !g->use_double && (asked ? strcmp(asked, "gemm") == 0 : d->m.n_gauss >= GEMM_FROM);
+        if (d->gemm && !g->blas && !(g->blas = hmmrt_cublas_handle()))
+            d->gemm = 0; /* no cuBLAS: the direct pass */
+        if (d->gemm) {
+            if (upload_gemm(d, err, errlen))
+                return -1;
+            g->max_gauss = d->m.n_gauss > g->max_gauss ? d->m.n_gauss : g->max_gauss;
+            gemm_models++;
+        }
     }
+    g->n_feat = hmmrt_rg_n_features(g->D);
+    snprintf(g->product, sizeof g->product, "%s", gemm_models
+             ? "the emission pass as an FP32 matrix product of expanded features (cuBLAS)"
+             : g->use_double || (asked && !strcmp(asked, "direct")) || !g->max_dens
+                   ? "the direct emission pass"
+                   : "the direct emission pass (fewer than 1,024 gaussians, or no cuBLAS)");
     int64_t frames = (int64_t)(TABLE_BYTES / ((size_t)(g->max_dens > 0 ? g->max_dens : 1) * g->rs));
+    if (gemm_models) {
+        size_t free_bytes = 0, total = 0, budget = GEMM_BYTES;
+        if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes / 4 < budget)
+            budget = free_bytes / 4;
+        int64_t most = (int64_t)(budget / ((size_t)g->max_gauss * sizeof(float)));
+        frames = frames < most ? frames : most;
+    }
     frames = frames < MOST_FRAMES ? frames : MOST_FRAMES;
     const char *env = getenv("HMMRT_REAL_FRAMES");
     if (env && atol(env) > 0)
@@ -206,6 +276,10 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
     CK(cudaMalloc((void **)&g->carry_off_d, 2 * (size_t)n_calls * sizeof(double)));
     if (cols > SHARED_BYTES)
         CK(cudaMalloc(&g->work_d, P * cols));
+    if (g->max_gauss > 0) {
+        CK(cudaMalloc((void **)&g->phi_d, F * g->n_feat * sizeof(float)));
+        CK(cudaMalloc((void **)&g->gauss_d, F * g->max_gauss * sizeof(float)));
+    }
     g->seq_h = malloc(P * sizeof *g->seq_h);
     if (!g->seq_h) {
         snprintf(err, errlen, "out of memory");
@@ -285,12 +359,30 @@ static int run_chunk(rg_gpu *g, int n, int64_t frames, hmmrt_value *values, unsi
         if (!used)
             continue;
         double e0 = now();
-        hmmrt_rg_emit_job ej = {
-            .use_double = g->use_double, .D = d->m.D, .n_dens = d->m.n_dens, .n_frames = frames,
-            .frames = g->frames_d, .par = d->par, .par_at = d->par_at, .diagonal = d->diagonal,
-            .log_norm = d->log_norm, .part_start = d->part_start, .part_gauss = d->part_gauss,
-            .part_logw = d->part_logw, .table = g->table_d, .stream = g->stream};
-        CK((cudaError_t)hmmrt_rg_emit_launch(&ej));
+        if (d->gemm) {
+            hmmrt_rg_gemm_job gj = {
+                .D = d->m.D, .n_feat = g->n_feat, .n_gauss = d->m.n_gauss, .n_dens = d->m.n_dens,
+                .n_frames = frames, .frames = g->frames_d, .center = d->center,
+                .feat_i = d->feat_i, .feat_k = d->feat_k, .phi = g->phi_d, .gauss = g->gauss_d,
+                .part_start = d->part_start, .part_gauss = d->part_gauss,
+                .part_logw = d->part_logw, .table = g->table_d, .stream = g->stream};
+            CK((cudaError_t)hmmrt_rg_features_launch(&gj));
+            int st = hmmrt_cublas_sgemm_tn(g->blas, g->stream, d->m.n_gauss, (int)frames, g->n_feat,
+                                           d->w, g->phi_d, g->gauss_d);
+            if (st != 0) {
+                snprintf(err, errlen, "the GPU path over real observations: cuBLAS's product "
+                                      "failed (status %d)", st);
+                return -1;
+            }
+            CK((cudaError_t)hmmrt_rg_mix_launch(&gj));
+        } else {
+            hmmrt_rg_emit_job ej = {
+                .use_double = g->use_double, .D = d->m.D, .n_dens = d->m.n_dens, .n_frames = frames,
+                .frames = g->frames_d, .par = d->par, .par_at = d->par_at, .diagonal = d->diagonal,
+                .log_norm = d->log_norm, .part_start = d->part_start, .part_gauss = d->part_gauss,
+                .part_logw = d->part_logw, .table = g->table_d, .stream = g->stream};
+            CK((cudaError_t)hmmrt_rg_emit_launch(&ej));
+        }
         CK(cudaStreamSynchronize(g->stream));
         double e1 = now();
         g->t_emit += e1 - e0;
@@ -390,9 +482,9 @@ void hmmrt_real_gpu_report(void *ctx, FILE *out)
 {
     const rg_gpu *g = ctx;
     const double device = g->t_in + g->t_emit + g->t_step + g->t_out;
-    fprintf(out, "timing: real observations on GPU %d (%s) in %s: emission pass then "
+    fprintf(out, "timing: real observations on GPU %d (%s) in %s: %s, then the "
                  "forward/viterbi recursion (runtime/gpu/real_kernel.cu)\n",
-            g->device, g->device_name, g->use_double ? "double" : "float");
+            g->device, g->device_name, g->use_double ? "double" : "float", g->product);
     fprintf(out, "timing:   %lld sequences, %lld frames in %lld chunks of at most %lld frames\n",
             (long long)g->sequences, (long long)g->frames, (long long)g->chunks,
             (long long)g->max_frames);

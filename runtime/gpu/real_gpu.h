@@ -29,6 +29,23 @@ typedef struct hmmrt_rg_emit_job {
     void *stream;                              /* cudaStream_t */
 } hmmrt_rg_emit_job;
 
+/* The emission pass as a matrix product (float): features of each frame
+ * (phi[f * n_feat + j], real_math.cuh's hmmrt_rg_feature of feat_i[j],
+ * feat_k[j] over the frame less center), the product (cuBLAS:
+ * gauss[f * n_gauss + g]), then each density's log-sum into table. */
+typedef struct hmmrt_rg_gemm_job {
+    int D, n_feat, n_gauss, n_dens;
+    int64_t n_frames;
+    const float *frames, *center;
+    const int *feat_i, *feat_k;
+    float *phi;
+    const float *gauss;
+    const int *part_start, *part_gauss;
+    const float *part_logw;
+    float *table;
+    void *stream;
+} hmmrt_rg_gemm_job;
+
 /* Piece p: frames [row[p], row[p] + len[p]) of the table, one stretch of a
  * sequence. flags: RG_FIRST (the sequence starts here: the start state's
  * column), else the column and offset left in carry by the piece before;
@@ -63,6 +80,8 @@ typedef struct hmmrt_rg_step_job {
 /* 0, or a cudaError_t's value. */
 int hmmrt_rg_emit_launch(const hmmrt_rg_emit_job *job);
 int hmmrt_rg_step_launch(const hmmrt_rg_step_job *job);
+int hmmrt_rg_features_launch(const hmmrt_rg_gemm_job *job);
+int hmmrt_rg_mix_launch(const hmmrt_rg_gemm_job *job);
 /* Bytes of shared memory the recursion's columns take (both), for the choice
  * between shared memory and work. */
 size_t hmmrt_rg_step_shared(int n_states, int use_double);

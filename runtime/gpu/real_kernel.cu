@@ -77,6 +77,35 @@ __global__ void rg_emit(const hmmrt_rg_emit_job job)
     }
 }
 
+/* The expanded features of every frame: a thread a (frame, feature). */
+__global__ void rg_features(const hmmrt_rg_gemm_job job)
+{
+    const int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= job.n_frames * job.n_feat)
+        return;
+    const int64_t f = idx / job.n_feat;
+    const int j = (int)(idx % job.n_feat), i = job.feat_i[j], k = job.feat_k[j];
+    const float *x = job.frames + f * job.D;
+    float xc[2];
+    xc[0] = i < 0 ? 0.0f : x[i] - job.center[i];
+    xc[1] = k < 0 ? 0.0f : x[k] - job.center[k];
+    /* hmmrt_rg_feature over the two values it reads */
+    job.phi[idx] = hmmrt_rg_featuref(i < 0 ? -1 : 0, k < 0 ? -1 : 1, xc);
+}
+
+/* Each density's log-sum over its gaussians' log-densities: a thread a
+ * (frame, density). */
+__global__ void rg_mix(const hmmrt_rg_gemm_job job)
+{
+    const int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= job.n_frames * job.n_dens)
+        return;
+    const int64_t f = idx / job.n_dens;
+    const int t = (int)(idx % job.n_dens);
+    job.table[idx] = hmmrt_rg_mixf(job.part_start[t], job.part_start[t + 1], job.part_gauss,
+                                   job.part_logw, job.gauss + f * job.n_gauss);
+}
+
 /* The largest of every thread's v, to each thread (red: 32 reals of shared). */
 template <typename real>
 __device__ real block_max(real v, real *red)
@@ -174,6 +203,9 @@ __global__ void rg_step(const hmmrt_rg_step_job job)
  * the emulator launches kernels of a batch. */
 static const hmmrt_rg_emit_job *emulated_emit;
 static const hmmrt_rg_step_job *emulated_step;
+static const hmmrt_rg_gemm_job *emulated_gemm;
+static void features_on_cpu(const hmmrt_gpu_batch) { rg_features(*emulated_gemm); }
+static void mix_on_cpu(const hmmrt_gpu_batch) { rg_mix(*emulated_gemm); }
 template <typename real> static void emit_on_cpu(const hmmrt_gpu_batch) { rg_emit<real>(*emulated_emit); }
 template <typename real> static void step_on_cpu(const hmmrt_gpu_batch) { rg_step<real>(*emulated_step); }
 #endif
@@ -212,6 +244,35 @@ static int step_typed(const hmmrt_rg_step_job *job)
     rg_step<real><<<job->n_pieces, job->block, shared, (cudaStream_t)job->stream>>>(*job);
     return (int)cudaGetLastError();
 #endif
+}
+
+enum { FLAT_BLOCK = 256 };
+
+/* n threads of kernel over job, FLAT_BLOCK a block. */
+static int launch_flat(void (*kernel)(const hmmrt_rg_gemm_job), const hmmrt_rg_gemm_job *job, int64_t n)
+{
+    if (n == 0)
+        return 0;
+    const unsigned blocks = (unsigned)((n + FLAT_BLOCK - 1) / FLAT_BLOCK);
+#ifdef HMMC_HOST_EMULATION
+    emulated_gemm = job;
+    hmmc_emulate(kernel == rg_features ? features_on_cpu : mix_on_cpu, hmmrt_gpu_batch(), blocks,
+                 FLAT_BLOCK);
+    return 0;
+#else
+    kernel<<<blocks, FLAT_BLOCK, 0, (cudaStream_t)job->stream>>>(*job);
+    return (int)cudaGetLastError();
+#endif
+}
+
+extern "C" int hmmrt_rg_features_launch(const hmmrt_rg_gemm_job *job)
+{
+    return launch_flat(rg_features, job, job->n_frames * job->n_feat);
+}
+
+extern "C" int hmmrt_rg_mix_launch(const hmmrt_rg_gemm_job *job)
+{
+    return launch_flat(rg_mix, job, job->n_frames * job->n_dens);
 }
 
 extern "C" int hmmrt_rg_emit_launch(const hmmrt_rg_emit_job *job)

@@ -53,3 +53,28 @@ cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, enum cudaM
 }
 const char *cudaGetErrorString(cudaError_t e) { return "an emulated error"; }
 
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = *total = (size_t)1 << 32;
+    return cudaSuccess;
+}
+
+/* cuBLAS (runtime/gpu/cublas_dl.c), stood in for: a handle, and the
+ * product c = a' x b in column-major terms as a plain loop in float. */
+void *hmmrt_cublas_handle(void)
+{
+    static int handle;
+    return &handle;
+}
+int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                          const float *b, float *c)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            float t = 0;
+            for (int l = 0; l < k; l++)
+                t += a[(size_t)i * k + l] * b[(size_t)j * k + l];
+            c[(size_t)j * m + i] = t;
+        }
+    return 0;
+}

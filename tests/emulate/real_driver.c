@@ -82,13 +82,22 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
     hmmrt_program copy = *prog;
     copy.gpu = &gp;
     int failed = 0, checked = 0;
-    const char *frames[] = {"1", "7", ""}; /* "": the path's own size */
-    for (int use_double = 0; use_double <= 1; use_double++)
-        for (int k = 0; k < 3; k++) {
-            if (*frames[k])
-                setenv("HMMRT_REAL_FRAMES", frames[k], 1);
+    /* (double, frames a chunk ("": the path's own), the emission pass) */
+    static const struct { int use_double; const char *frames, *product; } runs[] = {
+        {0, "1", "direct"}, {0, "7", "direct"}, {0, "", "direct"}, {0, "7", "gemm"},
+        {0, "", "gemm"},    {1, "1", "direct"}, {1, "7", "direct"}, {1, "", ""},
+    };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        {
+            const int use_double = runs[r].use_double;
+            if (*runs[r].frames)
+                setenv("HMMRT_REAL_FRAMES", runs[r].frames, 1);
             else
                 unsetenv("HMMRT_REAL_FRAMES");
+            if (*runs[r].product)
+                setenv("HMMRT_REAL_PRODUCT", runs[r].product, 1);
+            else
+                unsetenv("HMMRT_REAL_PRODUCT");
             void *g = hmmrt_real_gpu_open(&copy, 0, use_double, err, sizeof err);
             if (!g) {
                 printf("FAIL real-driver: open: %s\n", err);
@@ -101,7 +110,15 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
                 printf("FAIL real-driver: score: %s\n", err);
                 return 1;
             }
+            char said[4096] = "";
+            FILE *report = fmemopen(said, sizeof said - 1, "w");
+            hmmrt_real_gpu_report(g, report);
+            fclose(report);
             hmmrt_real_gpu_close(g);
+            if ((strcmp(runs[r].product, "gemm") == 0) != (strstr(said, "matrix product") != NULL)) {
+                printf("FAIL real-driver: HMMRT_REAL_PRODUCT=%s, but: %s", runs[r].product, said);
+                failed++;
+            }
             for (int64_t i = 0; i < f.n; i++) {
                 if (!done[i]) {
                     if (f.seqs[i].length == 0)
@@ -118,15 +135,17 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
                     checked++;
                     if (!same) {
                         failed++;
-                        printf("FAIL real-driver: %s %s (%s, chunks of %s frames): %.12g, the "
-                               "CPU %.12g (tolerance %.3g)\n", f.seqs[i].name,
+                        printf("FAIL real-driver: %s %s (%s, chunks of %s frames, %s): %.12g, "
+                               "the CPU %.12g (tolerance %.3g)\n", f.seqs[i].name,
                                prog->columns[c].label, use_double ? "double" : "float",
-                               *frames[k] ? frames[k] : "the default", a, b, tol);
+                               *runs[r].frames ? runs[r].frames : "the default",
+                               *runs[r].product ? runs[r].product : "its own choice", a, b, tol);
                     }
                 }
             }
         }
     printf("%s real-driver: %d scores of %lld sequences, float and double, chunks of 1, 7 "
-           "frames and the default\n", failed ? "FAIL" : "ok", checked, (long long)f.n);
+           "frames and the default, direct and matrix-product emission passes\n",
+           failed ? "FAIL" : "ok", checked, (long long)f.n);
     return failed ? 1 : 0;
 }
