@@ -431,6 +431,19 @@ static int run_chunk(rg_gpu *g, int n, int64_t frames, hmmrt_value *values, unsi
     return 0;
 }
 
+/* Whether the float path holds q's observations: |x| below 1e15, so that
+ * (x - mean)^2 and the features stay far inside float's range (larger
+ * ones, which double holds, are the CPU path's). */
+static int fits_float(const rg_gpu *g, const hmmrt_real_seq *q)
+{
+    if (g->use_double)
+        return 1;
+    for (size_t k = 0; k < (size_t)q->length * g->D; k++)
+        if (!(fabs(q->obs[k]) < 1e15))
+            return 0;
+    return 1;
+}
+
 int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *values,
                          unsigned char *done, char *err, size_t errlen)
 {
@@ -444,7 +457,7 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
         int64_t frames = 0;
         while (s < f->n && n < g->max_pieces && frames < g->max_frames) {
             const hmmrt_real_seq *q = &f->seqs[s];
-            if (q->length == 0) { /* no frame: the CPU path's */
+            if (q->length == 0 || (pos == 0 && !fits_float(g, q))) { /* the CPU path's */
                 s++;
                 continue;
             }

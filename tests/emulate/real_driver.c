@@ -121,7 +121,10 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
             }
             for (int64_t i = 0; i < f.n; i++) {
                 if (!done[i]) {
-                    if (f.seqs[i].length == 0)
+                    int huge = 0;
+                    for (int64_t k = 0; k < f.seqs[i].length * prog->real_dim; k++)
+                        huge |= !(fabs(f.seqs[i].obs[k]) < 1e15);
+                    if (f.seqs[i].length == 0 || (huge && !use_double))
                         continue; /* left to the CPU */
                     printf("FAIL real-driver: sequence %s not scored\n", f.seqs[i].name);
                     failed++;
