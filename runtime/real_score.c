@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "hmmrt_gpu.h"
@@ -164,7 +165,10 @@ int hmmrt_score_real_files(const hmmrt_program *prog, const hmmrt_options *o)
     if (gpu && gpu->n_real_calls > 0 && !o->cpu) {
         char why[1024];
         real_gpu = gpu->real_open(prog, o->device, o->use_double, why, sizeof why);
-        if (!real_gpu)
+        if (!real_gpu && strncmp(why, "model ", 6) == 0) /* real_gpu_model.c's refusal */
+            hmmrt_note("scoring on the CPU: the GPU path over real observations does not take "
+                       "%s", why);
+        else if (!real_gpu)
             hmmrt_note("no usable GPU (%s); scoring on the CPU", why);
     } else if (gpu && gpu->cpu_only && !o->cpu) {
         hmmrt_note("scoring on the CPU: %s", gpu->cpu_only);

@@ -24,6 +24,13 @@ const char *cuda_real_refusal(const Program *p)
         if ((call->alg != ALG_FORWARD && call->alg != ALG_VITERBI) || pr->attr != ATTR_SCORE)
             return arena_printf(p->arena, "it prints %s, and the GPU path over real observations "
                                 "computes forward and viterbi scores only", pr->label);
+        /* the model as written, which the path runs (runtime/real_gpu_model.c) */
+        const IrModel *m = &p->models[call->model_index];
+        for (int s = 0; s < m->n_states; s++)
+            if (m->states[s].kind == STATE_SILENT)
+                return arena_printf(p->arena, "%s has a silent state (%s) besides its start and "
+                                    "end, which the GPU path over real observations does not "
+                                    "take", call->label, m->states[s].name);
     }
     return NULL;
 }
