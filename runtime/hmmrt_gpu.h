@@ -47,6 +47,14 @@ enum {
     HMMRT_OUT_TABLE = 4      /* posterior: probability& */
 };
 
+/* A forward or viterbi score over real observations that libhmmrt_gpu
+ * computes (runtime/gpu/real_gpu.c): the model's index into
+ * hmmrt_program.models, viterbi (0: forward) and the output column. */
+typedef struct hmmrt_real_gpu_call {
+    int model, viterbi, column;
+} hmmrt_real_gpu_call;
+struct hmmrt_real_file; /* real_read.h */
+
 typedef struct hmmrt_gpu_call {
     const char *label;         /* "forward(casino)" */
     int alphabet;              /* index into hmmrt_program.alphabets */
@@ -139,6 +147,17 @@ typedef struct hmmrt_gpu_program {
      * most of such calls): while the GPU opens, the driver loads cuBLAS, makes
      * its handle and runs a product of that size once (runtime/gpu/cublas_dl.c) */
     int dense_sums;
+    /* A program over real observations whose every column is one of these
+     * scores: the GPU path of runtime/gpu/real_gpu.c (real_score.c calls it
+     * file by file; done[i] says which sequences it scored). */
+    int n_real_calls;
+    const hmmrt_real_gpu_call *real_calls;
+    void *(*real_open)(const struct hmmrt_program *prog, int device, int use_double, char *err,
+                       size_t errlen);
+    int (*real_score)(void *g, const struct hmmrt_real_file *f, hmmrt_value *values,
+                      unsigned char *done, char *err, size_t errlen);
+    void (*real_report)(void *g, FILE *out);
+    void (*real_close)(void *g);
 } hmmrt_gpu_program;
 
 /* Block size for a kernel (a __global__ function's address) on the current
@@ -181,6 +200,8 @@ void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the t
 void hmmrt_cublas_warm(int n);
 /* The product; workspace: hmmrt_cublas_workspace(n) bytes of the device's
  * memory for cublasLt's algorithm (without it, cublasGemmEx runs it). */
+int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                          const float *b, float *c); /* FP32: real observations' emission pass */
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out, void *workspace,
                               size_t workspace_bytes);
@@ -194,6 +215,13 @@ void hmmrt_dense_graphs_failed(const char *what);
 /* The driver's functions, for generated code to put into hmmrt_gpu_program. */
 void *hmmrt_gpu_open(const struct hmmrt_program *prog, int device, int use_double, char *err,
                      size_t errlen);
+/* The GPU path over real observations (runtime/gpu/real_gpu.c). */
+void *hmmrt_real_gpu_open(const struct hmmrt_program *prog, int device, int use_double, char *err,
+                          size_t errlen);
+int hmmrt_real_gpu_score(void *g, const struct hmmrt_real_file *f, hmmrt_value *values,
+                         unsigned char *done, char *err, size_t errlen);
+void hmmrt_real_gpu_report(void *g, FILE *out);
+void hmmrt_real_gpu_close(void *g);
 int hmmrt_gpu_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen);
 void hmmrt_gpu_report(void *gpu, FILE *out);
 void hmmrt_gpu_close(void *gpu);

@@ -1,12 +1,14 @@
 /* real_score.c: the scoring run of a program over real observations
  * (hmmrt_program.real_dim > 0): each file is read whole in the text form
- * (real_read.c), its sequences scored on every core, and the rows printed
- * in input order; a malformed observation stops the run after the rows of
- * the sequences before it, as the FASTA path stops. */
+ * (real_read.c), its sequences scored on the GPU where the program has a
+ * GPU path for them (runtime/gpu/real_gpu.c) or else on every core, and the
+ * rows printed in input order; a malformed observation stops the run after
+ * the rows of the sequences before it, as the FASTA path stops. */
 #include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "hmmrt_gpu.h"
@@ -48,10 +50,14 @@ static void warn_below_range(const hmmrt_program *prog)
     }
 }
 
+/* The GPU path of the run (NULL: every sequence on the CPU). */
+static void *real_gpu;
+
 /* Scores the n sequences of f into values (n rows of n_columns); failed[i]
- * is score_cpu's result for sequence i. */
+ * is score_cpu's result for sequence i. Those the GPU scored (done[i]) are
+ * left as they are. */
 static void score_file(const hmmrt_program *prog, const hmmrt_real_file *f, int64_t first_index,
-                       hmmrt_value *values, int *failed, int threads)
+                       hmmrt_value *values, int *failed, const unsigned char *done, int threads)
 {
     const int n_columns = prog->n_columns;
 #pragma omp parallel num_threads(threads > 0 ? threads : 1)
@@ -59,6 +65,8 @@ static void score_file(const hmmrt_program *prog, const hmmrt_real_file *f, int6
         hmmrt_scratch scratch = {0};
 #pragma omp for schedule(dynamic, 1)
         for (int64_t i = 0; i < f->n; i++) {
+            if (done[i])
+                continue;
             const hmmrt_real_seq *s = &f->seqs[i];
             hmmrt_seq seq = {.name = s->name, .codes = NULL, .length = s->length,
                              .index = first_index + i, .obs = s->obs};
@@ -110,15 +118,22 @@ static int run_file(const hmmrt_program *prog, const hmmrt_options *o, const cha
     size_t cells = (size_t)(f.n > 0 ? f.n : 1) * (size_t)prog->n_columns;
     hmmrt_value *values = calloc(cells ? cells : 1, sizeof *values);
     int *failed = calloc((size_t)(f.n > 0 ? f.n : 1), sizeof *failed);
+    unsigned char *done = calloc((size_t)(f.n > 0 ? f.n : 1), 1);
     int status = 0;
-    if (!values || !failed) {
+    if (!values || !failed || !done) {
         hmmrt_error("%s: out of memory for the scores of %lld sequences", path, (long long)f.n);
         hmmrt_out_incomplete(out, path);
         status = HMMRT_EXIT_INTERNAL;
     } else {
         for (size_t c = 0; c < cells; c++)
             values[c].score = NAN;
-        score_file(prog, &f, *index, values, failed, o->threads);
+        if (real_gpu && prog->gpu->real_score(real_gpu, &f, values, done, err, sizeof err) != 0) {
+            /* what the GPU scored stands; the rest, on the CPU */
+            hmmrt_note("%s; the rest of %s on the CPU", err, path);
+            prog->gpu->real_close(real_gpu);
+            real_gpu = NULL;
+        }
+        score_file(prog, &f, *index, values, failed, done, o->threads);
         count_below_range(prog, &f, values);
         status = print_file(prog, &f, path, values, failed, out);
         for (size_t c = 0; c < cells; c++)
@@ -137,6 +152,7 @@ static int run_file(const hmmrt_program *prog, const hmmrt_options *o, const cha
     }
     free(values);
     free(failed);
+    free(done);
     hmmrt_real_free(&f);
     return status;
 }
@@ -144,8 +160,19 @@ static int run_file(const hmmrt_program *prog, const hmmrt_options *o, const cha
 int hmmrt_score_real_files(const hmmrt_program *prog, const hmmrt_options *o)
 {
     hmmrt_set_decimals(o->decimals);
-    if (prog->gpu && prog->gpu->cpu_only && !o->cpu)
-        hmmrt_note("scoring on the CPU: %s", prog->gpu->cpu_only);
+    const hmmrt_gpu_program *gpu = prog->gpu;
+    real_gpu = NULL;
+    if (gpu && gpu->n_real_calls > 0 && !o->cpu) {
+        char why[1024];
+        real_gpu = gpu->real_open(prog, o->device, o->use_double, why, sizeof why);
+        if (!real_gpu && strncmp(why, "model ", 6) == 0) /* real_gpu_model.c's refusal */
+            hmmrt_note("scoring on the CPU: the GPU path over real observations does not take "
+                       "%s", why);
+        else if (!real_gpu)
+            hmmrt_note("no usable GPU (%s); scoring on the CPU", why);
+    } else if (gpu && gpu->cpu_only && !o->cpu) {
+        hmmrt_note("scoring on the CPU: %s", gpu->cpu_only);
+    }
     hmmrt_out out;
     if (hmmrt_out_open(&out, STDOUT_FILENO, OUTPUT_BUFFER) != 0) {
         hmmrt_error("out of memory for the output buffer");
@@ -166,6 +193,12 @@ int hmmrt_score_real_files(const hmmrt_program *prog, const hmmrt_options *o)
         status = run_file(prog, o, o->files[i], &index, &out);
     warn_below_range(prog);
     free(below_range);
+    if (real_gpu) {
+        if (o->timing)
+            gpu->real_report(real_gpu, stderr);
+        gpu->real_close(real_gpu);
+        real_gpu = NULL;
+    }
     if (hmmrt_out_flush(&out) != 0 && status == 0)
         status = HMMRT_EXIT_OUTPUT;
     hmmrt_out_release_signals();

@@ -174,6 +174,21 @@ static int gemm_ex(void *stream, int rows, int n, const float *in, const float *
 {
     void *h = hmmrt_cublas_handle();
     return h ? hmmrt_cublas_rows_product_ex(h, stream, rows, n, in, matrix, out) : -1;
+
+/* c = a' x b in cuBLAS's column-major terms (a: k x m, b: k x n, c: m x n;
+ * in row-major terms c[n][m] = b[n][k] x a[m][k]'), FP32 on the CUDA cores
+ * whatever HMMRT_DENSE_PRODUCT says: the emission pass over real
+ * observations (runtime/gpu/real_gpu.c). 0, or cuBLAS's status. */
+int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                          const float *b, float *c)
+{
+    cublasHandle_t h = (cublasHandle_t)handle;
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = blas.set_stream(h, (cudaStream_t)stream);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, k, b, CUDA_R_32F,
+                      k, &zero, c, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return (int)s;
 }
 
 void hmmrt_cublas_warm(int n)

@@ -11,6 +11,7 @@
 #include "codegen/cuda/backend_cuda_profile_data.h"
 #include "codegen/cuda/cuda_plan.h"
 #include "codegen/cuda/cuda_shapes.h"
+#include "codegen/cuda/backend_cuda_real.h"
 
 #include "analysis/dense.h"
 
@@ -142,6 +143,10 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
         fprintf(o, "    {.label = NULL},\n");
     fprintf(o, "};\n");
     const char *double_only = reason ? NULL : gpu_double_only_reason(p, plans->gpu);
+    /* real observations: libhmmrt_gpu's own path where it takes the program */
+    int real = p->n_calls > 0 && p->calls[0].model->real_dim > 0;
+    const char *real_fields = real && !cuda_real_refusal(p) ? cuda_write_real_calls(e, p, layout)
+                                                            : "";
     /* a program that carries its source can train, and posterior calls run
      * on libhmmrt_gpu's forward-backward kernel */
     int trains = source_text_of(p) != NULL, posteriors = 0, dense_sums = 0;
@@ -158,7 +163,7 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
     fprintf(o, "static const hmmrt_gpu_program gpu_program = {\n    .n_calls = %d, .calls = gpu_calls, "
                ".cpu_only = %s, .needs_double = %s,\n    .open = hmmrt_gpu_open, .score = "
                "hmmrt_gpu_score, .report = hmmrt_gpu_report, .close = hmmrt_gpu_close,\n"
-               "    .device_count = hmmrt_gpu_device_count,\n%s%s%s};\n",
+               "    .device_count = hmmrt_gpu_device_count,\n%s%s%s%s};\n",
             n_calls, reason ? arena_strdup(p->arena, emit_string(reason)) : "NULL",
             double_only ? emit_string(double_only) : "NULL",
             trains ? "    .fb_open = hmmrt_gpu_fb_open, .fb_expect = hmmrt_gpu_fb_expect, "
@@ -171,5 +176,5 @@ void backend_cuda_write_host(Emitter *e, const Program *p, const Plans *plans)
             dense_sums ? arena_printf(p->arena, "    .dense_sums = %d, /* dense forward or backward "
                                                 "(%d states): cuBLAS loads while the GPU opens */\n",
                                       dense_sums, dense_sums)
-                       : "");
+                       : "", real_fields);
 }

@@ -13,6 +13,7 @@
 #include "hmmrt_fb_gpu.h"
 #include "occupancy_rules.h"
 #include "codegen/cuda/profile_tuning.h"
+#include "codegen/cuda/backend_cuda_real.h"
 #include "ir/graph.h"
 
 /* Above this many moves a CUDA kernel writes one position's body once instead
@@ -166,12 +167,21 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
             plan_posterior(p, call, plan, verbose);
             continue;
         }
-        if (m->real_dim) { /* densities: the C path only, for now (layout.c says why) */
+        if (m->real_dim) { /* densities: libhmmrt_gpu's path (backend_cuda_real.c) or the C path */
             plan->real = 1;
-            if (verbose)
+            const char *refused = cuda_real_refusal(p);
+            if (verbose && refused)
                 fprintf(verbose, "hmmc: plan %s: GPU: none, the program scores on the CPU: its "
-                        "observations are real vectors (alphabet real[%d])\n", call->label,
-                        m->real_dim);
+                        "observations are real vectors (alphabet real[%d]) and %s\n", call->label,
+                        m->real_dim, refused);
+            else if (verbose)
+                fprintf(verbose, "hmmc: plan %s: GPU: libhmmrt_gpu's path over real observations: "
+                        "an emission pass (each frame's log-density under each of the model's %d "
+                        "densities: a block per group of densities and 128 frames, or from 1,024 "
+                        "distinct gaussians in float an FP32 matrix product of expanded features "
+                        "through cuBLAS) then the %s recursion (a block per sequence), in float, "
+                        "or double with --double\n", call->label,
+                        m->n_emissions, call->alg == ALG_VITERBI ? "viterbi" : "forward");
             continue;
         }
         if (m->n_length_weights && verbose) /* cuda_write_length_weights */
@@ -234,7 +244,8 @@ void gpu_plan_dump(const GpuPlan *plan, FILE *out)
         return;
     }
     if (plan->real) {
-        fprintf(out, "  gpu-plan cpu (real observations run on the CPU for now)\n");
+        fprintf(out, "  gpu-plan real (libhmmrt_gpu's emission pass and recursion, where every "
+                     "column is a forward or viterbi score; else the CPU)\n");
         return;
     }
     if (plan->posterior) {

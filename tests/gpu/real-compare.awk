@@ -1,0 +1,33 @@
+# real-compare.awk: compares a GPU run's rows (first file) with the CPU
+# path's (second) over the same observations; LENGTHS (third file: "NAME
+# L" a line) gives each sequence's observations. Float: within 1e-5 x
+# max(1, |cpu|) + 1e-8 nats an observation; DOUBLE=1: 1e-10 x max(1, |cpu|)
+# + 1e-12 an observation; -inf exactly. Prints the worst ratio of
+# difference to tolerance and each mismatch (the first 5); exit 1 on one.
+FILENAME == ARGV[3] { len[$1] = $2; next }
+/^#/ { next }
+FILENAME == ARGV[1] { gpu[++ng] = $0; next }
+{ cpu[++nc] = $0 }
+END {
+    if (ng != nc) { printf "rows: GPU %d, CPU %d\n", ng, nc; exit 1 }
+    worst = 0; bad = 0
+    for (r = 1; r <= nc; r++) {
+        n = split(gpu[r], g, "\t"); m = split(cpu[r], c, "\t")
+        if (n != m || g[1] != c[1]) { printf "row %d: %s against %s\n", r, g[1], c[1]; bad++; continue }
+        L = len[c[1]] + 0
+        for (k = 2; k <= m; k++) {
+            if (c[k] == "-inf" || g[k] == "-inf") {
+                if (c[k] != g[k] && bad++ < 5) printf "%s column %d: GPU %s, CPU %s\n", c[1], k, g[k], c[k]
+                continue
+            }
+            a = c[k] + 0; d = g[k] - a; d = d < 0 ? -d : d
+            mag = a < 0 ? -a : a; mag = mag > 1 ? mag : 1
+            tol = DOUBLE ? 1e-10 * mag + 1e-12 * L : 1e-5 * mag + 1e-8 * L
+            if (d / tol > worst) worst = d / tol
+            if (d > tol && bad++ < 5)
+                printf "%s column %d: GPU %s, CPU %s (tolerance %.3g)\n", c[1], k, g[k], c[k], tol
+        }
+    }
+    printf "worst %.3f of the tolerance\n", worst
+    exit bad > 0
+}
