@@ -174,6 +174,7 @@ static int gemm_ex(void *stream, int rows, int n, const float *in, const float *
 {
     void *h = hmmrt_cublas_handle();
     return h ? hmmrt_cublas_rows_product_ex(h, stream, rows, n, in, matrix, out) : -1;
+}
 
 /* c = a' x b in cuBLAS's column-major terms (a: k x m, b: k x n, c: m x n;
  * in row-major terms c[n][m] = b[n][k] x a[m][k]'), FP32 on the CUDA cores
