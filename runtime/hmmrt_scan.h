@@ -41,6 +41,9 @@ typedef struct hmmrt_scan_call {
     hmmrt_sum_spans sum_spans;    /* ... a transfer's columns together (NULL: one by one) */
     hmmrt_max_span max_span;      /* viterbi */
     hmmrt_max_span_bp max_span_bp;
+    /* a dense call's forward or backward (runtime/dense.c's model; no spans):
+       transfers as matrix products (scan_dense.c) */
+    struct hmmrt_dense *dense;
 } hmmrt_scan_call;
 
 /* ---- the plan (scan_plan.c) ------------------------------------------------ */
@@ -83,6 +86,15 @@ double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
  * ((L + 1) x n cells of c->bp_bytes) as the one-thread function writes it;
  * NAN without memory. */
 double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp);
+
+/* ---- dense calls (scan_dense.c) -----------------------------------------------
+ * The score of a dense call's forward or backward (c->dense), or NAN: score
+ * on one thread (fewer than 3 symbols, no memory, a value left double's
+ * range). */
+double hmmrt_scan_dense_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
+/* What a transfer's position costs, in positions of the one-thread function,
+ * for n emitting states (OpenBLAS's products or the blocked loop). */
+double hmmrt_scan_dense_cost(int n);
 
 /* ---- combining transfers (scan_combine.c) ------------------------------------
  * A sum-product transfer over a chunk: n x nb values t[j * n + i] (column j:

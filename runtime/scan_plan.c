@@ -48,6 +48,8 @@ enum { SMALL_BOUNDARY = 4 };
 double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c)
 {
     double nb = c->n_boundary;
+    if (c->dense)
+        return hmmrt_scan_dense_cost(c->n_boundary);
     if (!c->sum_spans || c->n_boundary > SMALL_BOUNDARY)
         return nb;
     return nb * TOGETHER_SMALL > 1.0 ? nb * TOGETHER_SMALL : 1.0;

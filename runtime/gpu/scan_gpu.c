@@ -56,6 +56,9 @@ static const char *call_refusal(const hmmrt_gpu *g, int c, const hmmrt_scan_call
             (!sc->max_span_bp || !call->paths || call->bp_bytes != sc->bp_bytes ||
              call->n_states != sc->n_states))
             return "a traceback or segments whose back pointers the scan cannot write";
+    if (sc->dense)
+        return "a dense call (its transfers are matrix products, scanned on the CPU path only "
+               "so far)";
     if (sc->n_boundary < 1 || sc->n_boundary > HMMRT_SCAN_NB_MAX)
         return "more than 32 boundary states (a chunk's transfer would need matrix products)";
     int K = (int)strlen(g->prog->alphabets[call->alphabet]);
