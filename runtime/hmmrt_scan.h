@@ -44,6 +44,9 @@ typedef struct hmmrt_scan_call {
     /* a dense call's forward or backward (runtime/dense.c's model; no spans):
        transfers as matrix products (scan_dense.c) */
     struct hmmrt_dense *dense;
+    /* a posterior call (libhmmrt's engine, fb.c; no spans): its forward and
+       backward rows in chunks (scan_fb.c) */
+    int posterior;
 } hmmrt_scan_call;
 
 /* ---- the plan (scan_plan.c) ------------------------------------------------ */
@@ -95,6 +98,18 @@ double hmmrt_scan_dense_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
 /* What a transfer's position costs, in positions of the one-thread function,
  * for n emitting states (OpenBLAS's products or the blocked loop). */
 double hmmrt_scan_dense_cost(int n);
+
+/* ---- posterior calls (scan_fb.c) ------------------------------------------------
+ * fb.c's hmmrt_fb_run without counts over one long sequence on every
+ * thread, where the rule takes it (a descriptor of n_boundary = the larger
+ * of fb's forward and backward boundary states, .posterior): ln P, the
+ * forward table's rows and, when posterior is not NULL, the posteriors
+ * over them (*posterior = scratch + n) as hmmrt_fb_run leaves them; NAN when
+ * not scanned (not chosen, fb's dense form, no memory, a row past double):
+ * then run hmmrt_fb_run. scratch: hmmrt_fb_scratch(fb, L) doubles. */
+struct hmmrt_fb;
+double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int64_t L,
+                               double *scratch, double **posterior);
 
 /* ---- combining transfers (scan_combine.c) ------------------------------------
  * A sum-product transfer over a chunk: n x nb values t[j * n + i] (column j:

@@ -379,11 +379,46 @@ static int scan_dense_supported(const IrCall *call)
            !call->plan.long_double_only && !(call->attrs & (ATTR_SCORE_TABLE | ATTR_TRACEBACK_TABLE));
 }
 
+/* Whether a posterior call gets a scan descriptor: libhmmrt's engine runs
+ * its forward and backward in chunks (runtime/scan_fb.c) over symbols. */
+static int scan_posterior_supported(const IrCall *call)
+{
+    return call->alg == ALG_POSTERIOR && !call->model->real_dim;
+}
+
 /* Whether the call is in the program's scan_calls (score.c sets a long
  * sequence aside for them). */
 static int scan_listed(const IrCall *call)
 {
-    return scan_supported(call) || scan_dense_supported(call);
+    return scan_supported(call) || scan_dense_supported(call) || scan_posterior_supported(call);
+}
+
+/* A posterior call's descriptor cN_scan, for the plan alone (libhmmrt's
+ * engine decides again from the model it prepares): its boundary states,
+ * the more of the sources of emitting moves (less the start) and their
+ * destinations (less the end). */
+static void write_scan_posterior(Emitter *e, const Program *p, const Layout *layout, int index)
+{
+    const IrCall *call = &p->calls[index];
+    const IrModel *m = call->model;
+    int n = m->n_states > 0 ? m->n_states : 1, counts[2] = {0, 0};
+    unsigned char *seen = ARENA_ARRAY(p->arena, unsigned char, 2 * (size_t)n);
+    memset(seen, 0, 2 * (size_t)n);
+    for (int k = 0; k < m->n_moves; k++) {
+        const IrMove *mv = &m->moves[k];
+        if (mv->emission < 0)
+            continue;
+        if (mv->from != m->start && !seen[mv->from])
+            seen[mv->from] = 1, counts[0]++;
+        if (mv->to != m->end && !seen[n + mv->to])
+            seen[n + mv->to] = 1, counts[1]++;
+    }
+    emit_blank(e);
+    emit_comment(e, "for libhmmrt's time-parallel scan of one long sequence (runtime/scan_fb.c)");
+    emit_line(e, "static const hmmrt_scan_call %s = {", layout_name(layout, index, "scan"));
+    emit_line(e, "    .label = \"%s\", .n_states = %d, .n_boundary = %d, .posterior = 1,",
+              call->label, m->n_states, counts[0] > counts[1] ? counts[0] : counts[1]);
+    emit_line(e, "};");
 }
 
 /* A dense call's descriptor cN_scan: its model as a matrix, every emitting
@@ -976,6 +1011,8 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
                         "%d states, %d moves ====", index, call->label, call->model->n_states,
                      call->model->n_moves);
         c_write_posterior_call(e, p, plans->layout, index);
+        if (scan_posterior_supported(call))
+            write_scan_posterior(e, p, plans->layout, index);
         return;
     }
     CallWriter w = {.e = e, .p = p, .call = call, .index = index, .layout = plans->layout,
