@@ -99,17 +99,19 @@ double hmmrt_scan_dense_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
  * for n emitting states (OpenBLAS's products or the blocked loop). */
 double hmmrt_scan_dense_cost(int n);
 
-/* ---- posterior calls (scan_fb.c) ------------------------------------------------
- * fb.c's hmmrt_fb_run without counts over one long sequence on every
- * thread, where the rule takes it (a descriptor of n_boundary = the larger
- * of fb's forward and backward boundary states, .posterior): ln P, the
- * forward table's rows and, when posterior is not NULL, the posteriors
- * over them (*posterior = scratch + n) as hmmrt_fb_run leaves them; NAN when
- * not scanned (not chosen, fb's dense form, no memory, a row past double):
- * then run hmmrt_fb_run. scratch: hmmrt_fb_scratch(fb, L) doubles. */
+/* ---- posterior calls and training (scan_fb.c) --------------------------------
+ * fb.c's hmmrt_fb_run over one long sequence on every thread, where the rule
+ * takes it (a descriptor of n_boundary = the larger of fb's forward and
+ * backward boundary states, .posterior): ln P, the forward table's rows,
+ * the posteriors over them when posterior is not NULL (*posterior =
+ * scratch + n), the counts added when move_counts is not NULL, as
+ * hmmrt_fb_run leaves them; NAN when not scanned (not chosen, fb's dense
+ * form, another scan running, no memory, a row past double): then
+ * hmmrt_fb_run's own one-thread run. scratch: hmmrt_fb_scratch(fb, L). */
 struct hmmrt_fb;
-double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int64_t L,
-                               double *scratch, double **posterior);
+double hmmrt_scan_fb_run(const struct hmmrt_fb *fb, const uint8_t *x, int64_t L,
+                         double *scratch, double *move_counts, double *emission_counts,
+                         double **posterior);
 
 /* ---- combining transfers (scan_combine.c) ------------------------------------
  * A sum-product transfer over a chunk: n x nb values t[j * n + i] (column j:

@@ -2,7 +2,6 @@
  * over the model as written (fb.c), then its score, decode, segments and
  * table of posteriors as the contract writes them. */
 #include "fb.h"
-#include "hmmrt_scan.h"
 #include "internal.h"
 
 #include <math.h>
@@ -200,10 +199,7 @@ int hmmrt_posterior(const hmmrt_posterior_call *call, const uint8_t *x, int64_t 
     if (!mem)
         return 1;
     double *post = NULL;
-    /* one long sequence over every thread where the rule takes it (scan_fb.c); NAN: not so */
-    double score = hmmrt_scan_fb_posterior(fb, x, L, (double *)mem, wants_post ? &post : NULL);
-    if (isnan(score))
-        score = hmmrt_fb_run(fb, x, L, (double *)mem, NULL, NULL, wants_post ? &post : NULL);
+    double score = hmmrt_fb_run(fb, x, L, (double *)mem, NULL, NULL, wants_post ? &post : NULL);
     int *best = ints ? (int *)(mem + doubles * sizeof(double)) : NULL;
     hmmrt_posterior_write(call, n, L, score, post, (size_t)n, best, values);
     return 0;

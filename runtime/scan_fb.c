@@ -1,14 +1,16 @@
-/* scan_fb.c: a posterior call's forward-backward (fb.c) over one long
- * sequence on every thread (issue 24, docs/scan.md "Posteriors"): forward in
- * chunks (transfers from each boundary state, combined in order, each chunk
- * run again from its exact entry row), then backward likewise with the
- * forward's scales, each chunk writing its positions' posteriors. */
+/* scan_fb.c: fb.c's forward-backward (posterior calls, training's E-step)
+ * over one long sequence on every thread (issue 24, docs/scan.md
+ * "Posteriors"): forward in chunks (transfers from each boundary state,
+ * combined in order, each chunk run again from its exact entry row), then
+ * backward likewise with the forward's scales, each chunk writing its
+ * positions' posteriors and adding its counts. */
 #include "fb.h"
 #include "hmmrt_scan.h"
 #include "internal.h"
 
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,23 +60,33 @@ static double forward_row(const hmmrt_fb *fb, const uint8_t *x, int64_t i, const
  * 1's posteriors). */
 static void backward_row(const hmmrt_fb *fb, const uint8_t *x, int64_t i, double inv_scale,
                          double inv_p, const double *fi, const double *b_next, double *b_cur,
-                         double *post, double *g)
+                         double *post, double *counts, double *g)
 {
     const size_t n = (size_t)fb->n, K = (size_t)fb->K;
+    double *mc = counts, *ec = counts ? counts + fb->n_moves : NULL;
     for (size_t p = 0; p < n; p++) {
         double h = 0;
         for (int j = fb->emit_out_start[p]; j < fb->emit_out_start[p + 1]; j++) {
             const int mi = fb->emit_out[j];
             const hmmrt_model_move *mv = &fb->moves[mi];
-            const double t = fb->w[mi] * fb->e[(size_t)mv->emission * K + x[i]] *
-                             b_next[mv->to] * inv_scale;
+            const size_t ev = (size_t)mv->emission * K + x[i];
+            const double t = fb->w[mi] * fb->e[ev] * b_next[mv->to] * inv_scale;
             h += t;
-            if (post && fi[p] != 0)
-                post[mv->to] += fi[p] * t * inv_p;
+            if (!fi || fi[p] == 0)
+                continue;
+            const double use = fi[p] * t * inv_p;
+            if (mc) {
+                mc[mi] += use;
+                ec[ev] += use;
+            }
+            if (post)
+                post[mv->to] += use;
         }
         b_cur[p] = h;
     }
     hmmrt_fb_silent_backward(fb, b_cur, g);
+    if (mc)
+        hmmrt_fb_count_silent(fb, fi, b_cur, inv_p, mc);
 }
 
 /* sum_j exp(lw[j] + ln v[states[j]] - top) col_j, into out; *top: the
@@ -109,12 +121,13 @@ typedef struct fb_scan {
     double *tops;           /* count x n: each backward chunk's posteriors of its top row */
     double *work;           /* threads x per_thread */
     size_t per_thread;
+    double *counts;         /* count x (moves + emission values): each chunk's uses */
 } fb_scan;
 
 static void fb_scan_free(fb_scan *s)
 {
     free(s->begin), free(s->states_f), free(s->states_b), free(s->t), free(s->lw);
-    free(s->entries), free(s->tops), free(s->work);
+    free(s->entries), free(s->tops), free(s->work), free(s->counts);
 }
 
 /* Forward chunk k: rows [1 + begin[k], 1 + begin[k + 1]); backward chunk k
@@ -159,7 +172,7 @@ static void backward_transfer(const hmmrt_fb *fb, const uint8_t *x, const double
         a[s->states_b[j]] = 1;
         double *next = a, *cur = b;
         for (int64_t i = i1 - 1; i >= i0 && lw > -INFINITY; i--) {
-            backward_row(fb, x, i, exp(-ls[i + 1]), 0, NULL, next, cur, NULL, g);
+            backward_row(fb, x, i, exp(-ls[i + 1]), 0, NULL, next, cur, NULL, NULL, g);
             lw += hmmrt_fb_scale_column(cur, n);
             double *swap = next;
             next = cur;
@@ -171,19 +184,23 @@ static void backward_transfer(const hmmrt_fb *fb, const uint8_t *x, const double
 }
 
 /* Backward over positions [i0, i1) from row i1's values in b (n doubles),
- * writing the posteriors of rows i0 + 1 .. i1 over the forward table; row
- * i1's go to top instead when it is not NULL (a neighbour still reads it). */
+ * writing the posteriors of rows i0 + 1 .. i1 over the forward table (with
+ * posts) and adding the moves' and emissions' uses into counts (or NULL);
+ * row i1's posteriors go to top instead when it is not NULL (a neighbour
+ * still reads that row as a forward row). */
 static void backward_run(const hmmrt_fb *fb, const uint8_t *x, double *f, const double *ls,
-                         double inv_p, int64_t i0, int64_t i1, const double *b, double *top,
-                         double *row_i0, double *mine)
+                         double inv_p, int64_t i0, int64_t i1, const double *b, int posts,
+                         double *top, double *counts, double *row_i0, double *mine)
 {
     const size_t n = (size_t)fb->n;
     double *next = mine, *cur = next + n, *g = cur + n;
     memcpy(next, b, sizeof(double) * n);
     for (int64_t i = i1 - 1; i >= i0; i--) {
-        double *post = i == i1 - 1 && top ? top : f + (size_t)(i + 1) * n;
-        memset(post, 0, sizeof(double) * n);
-        backward_row(fb, x, i, exp(-ls[i + 1]), inv_p, f + (size_t)i * n, next, cur, post, g);
+        double *post = !posts ? NULL : i == i1 - 1 && top ? top : f + (size_t)(i + 1) * n;
+        if (post)
+            memset(post, 0, sizeof(double) * n);
+        backward_row(fb, x, i, exp(-ls[i + 1]), inv_p, f + (size_t)i * n, next, cur, post,
+                     counts, g);
         double *swap = next;
         next = cur;
         cur = swap;
@@ -192,12 +209,30 @@ static void backward_run(const hmmrt_fb *fb, const uint8_t *x, double *f, const 
         memcpy(row_i0, next, sizeof(double) * n);
 }
 
-double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int64_t L,
-                               double *scratch, double **posterior)
+/* One scan at a time: training's threads each score their sequences, and
+ * a second long one goes on its thread alone rather than a second team. */
+static atomic_int busy;
+
+static double scan_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
+                       double *move_counts, double *emission_counts, double **posterior);
+
+double hmmrt_scan_fb_run(const struct hmmrt_fb *fb, const uint8_t *x, int64_t L,
+                         double *scratch, double *move_counts, double *emission_counts,
+                         double **posterior)
+{
+    int idle = 0; /* the cheap tests first: every sequence of a batch comes here */
+    if (fb->dense || L < 2 || hmmrt_scan_mode() == HMMRT_SCAN_OFF || !hmmrt_scan_long(L) ||
+        !atomic_compare_exchange_strong(&busy, &idle, 1))
+        return NAN;
+    double got = scan_run(fb, x, L, scratch, move_counts, emission_counts, posterior);
+    atomic_store(&busy, 0);
+    return got;
+}
+
+static double scan_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
+                       double *move_counts, double *emission_counts, double **posterior)
 {
     const size_t n = (size_t)fb->n;
-    if (fb->dense || L < 2)
-        return NAN;
     fb_scan s;
     memset(&s, 0, sizeof s);
     s.states_f = malloc(sizeof(int) * n);
@@ -225,7 +260,11 @@ double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int6
     s.entries = malloc(sizeof(double) * count * n + 1);
     s.tops = malloc(sizeof(double) * count * n + 1);
     s.work = malloc(sizeof(double) * s.per_thread * (size_t)threads);
-    if (!s.begin || !s.t || !s.lw || !s.entries || !s.tops || !s.work) {
+    /* each chunk's counts, summed in chunk order at the end */
+    const size_t per_counts = (size_t)fb->n_moves + (size_t)fb->n_emissions * (size_t)fb->K;
+    s.counts = move_counts ? calloc(count * per_counts + 1, sizeof(double)) : NULL;
+    if (!s.begin || !s.t || !s.lw || !s.entries || !s.tops || !s.work ||
+        (move_counts && !s.counts)) {
         fb_scan_free(&s);
         return NAN;
     }
@@ -285,7 +324,7 @@ double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int6
     double lnp = log(p_end);
     for (int64_t i = 0; i <= L; i++)
         lnp += ls[i];
-    if (!posterior) { /* the score alone */
+    if (!posterior && !move_counts) { /* the score alone */
         hmmrt_scan_count(0, L, omp_get_wtime() - started, 0);
         fb_scan_free(&s);
         return lnp;
@@ -307,8 +346,11 @@ double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int6
         memset(b, 0, n * sizeof *b);
         b[fb->end] = 1;
         hmmrt_fb_silent_backward(fb, b, mine);
+        if (s.counts)
+            hmmrt_fb_count_silent(fb, f + (size_t)L * n, b, inv_p, s.counts);
         /* row i0 into entries[0]: chunk 1's row i1 (b is copied first) */
-        backward_run(fb, x, f, ls, inv_p, i0, i1, b, NULL, s.entries, mine);
+        backward_run(fb, x, f, ls, inv_p, i0, i1, b, posterior != NULL, NULL, s.counts,
+                     s.entries, mine);
     }
     /* each chunk's row i1, from the chunk after it */
     for (int64_t k = 1; k + 1 < s.count; k++) {
@@ -333,11 +375,21 @@ double hmmrt_scan_fb_posterior(const struct hmmrt_fb *fb, const uint8_t *x, int6
     for (int64_t k = 1; k < s.count; k++) {
         double *mine = s.work + s.per_thread * (size_t)omp_get_thread_num();
         backward_run(fb, x, f, ls, inv_p, L - s.begin[k + 1], L - s.begin[k],
-                     s.entries + (size_t)(k - 1) * n, s.tops + (size_t)k * n, NULL, mine);
+                     s.entries + (size_t)(k - 1) * n, posterior != NULL, s.tops + (size_t)k * n,
+                     s.counts ? s.counts + per_counts * (size_t)k : NULL, NULL, mine);
     }
-    for (int64_t k = 1; k < s.count; k++) /* the rows a neighbour read as forward rows */
-        memcpy(f + (size_t)(L - s.begin[k]) * n, s.tops + (size_t)k * n, n * sizeof *f);
-    *posterior = f + n;
+    if (posterior) {
+        for (int64_t k = 1; k < s.count; k++) /* the rows a neighbour read as forward rows */
+            memcpy(f + (size_t)(L - s.begin[k]) * n, s.tops + (size_t)k * n, n * sizeof *f);
+        *posterior = f + n;
+    }
+    for (int64_t k = 0; s.counts && k < s.count; k++) {
+        const double *c = s.counts + per_counts * (size_t)k;
+        for (int m = 0; m < fb->n_moves; m++)
+            move_counts[m] += c[m];
+        for (size_t v = 0; v < per_counts - (size_t)fb->n_moves; v++)
+            emission_counts[v] += c[fb->n_moves + v];
+    }
     hmmrt_scan_count(0, L, omp_get_wtime() - started, 0);
     fb_scan_free(&s);
     return lnp;
