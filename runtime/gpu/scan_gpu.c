@@ -48,7 +48,7 @@ static const char *call_refusal(const hmmrt_gpu *g, int c, const hmmrt_scan_call
 {
     const hmmrt_gpu_call *call = &g->gp->calls[c];
     if (call->posterior)
-        return "a posterior call (the scan does forward, backward and viterbi scores)";
+        return "a posterior call (scanned on the CPU path only so far: --cpu)";
     if (!sc)
         return "a call the CPU scan does not take either (docs/scan.md)";
     for (int k = 0; k < call->n_outputs; k++)
