@@ -14,14 +14,14 @@
 static const double LN2 = 0.693147180559945309417232121458176568;
 
 /* What a transfer's position costs in positions of the one-thread function
- * (a vector-matrix product of n^2): an n x n x n product is n times the
- * arithmetic, done at a better rate. Measured on the 2-core machine
- * (2026-11-26, docs/scan.md): one-thread position at n = 256, 23 us; the
- * product 0.61 ms through OpenBLAS (r = 26), 3.2 ms through the blocked loop
- * (r = 139); from n = 64 to 1,024 the product's rate per position stays
- * within 10% of n / 14 (OpenBLAS) and n / 2.7 (the loop) matrix-vector
- * products. So r = n / 10 and n / 2, rounded towards the scan. */
-static const double RATE_BLAS = 10.0, RATE_LOOP = 2.0;
+ * (hmmrt_dense_forward's vector-matrix product of n^2): an n x n x n
+ * product is n times the arithmetic, done at a better rate. Measured on the
+ * 2-core machine (2026-11-26, docs/scan.md): at n = 256 a one-thread
+ * position takes 23 us, the product 0.61 ms through OpenBLAS (r = 26) and
+ * 3.2 ms through the blocked loop (r = 139); at n = 128, the whole scan's
+ * CPU time against one thread's gives r = 15 (OpenBLAS). So r = n / 9 and
+ * n / 1.8. */
+static const double RATE_BLAS = 9.0, RATE_LOOP = 1.8;
 
 /* 1 when the products go through OpenBLAS (loaded, and HMMRT_DENSE_BLAS is
  * not off: the tests force the blocked loop so). */
