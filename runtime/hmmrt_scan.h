@@ -1,9 +1,9 @@
 /* hmmrt_scan.h: one long sequence over every core (issue 24). A generated
- * program describes each forward, backward and viterbi call it can scan
- * (hmmrt_scan_call: its span functions and the states one position reads of
- * the column before it); libhmmrt cuts the sequence into chunks, computes
- * each chunk's transfer on its own thread, combines them in order and reruns
- * the chunks that back pointers need (docs/scan.md). */
+ * program describes each call it can scan (hmmrt_scan_call: forward,
+ * backward and viterbi by their span functions, dense and posterior calls
+ * by their model); libhmmrt cuts the sequence into chunks, computes each
+ * chunk's transfer on its own thread, combines them in order and reruns the
+ * chunks that back pointers or posteriors need (docs/scan.md). */
 #ifndef HMMRT_SCAN_H
 #define HMMRT_SCAN_H
 
