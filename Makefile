@@ -137,6 +137,7 @@ differential: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/extreme
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/scan
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/scan-gpu
+	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/scan-posterior
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/posterior
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/differential/dense-blas
 	@HMMC=$(HMMC_BIN) tests/differential/real-check

@@ -2,6 +2,7 @@
  * expected counts (fb.h). Columns are scaled to sum to 1; silent cycles are
  * summed exactly through the inverse of (I - W) of each cycle's states. */
 #include "fb.h"
+#include "hmmrt_scan.h"
 #include "internal.h"
 
 #include <math.h>
@@ -738,6 +739,11 @@ run(const hmmrt_fb *fb, const emit_src *src, int64_t L, double *scratch, double 
 double hmmrt_fb_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *scratch,
                     double *move_counts, double *emission_counts, double **posterior)
 {
+    /* one long sequence over every thread where the rule takes it (scan_fb.c; NAN: not) */
+    const double scanned = hmmrt_scan_fb_run(fb, x, L, scratch, move_counts, emission_counts,
+                                             posterior);
+    if (!isnan(scanned))
+        return scanned;
     const emit_src src = {fb->e, (size_t)fb->K, 1, x, 1};
     return run(fb, &src, L, scratch, move_counts, emission_counts, posterior);
 }

@@ -1,9 +1,9 @@
 /* hmmrt_scan.h: one long sequence over every core (issue 24). A generated
- * program describes each forward, backward and viterbi call it can scan
- * (hmmrt_scan_call: its span functions and the states one position reads of
- * the column before it); libhmmrt cuts the sequence into chunks, computes
- * each chunk's transfer on its own thread, combines them in order and reruns
- * the chunks that back pointers need (docs/scan.md). */
+ * program describes each call it can scan (hmmrt_scan_call: forward,
+ * backward and viterbi by their span functions, dense and posterior calls
+ * by their model); libhmmrt cuts the sequence into chunks, computes each
+ * chunk's transfer on its own thread, combines them in order and reruns the
+ * chunks that back pointers or posteriors need (docs/scan.md). */
 #ifndef HMMRT_SCAN_H
 #define HMMRT_SCAN_H
 
@@ -41,6 +41,12 @@ typedef struct hmmrt_scan_call {
     hmmrt_sum_spans sum_spans;    /* ... a transfer's columns together (NULL: one by one) */
     hmmrt_max_span max_span;      /* viterbi */
     hmmrt_max_span_bp max_span_bp;
+    /* a dense call's forward or backward (runtime/dense.c's model; no spans):
+       transfers as matrix products (scan_dense.c) */
+    struct hmmrt_dense *dense;
+    /* a posterior call (libhmmrt's engine, fb.c; no spans): its forward and
+       backward rows in chunks (scan_fb.c) */
+    int posterior;
 } hmmrt_scan_call;
 
 /* ---- the plan (scan_plan.c) ------------------------------------------------ */
@@ -83,6 +89,29 @@ double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
  * ((L + 1) x n cells of c->bp_bytes) as the one-thread function writes it;
  * NAN without memory. */
 double hmmrt_scan_max(const hmmrt_scan_call *c, const void *x, int64_t L, void *bp);
+
+/* ---- dense calls (scan_dense.c) -----------------------------------------------
+ * The score of a dense call's forward or backward (c->dense), or NAN: score
+ * on one thread (fewer than 3 symbols, no memory, a value left double's
+ * range). */
+double hmmrt_scan_dense_sum(const hmmrt_scan_call *c, const void *x, int64_t L);
+/* What a transfer's position costs, in positions of the one-thread function,
+ * for n emitting states (OpenBLAS's products or the blocked loop). */
+double hmmrt_scan_dense_cost(int n);
+
+/* ---- posterior calls and training (scan_fb.c) --------------------------------
+ * fb.c's hmmrt_fb_run over one long sequence on every thread, where the rule
+ * takes it (a descriptor of n_boundary = the larger of fb's forward and
+ * backward boundary states, .posterior): ln P, the forward table's rows,
+ * the posteriors over them when posterior is not NULL (*posterior =
+ * scratch + n), the counts added when move_counts is not NULL, as
+ * hmmrt_fb_run leaves them; NAN when not scanned (not chosen, fb's dense
+ * form, another scan running, no memory, a row past double): then
+ * hmmrt_fb_run's own one-thread run. scratch: hmmrt_fb_scratch(fb, L). */
+struct hmmrt_fb;
+double hmmrt_scan_fb_run(const struct hmmrt_fb *fb, const uint8_t *x, int64_t L,
+                         double *scratch, double *move_counts, double *emission_counts,
+                         double **posterior);
 
 /* ---- combining transfers (scan_combine.c) ------------------------------------
  * A sum-product transfer over a chunk: n x nb values t[j * n + i] (column j:

@@ -185,6 +185,8 @@ static int gpu_emulated(const hmmrt_scan_call *c, const void *x, int64_t L, void
 
 double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
 {
+    if (c->dense)
+        return hmmrt_scan_dense_sum(c, x, L);
     double emulated;
     if (gpu_emulated(c, x, L, NULL, &emulated))
         return emulated;

@@ -48,6 +48,8 @@ enum { SMALL_BOUNDARY = 4 };
 double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c)
 {
     double nb = c->n_boundary;
+    if (c->dense)
+        return hmmrt_scan_dense_cost(c->n_boundary);
     if (!c->sum_spans || c->n_boundary > SMALL_BOUNDARY)
         return nb;
     return nb * TOGETHER_SMALL > 1.0 ? nb * TOGETHER_SMALL : 1.0;
@@ -56,11 +58,13 @@ double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c)
 /* The estimated speed-up on `threads` threads: chunk 0 runs from the start
  * (one run a position), every other chunk's transfer costs r runs a
  * position, chunk 0 being r times longer than the others; back pointers
- * then need each other chunk run once more. */
+ * then need each other chunk run once more, and so do posteriors (forward,
+ * then backward, each so). */
 static double scan_gain(const hmmrt_scan_call *c, int threads)
 {
     double r = hmmrt_scan_transfer_cost(c), positions = r + threads - 1; /* in chunks */
-    return c->bp_bytes ? positions / (r + 1) : positions / r;
+    /* back pointers and posteriors run every chunk but the first once more */
+    return c->bp_bytes || c->posterior ? positions / (r + 1) : positions / r;
 }
 
 /* The rule with the given team: auto scans from SCAN_MIN_LENGTH symbols

@@ -48,7 +48,7 @@ static const char *call_refusal(const hmmrt_gpu *g, int c, const hmmrt_scan_call
 {
     const hmmrt_gpu_call *call = &g->gp->calls[c];
     if (call->posterior)
-        return "a posterior call (the scan does forward, backward and viterbi scores)";
+        return "a posterior call (scanned on the CPU path only so far: --cpu)";
     if (!sc)
         return "a call the CPU scan does not take either (docs/scan.md)";
     for (int k = 0; k < call->n_outputs; k++)
@@ -56,6 +56,9 @@ static const char *call_refusal(const hmmrt_gpu *g, int c, const hmmrt_scan_call
             (!sc->max_span_bp || !call->paths || call->bp_bytes != sc->bp_bytes ||
              call->n_states != sc->n_states))
             return "a traceback or segments whose back pointers the scan cannot write";
+    if (sc->dense)
+        return "a dense call (its transfers are matrix products, scanned on the CPU path only "
+               "so far)";
     if (sc->n_boundary < 1 || sc->n_boundary > HMMRT_SCAN_NB_MAX)
         return "more than 32 boundary states (a chunk's transfer would need matrix products)";
     int K = (int)strlen(g->prog->alphabets[call->alphabet]);

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-# scan-dynamax.py: dynamax's associative scan (parallel_hmm_filter, JAX) on
-# the casino sequence that tests/gpu/scan-check scores, for its timing table:
-# the filter's seconds (compiled, median of 3, on the device JAX picks) and
-# its log-likelihood. dynamax's model is the casino without the end state
+# scan-dynamax.py: dynamax's parallel_hmm_filter and parallel_hmm_smoother
+# (associative scans, JAX) and hmm_posterior_mode (viterbi) on the casino
+# sequence that tests/gpu/scan-check scores, for its timing table: each one's
+# seconds (compiled, median of 3, on the device JAX picks) and a number it
+# gives (the filter's and smoother's log-likelihood, the mode's count of
+# loaded positions). dynamax's model is the casino without the end state
 # (its rows out of loaded sum to 0.99999), so its log-likelihood differs from
 # hmmc's forward score by about ln(1e-5) plus whether the last roll is
-# loaded: a timing, not a check.
-#   scan-dynamax.py CASINO.fa   -> prints "seconds<TAB>loglik<TAB>device"
+# loaded: timings, not checks.
+#   scan-dynamax.py CASINO.fa   -> a line each: "function<TAB>seconds<TAB>value<TAB>device"
+#                                  (a function that fails: "function<TAB>failed<TAB>why")
 import statistics
 import sys
 import time
@@ -14,10 +17,22 @@ import time
 import numpy as np
 
 
+def timed(run, loglik):
+    run(loglik).block_until_ready()  # compile
+    times, value = [], None
+    for _ in range(3):
+        t0 = time.perf_counter()
+        value = run(loglik).block_until_ready()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), value
+
+
 def main():
     import jax
     import jax.numpy as jnp
-    from dynamax.hidden_markov_model.inference import parallel_hmm_filter
+    # the parallel functions are parallel_inference's, exported under these names
+    from dynamax.hidden_markov_model import (hmm_posterior_mode, parallel_hmm_filter,
+                                             parallel_hmm_smoother)
 
     with open(sys.argv[1], "rb") as f:
         text = f.read()
@@ -29,14 +44,21 @@ def main():
     loglik = jnp.asarray(emissions[:, x].T, dtype=jnp.float32)  # T x 2
     initial = jnp.array([1.0, 0.0], dtype=jnp.float32)
     transitions = jnp.array([[0.95, 0.05], [0.02, 0.97999]], dtype=jnp.float32)
-    run = jax.jit(lambda ll: parallel_hmm_filter(initial, transitions, ll).marginal_loglik)
-    run(loglik).block_until_ready()  # compile
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        value = run(loglik).block_until_ready()
-        times.append(time.perf_counter() - t0)
-    print(f"{statistics.median(times):.4f}\t{float(value):.3f}\t{jax.devices()[0]}")
+    runs = {
+        "parallel_hmm_filter":
+            lambda ll: parallel_hmm_filter(initial, transitions, ll).marginal_loglik,
+        "parallel_hmm_smoother":
+            lambda ll: parallel_hmm_smoother(initial, transitions, ll).marginal_loglik,
+        "hmm_posterior_mode":
+            lambda ll: jnp.sum(hmm_posterior_mode(initial, transitions, ll)),
+    }
+    device = jax.devices()[0]
+    for name, fn in runs.items():
+        try:
+            seconds, value = timed(jax.jit(fn), loglik)
+            print(f"{name}\t{seconds:.4f}\t{float(value):.3f}\t{device}", flush=True)
+        except Exception as e:  # one that fails (memory) leaves the others' lines
+            print(f"{name}\tfailed\t{type(e).__name__}: {str(e)[:200]}", flush=True)
 
 
 if __name__ == "__main__":

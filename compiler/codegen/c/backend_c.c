@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/dense.h"
 #include "codegen/backend_dense.h"
 #include "codegen/c/backend_c_dense.h"
 #include "codegen/c/backend_c_density.h"
@@ -366,6 +367,71 @@ static int scan_supported(const IrCall *call)
 {
     return call->alg != ALG_POSTERIOR && !call->plan.dense && !call->plan.long_double_only &&
            !(call->attrs & (ATTR_SCORE_TABLE | ATTR_TRACEBACK_TABLE));
+}
+
+/* Whether a dense call gets a scan descriptor: forward and backward scores,
+ * whose chunks' transfers are matrix products (runtime/scan_dense.c);
+ * viterbi's would be max-plus products of n^3 a position, which no number of
+ * cores makes pay against the one-thread n^2 (docs/scan.md). */
+static int scan_dense_supported(const IrCall *call)
+{
+    return call->plan.dense && (call->alg == ALG_FORWARD || call->alg == ALG_BACKWARD) &&
+           !call->plan.long_double_only && !(call->attrs & (ATTR_SCORE_TABLE | ATTR_TRACEBACK_TABLE));
+}
+
+/* Whether a posterior call gets a scan descriptor: libhmmrt's engine runs
+ * its forward and backward in chunks (runtime/scan_fb.c) over symbols. */
+static int scan_posterior_supported(const IrCall *call)
+{
+    return call->alg == ALG_POSTERIOR && !call->model->real_dim;
+}
+
+/* Whether the call is in the program's scan_calls (score.c sets a long
+ * sequence aside for them). */
+static int scan_listed(const IrCall *call)
+{
+    return scan_supported(call) || scan_dense_supported(call) || scan_posterior_supported(call);
+}
+
+/* A posterior call's descriptor cN_scan, for the plan alone (libhmmrt's
+ * engine decides again from the model it prepares): its boundary states,
+ * the more of the sources of emitting moves (less the start) and their
+ * destinations (less the end). */
+static void write_scan_posterior(Emitter *e, const Program *p, const Layout *layout, int index)
+{
+    const IrCall *call = &p->calls[index];
+    const IrModel *m = call->model;
+    int n = m->n_states > 0 ? m->n_states : 1, counts[2] = {0, 0};
+    unsigned char *seen = ARENA_ARRAY(p->arena, unsigned char, 2 * (size_t)n);
+    memset(seen, 0, 2 * (size_t)n);
+    for (int k = 0; k < m->n_moves; k++) {
+        const IrMove *mv = &m->moves[k];
+        if (mv->emission < 0)
+            continue;
+        if (mv->from != m->start && !seen[mv->from])
+            seen[mv->from] = 1, counts[0]++;
+        if (mv->to != m->end && !seen[n + mv->to])
+            seen[n + mv->to] = 1, counts[1]++;
+    }
+    emit_blank(e);
+    emit_comment(e, "for libhmmrt's time-parallel scan of one long sequence (runtime/scan_fb.c)");
+    emit_line(e, "static const hmmrt_scan_call %s = {", layout_name(layout, index, "scan"));
+    emit_line(e, "    .label = \"%s\", .n_states = %d, .n_boundary = %d, .posterior = 1,",
+              call->label, m->n_states, counts[0] > counts[1] ? counts[0] : counts[1]);
+    emit_line(e, "};");
+}
+
+/* A dense call's descriptor cN_scan: its model as a matrix, every emitting
+ * state a boundary state. */
+static void write_scan_dense(CallWriter *w)
+{
+    emit_line(w->e, "static const hmmrt_scan_call %s = {", name_of(w, "scan"));
+    const DenseView *d = dense_view_header(w->p->arena, w->m, 0);
+    emit_line(w->e, "    .label = \"%s\", .n_states = %d, .n_boundary = %ld, .backward = %d,",
+              w->call->label, w->m->n_states, (long)d->n, w->call->alg == ALG_BACKWARD);
+    emit_line(w->e, "    .dense = &hmmc_%s, /* transfers as matrix products (runtime/scan_dense.c) */",
+              name_of(w, "dense"));
+    emit_line(w->e, "};");
 }
 
 /* The states whose values one position reads from the column before it:
@@ -860,6 +926,11 @@ static void write_run(CallWriter *w)
                            "its own");
         emit_line(w->e, "double score = seq->dense_scores ? seq->dense_scores[%d] : NAN;",
                   c_dense_sum_index(w->p, w->index));
+        if (scan_dense_supported(call)) {
+            emit_line(w->e, "if (isnan(score) && hmmrt_scan_chosen(&%s, L))", name_of(w, "scan"));
+            emit_line(w->e, "    score = hmmrt_scan_sum(&%s, x, L); /* NAN: on one thread */",
+                      name_of(w, "scan"));
+        }
         emit_line(w->e, "if (isnan(score))");
         emit_line(w->e, "    score = hmmrt_dense_%s(&hmmc_%s, x, L, columns);",
                   algorithm_name(call->alg), name_of(w, "dense"));
@@ -940,6 +1011,8 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
                         "%d states, %d moves ====", index, call->label, call->model->n_states,
                      call->model->n_moves);
         c_write_posterior_call(e, p, plans->layout, index);
+        if (scan_posterior_supported(call))
+            write_scan_posterior(e, p, plans->layout, index);
         return;
     }
     CallWriter w = {.e = e, .p = p, .call = call, .index = index, .layout = plans->layout,
@@ -966,6 +1039,10 @@ static void write_call(Emitter *e, const Program *p, const Plans *plans, int ind
         dense_write_c_call(e, p, plans->layout, index, data_prefix);
         if (call->plan.bp_bytes)
             write_paths(&w);
+        if (scan_dense_supported(call)) {
+            emit_blank(e);
+            write_scan_dense(&w);
+        }
         emit_blank(e);
         write_run(&w);
         return;
@@ -1161,12 +1238,12 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
     fprintf(o, "};\n");
     int n_scan = 0;
     for (int c = 0; c < p->n_calls; c++)
-        n_scan += scan_supported(&p->calls[c]) && !plans->c[c].profile_data;
+        n_scan += scan_listed(&p->calls[c]) && !plans->c[c].profile_data;
     if (n_scan) {
         emit_comment(e, "the calls that can scan one long sequence over every thread (hmmrt_scan.h)");
         fprintf(o, "static const hmmrt_scan_call *const scan_calls[] = {");
         for (int c = 0, k = 0; c < p->n_calls; c++)
-            if (scan_supported(&p->calls[c]) && !plans->c[c].profile_data)
+            if (scan_listed(&p->calls[c]) && !plans->c[c].profile_data)
                 fprintf(o, "%s&%s", k++ ? ", " : "", layout_name(layout, c, "scan"));
         fprintf(o, "};\n");
     }
