@@ -509,15 +509,16 @@ static cudaError_t hmmc_dense_upload(const hmmrt_dense *d, int alg, hmmc_dense_d
     cudaError_t err = cudaSuccess;
     if (sizeof(real) == sizeof(float)) {
         /* float: converted on the GPU (double keeps the host's exp, bit for bit
-           the CPU path's weights, which --double is held to) */
+           the CPU path's weights, which --double is held to); where that fails
+           (no stream-ordered allocator, say), on the host as double does */
         if ((err = cudaMalloc((void **)&dv, sizeof(real) * (nn + nk + 2 * n))) != cudaSuccess)
             return err;
-        if ((err = hmmc_dense_upload_float(d, alg == HMMC_DENSE_BACKWARD, logs, (float *)dv)) !=
-            cudaSuccess) {
-            cudaFree(dv);
-            return err;
-        }
-        return hmmc_dense_uploaded<real>(d, dev, p, dv);
+        if (hmmc_dense_upload_float(d, alg == HMMC_DENSE_BACKWARD, logs, (float *)dv) ==
+            cudaSuccess)
+            return hmmc_dense_uploaded<real>(d, dev, p, dv);
+        cudaFree(dv);
+        cudaGetLastError(); /* a sticky error fails the host's upload below too */
+        dv = NULL;
     }
     real *host = (real *)malloc(sizeof(real) * (nn + nk + 2 * n));
     if (!host)
