@@ -427,12 +427,99 @@ struct hmmc_dense_device {
     int blas_asked; /* ... once */
 };
 
+/* The float model from its natural logs, on the GPU: weights[] holds the
+ * matrix (n x n), the emission (K x n), start and end (n each) as the
+ * generated .c file has them; out the same, exponentiated in double and
+ * rounded to float (logs: only rounded), the matrix transposed for backward.
+ * The host's exp over a 1,024-state matrix took 5 to 16 ms of the first
+ * call's time (the GPU idle meanwhile); this takes microseconds. */
+__global__ void hmmc_dense_convert(int64_t n, int64_t cells, bool transpose, bool logs,
+                                   const double *__restrict__ weights, float *__restrict__ out)
+{
+    const int64_t nn = n * n;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        /* out[k * n + j] is k -> j; backward reads j -> k there */
+        const double w = transpose && i < nn ? weights[(i % n) * n + i / n] : weights[i];
+        out[i] = (float)(logs ? w : exp(w));
+    }
+}
+
+/* hmmc_dense_upload in float: the weights copied as they are (doubles) and
+ * converted by hmmc_dense_convert. The conversion is the host's (float)exp(w)
+ * but for CUDA's exp, within an ulp of double: in float the same values. */
+static cudaError_t hmmc_dense_upload_float(const hmmrt_dense *d, bool transpose, bool logs,
+                                           float *dv)
+{
+    const size_t n = (size_t)d->n, nn = n * n, nk = n * (size_t)d->K;
+    const size_t cells = nn + nk + 2 * n;
+    double *weights = NULL; /* stream-ordered: cudaFree would wait for the other calls' work */
+    cudaError_t err = cudaMallocAsync((void **)&weights, sizeof(double) * cells, 0);
+    if (err == cudaSuccess)
+        err = cudaMemcpy(weights, d->matrix, sizeof(double) * nn, cudaMemcpyHostToDevice);
+    if (err == cudaSuccess)
+        err = cudaMemcpy(weights + nn, d->emission, sizeof(double) * nk, cudaMemcpyHostToDevice);
+    if (err == cudaSuccess)
+        err = cudaMemcpy(weights + nn + nk, d->start_w, sizeof(double) * n,
+                         cudaMemcpyHostToDevice);
+    if (err == cudaSuccess)
+        err = cudaMemcpy(weights + nn + nk + n, d->end_w, sizeof(double) * n,
+                         cudaMemcpyHostToDevice);
+    if (err == cudaSuccess) {
+        const size_t blocks = (cells + 255) / 256;
+        hmmc_dense_convert<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, 0>>>(
+            (int64_t)n, (int64_t)cells, transpose, logs, weights, dv);
+        err = cudaGetLastError();
+    }
+    if (weights)
+        cudaFreeAsync(weights, 0);
+    /* the legacy stream's work (the slots' streams do not wait for it) done
+       before the call's stream reads dv */
+    const cudaError_t synced = cudaStreamSynchronize(0);
+    return err != cudaSuccess ? err : synced;
+}
+
+/* The device's pointers into dv (matrix, emission, start, end), and the
+ * model's state numbers. */
+template <typename real>
+static cudaError_t hmmc_dense_uploaded(const hmmrt_dense *d, hmmc_dense_device *dev, int p,
+                                       real *dv)
+{
+    const size_t n = (size_t)d->n, nn = n * n, nk = n * (size_t)d->K;
+    cudaError_t err = cudaSuccess;
+    dev->matrix[p] = dv;
+    dev->emission[p] = dv + nn;
+    dev->start[p] = dv + nn + nk;
+    dev->end[p] = dv + nn + nk + n;
+    if (!dev->state_of) {
+        err = cudaMalloc((void **)&dev->state_of, sizeof(int) * n);
+        if (err == cudaSuccess)
+            err = cudaMemcpy(dev->state_of, d->state_of, sizeof(int) * n, cudaMemcpyHostToDevice);
+    }
+    return err;
+}
+
 template <typename real>
 static cudaError_t hmmc_dense_upload(const hmmrt_dense *d, int alg, hmmc_dense_device *dev,
                                      int p)
 {
     const size_t n = (size_t)d->n, nn = n * n, nk = n * (size_t)d->K;
     const bool logs = alg == HMMC_DENSE_VITERBI;
+    real *dv = NULL;
+    cudaError_t err = cudaSuccess;
+    if (sizeof(real) == sizeof(float)) {
+        /* float: converted on the GPU (double keeps the host's exp, bit for bit
+           the CPU path's weights, which --double is held to); where that fails
+           (no stream-ordered allocator, say), on the host as double does */
+        if ((err = cudaMalloc((void **)&dv, sizeof(real) * (nn + nk + 2 * n))) != cudaSuccess)
+            return err;
+        if (hmmc_dense_upload_float(d, alg == HMMC_DENSE_BACKWARD, logs, (float *)dv) ==
+            cudaSuccess)
+            return hmmc_dense_uploaded<real>(d, dev, p, dv);
+        cudaFree(dv);
+        cudaGetLastError(); /* a sticky error fails the host's upload below too */
+        dv = NULL;
+    }
     real *host = (real *)malloc(sizeof(real) * (nn + nk + 2 * n));
     if (!host)
         return cudaErrorMemoryAllocation;
@@ -448,23 +535,13 @@ static cudaError_t hmmc_dense_upload(const hmmrt_dense *d, int alg, hmmc_dense_d
         host[nn + nk + j] = (real)(logs ? d->start_w[j] : exp(d->start_w[j]));
         host[nn + nk + n + j] = (real)(logs ? d->end_w[j] : exp(d->end_w[j]));
     }
-    real *dv = NULL;
-    cudaError_t err = cudaMalloc((void **)&dv, sizeof(real) * (nn + nk + 2 * n));
+    err = cudaMalloc((void **)&dv, sizeof(real) * (nn + nk + 2 * n));
     if (err == cudaSuccess)
         err = cudaMemcpy(dv, host, sizeof(real) * (nn + nk + 2 * n), cudaMemcpyHostToDevice);
     free(host);
     if (err != cudaSuccess)
         return err;
-    dev->matrix[p] = dv;
-    dev->emission[p] = dv + nn;
-    dev->start[p] = dv + nn + nk;
-    dev->end[p] = dv + nn + nk + n;
-    if (!dev->state_of) {
-        err = cudaMalloc((void **)&dev->state_of, sizeof(int) * n);
-        if (err == cudaSuccess)
-            err = cudaMemcpy(dev->state_of, d->state_of, sizeof(int) * n, cudaMemcpyHostToDevice);
-    }
-    return err;
+    return hmmc_dense_uploaded<real>(d, dev, p, dv);
 }
 
 /* The product of one step, in the tile that keeps the GPU busy: 128 x 128

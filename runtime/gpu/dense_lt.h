@@ -14,7 +14,7 @@ typedef int (*hmmrt_dense_gemm_fn)(void *stream, int rows, int n, const float *i
 /* While the GPU opens (the current device): times cublasGemmEx's product of
  * 1,024 rows by n x n (mode: HMMRT_DENSE_TF32 or _FP32) and cublasLt's
  * candidates for it, checks each candidate's numbers against GemmEx's, and
- * keeps the fastest where it beats GemmEx. HMMRT_DENSE_LT=off skips it. */
+ * keeps the fastest where it beats GemmEx. Only with HMMRT_DENSE_LT=on. */
 void hmmrt_dense_lt_tune(int n, int mode, hmmrt_dense_gemm_fn gemm);
 
 /* The product through the tuned algorithm, if this device has one for n and
