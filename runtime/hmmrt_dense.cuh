@@ -857,7 +857,7 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&most, cudaDevAttrMaxThreadsPerMultiProcessor, device);
     const char *why = NULL;
-    const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_product_mode(&why);
+    const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_product_mode_for((int)d->n, &why);
     char sums[512];
     snprintf(sums, sizeof sums, "%s%s%s",
              mode == HMMRT_DENSE_TF32   ? "forward and backward: cuBLAS, TF32 on the tensor cores"

@@ -194,6 +194,10 @@ void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len);
  * or cuBLAS's status. */
 enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
 int hmmrt_dense_product_mode(const char **why);
+/* ... for a model of n states: FP32 where TF32 would leave the float contract */
+enum { HMMRT_DENSE_TF32_MOST = 1024 };
+#define HMMRT_DENSE_TF32_MOST_TEXT "1,024"
+int hmmrt_dense_product_mode_for(int n, const char **why);
 void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the tiles */
 /* Loads the kernel of a product of n states (0.07 s) and picks cublasLt's
  * fastest algorithm for it, by timing (runtime/gpu/dense_lt.c). */

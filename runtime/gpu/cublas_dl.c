@@ -22,7 +22,8 @@ typedef cublasStatus_t (*gemm_fn)(cublasHandle_t, cublasOperation_t, cublasOpera
                                   cublasComputeType_t, cublasGemmAlgo_t);
 
 static struct {
-    int mode; /* HMMRT_DENSE_TILES, _TF32 or _FP32 */
+    int mode;   /* HMMRT_DENSE_TILES, _TF32 or _FP32 */
+    int forced; /* HMMRT_DENSE_PRODUCT named it */
     create_fn create;
     set_stream_fn set_stream;
     gemm_fn gemm;
@@ -38,6 +39,7 @@ static void load(void)
         mode = HMMRT_DENSE_TILES;
     else if (asked && strcmp(asked, "fp32") == 0)
         mode = HMMRT_DENSE_FP32;
+    blas.forced = asked && (strcmp(asked, "tf32") == 0 || mode != HMMRT_DENSE_TF32);
     blas.mode = HMMRT_DENSE_TILES;
     if (mode == HMMRT_DENSE_TILES)
         return;
@@ -65,6 +67,24 @@ int hmmrt_dense_product_mode(const char **why)
     if (why)
         *why = blas.why[0] ? blas.why : NULL;
     return blas.mode;
+}
+
+/* TF32's error grows with the length of the products' sums: on an H200
+ * (2026-11-26, benchmarks/dense-blas/side-by-side, 1,000 x 1,000 DNA) the
+ * worst score was 0.29 of the float contract's tolerance at 256 states, 0.58
+ * at 1,024 and 2.2 at 4,096 (every sequence over). So TF32 serves models of
+ * at most HMMRT_DENSE_TF32_MOST states, FP32 the larger ones, unless
+ * HMMRT_DENSE_PRODUCT=tf32 asks for it whatever the size. */
+int hmmrt_dense_product_mode_for(int n, const char **why)
+{
+    int mode = hmmrt_dense_product_mode(why);
+    if (mode == HMMRT_DENSE_TF32 && !blas.forced && n > HMMRT_DENSE_TF32_MOST) {
+        if (why)
+            *why = "TF32 keeps the float contract up to " HMMRT_DENSE_TF32_MOST_TEXT
+                   " states (docs/program.md)";
+        return HMMRT_DENSE_FP32;
+    }
+    return mode;
 }
 
 /* One handle per device (a handle belongs to the device current when it was
@@ -100,8 +120,9 @@ static int hmmrt_cublas_rows_product_ex(void *handle, void *stream, int rows, in
     if (s == CUBLAS_STATUS_SUCCESS)
         s = blas.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, n, &one, matrix, CUDA_R_32F, n, in,
                       CUDA_R_32F, n, &zero, out, CUDA_R_32F, n,
-                      blas.mode == HMMRT_DENSE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                    : CUBLAS_COMPUTE_32F,
+                      hmmrt_dense_product_mode_for(n, NULL) == HMMRT_DENSE_TF32
+                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                          : CUBLAS_COMPUTE_32F,
                       CUBLAS_GEMM_DEFAULT);
     return (int)s;
 }
@@ -114,7 +135,8 @@ int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const
                               const float *matrix, float *out, void *workspace,
                               size_t workspace_bytes)
 {
-    const int through_lt = hmmrt_dense_lt_product(blas.mode, stream, rows, n, in, matrix, out,
+    const int mode = hmmrt_dense_product_mode_for(n, NULL);
+    const int through_lt = hmmrt_dense_lt_product(mode, stream, rows, n, in, matrix, out,
                                                   workspace, workspace_bytes);
     if (through_lt >= 0)
         return through_lt;
@@ -208,7 +230,8 @@ void hmmrt_cublas_warm(int n)
     cudaDeviceSynchronize();
     cudaFree(scratch);
     cudaGetLastError();
-    hmmrt_dense_lt_tune(n, blas.mode, gemm_ex); /* and cublasLt's algorithms, timed */
+    /* and cublasLt's algorithms, timed */
+    hmmrt_dense_lt_tune(n, hmmrt_dense_product_mode_for(n, NULL), gemm_ex);
 }
 
 size_t hmmrt_cublas_workspace(int n)
