@@ -88,11 +88,14 @@ int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_option
         h->queries[k].tblout = h->tblout;
         h->queries[k].domtblout = h->domtblout;
     }
+    if (h->queries && o->hits.scan)
+        hmmrt_hmmscan_bounds(h);
     return 0;
 }
 
 void hmmrt_hits_close(hmmrt_hits *h)
 {
+    hmmrt_hmmscan_release_ready(h, 1);
     for (int k = 0; k < h->n_queries; k++) {
         h->queries[k].tblout = h->queries[k].domtblout = NULL; /* h's */
         hmmrt_hits_close(&h->queries[k]);

@@ -1,0 +1,140 @@
+/* hits_scan_ready.c: --hmmscan's hits of a whole batch made ahead, on every
+ * thread: a hit's domains and null2 take milliseconds (a traceback, posterior
+ * decodings), the printer takes sequences one at a time; here the batch's
+ * (sequence, model) pairs that may be reported are made one model a thread
+ * (a model's path model is its own), then taken in order by hmmrt_hmmscan_add. */
+#include "hits.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hmmrt_scan_ready {
+    const hmmrt_record *recs; /* the batch made ahead (NULL: none) */
+    int64_t n_recs;
+    size_t n, cap, next;      /* pairs in (sequence, model) order; the next to take */
+    int64_t *seq;             /* each pair's sequence (index in recs) */
+    int *status;              /* each pair's: 0, or hmmrt_hmmscan_hit's failure */
+    hmmrt_hit *hits;
+    size_t *order;            /* the pairs grouped by model ... */
+    size_t *model_start;      /* ... model k's at order[model_start[k] .. model_start[k + 1]) */
+} hmmrt_scan_ready;
+
+void hmmrt_hmmscan_release_ready(hmmrt_hits *h, int all)
+{
+    hmmrt_scan_ready *r = h->scan_ready;
+    if (!r)
+        return;
+    for (; r->next < r->n; r->next++)
+        free(r->hits[r->next].domains);
+    r->n = r->next = 0;
+    r->recs = NULL;
+    r->n_recs = 0;
+    if (!all)
+        return;
+    free(r->seq);
+    free(r->status);
+    free(r->hits);
+    free(r->order);
+    free(r->model_start);
+    free(r);
+    h->scan_ready = NULL;
+}
+
+/* Room for n pairs: 0, or -1 out of memory. */
+static int reserve(hmmrt_scan_ready *r, size_t n)
+{
+    if (n <= r->cap)
+        return 0;
+    size_t cap = r->cap ? 2 * r->cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    int64_t *seq = realloc(r->seq, cap * sizeof *seq);
+    if (seq)
+        r->seq = seq;
+    int *status = realloc(r->status, cap * sizeof *status);
+    if (status)
+        r->status = status;
+    hmmrt_hit *hits = realloc(r->hits, cap * sizeof *hits);
+    if (hits)
+        r->hits = hits;
+    size_t *order = realloc(r->order, cap * sizeof *order);
+    if (order)
+        r->order = order;
+    if (!seq || !status || !hits || !order)
+        return -1;
+    r->cap = cap;
+    return 0;
+}
+
+void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
+                           const hmmrt_value *values, int n_columns, const uint8_t *const *codes,
+                           const unsigned char *use, int n_threads)
+{
+    if (!h->queries || !h->opt->scan)
+        return;
+    hmmrt_hmmscan_release_ready(h, 0);
+    hmmrt_scan_ready *r = h->scan_ready;
+    if (!r && !(r = h->scan_ready = calloc(1, sizeof *r)))
+        return;
+    int n_models = h->n_queries;
+    if (!r->model_start && !(r->model_start = calloc((size_t)n_models + 1, sizeof(size_t))))
+        return;
+    memset(r->model_start, 0, ((size_t)n_models + 1) * sizeof(size_t));
+    /* the pairs that may be reported: most cost a comparison */
+    for (int64_t i = 0; i < n; i++) {
+        const hmmrt_value *v = values + i * n_columns;
+        if (!use[i] || isnan(v[h->info->score_column].score))
+            continue; /* not scored: hmmrt_hmmscan_add takes none */
+        for (int k = 0; k < n_models; k++) {
+            if (!hmmrt_hmmscan_may_report(h, k, v[h->queries[k].info->score_column].score))
+                continue;
+            if (reserve(r, r->n + 1) != 0) {
+                r->n = 0;
+                return; /* hmmrt_hmmscan_add makes them */
+            }
+            r->seq[r->n] = i;
+            r->hits[r->n] = (hmmrt_hit){.index = k, .best = -1};
+            r->model_start[k + 1]++;
+            r->n++;
+        }
+    }
+    for (int k = 0; k < n_models; k++)
+        r->model_start[k + 1] += r->model_start[k];
+    for (size_t p = 0; p < r->n; p++) { /* a counting sort by model, each in input order */
+        size_t *slot = &r->model_start[r->hits[p].index];
+        r->order[(*slot)++] = p;
+    }
+    for (int k = n_models; k > 0; k--)
+        r->model_start[k] = r->model_start[k - 1];
+    r->model_start[0] = 0;
+#pragma omp parallel for num_threads(n_threads > 0 ? n_threads : 1) schedule(dynamic, 1)
+    for (int k = 0; k < n_models; k++) {
+        for (size_t o = r->model_start[k]; o < r->model_start[k + 1]; o++) {
+            size_t p = r->order[o];
+            int64_t i = r->seq[p];
+            r->status[p] = hmmrt_hmmscan_hit(h, k, &recs[i], values + i * n_columns, codes[i],
+                                             &r->hits[p]);
+        }
+    }
+    r->recs = recs;
+    r->n_recs = n;
+}
+
+int64_t hmmrt_hmmscan_take(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *hits, int *status)
+{
+    hmmrt_scan_ready *r = h->scan_ready;
+    *status = 0;
+    if (!r || !r->recs || rec < r->recs || rec >= r->recs + r->n_recs)
+        return -1;
+    int64_t i = rec - r->recs;
+    while (r->next < r->n && r->seq[r->next] < i) /* sequences not taken (cannot happen) */
+        free(r->hits[r->next++].domains);
+    int64_t n = 0;
+    while (r->next < r->n && r->seq[r->next] == i && !*status) {
+        *status = r->status[r->next];
+        hits[n++] = r->hits[r->next];
+        r->hits[r->next++].domains = NULL; /* hits' now */
+    }
+    return n;
+}
