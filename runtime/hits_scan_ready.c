@@ -67,6 +67,23 @@ static int reserve(hmmrt_scan_ready *r, size_t n)
     return 0;
 }
 
+/* The path models of the models with pairs, made here, one at a time (their
+ * making is not for threads: hits_domains.c sorts with a global): 0, or -1
+ * when one cannot be made. */
+static int make_path_models(hmmrt_hits *h, const hmmrt_scan_ready *r)
+{
+    for (int k = 0; k < h->n_queries; k++) {
+        hmmrt_hits *q = &h->queries[k];
+        if (r->model_start[k + 1] == r->model_start[k] || q->paths || q->info->model < 0 ||
+            (!q->has_domains && h->opt->nonull2))
+            continue;
+        const hmmrt_model *m = &q->prog->models[q->info->model];
+        if (!(q->paths = hmmrt_path_model_new(m, q->prog->alphabets[m->alphabet])))
+            return -1;
+    }
+    return 0;
+}
+
 void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
                            const hmmrt_value *values, int n_columns, const uint8_t *const *codes,
                            const unsigned char *use, int n_threads)
@@ -108,6 +125,10 @@ void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
     for (int k = n_models; k > 0; k--)
         r->model_start[k] = r->model_start[k - 1];
     r->model_start[0] = 0;
+    if (make_path_models(h, r) != 0) { /* hmmrt_hmmscan_add makes them, and says why */
+        r->n = 0;
+        return;
+    }
 #pragma omp parallel for num_threads(n_threads > 0 ? n_threads : 1) schedule(dynamic, 1)
     for (int k = 0; k < n_models; k++) {
         for (size_t o = r->model_start[k]; o < r->model_start[k + 1]; o++) {
