@@ -1,8 +1,8 @@
-/* hits_scan_ready.c: --hmmscan's hits of a whole batch made ahead, on every
- * thread: a hit's domains and null2 take milliseconds (a traceback, posterior
- * decodings), the printer takes sequences one at a time; here the batch's
- * (sequence, model) pairs that may be reported are made one model a thread
- * (a model's path model is its own), then taken in order by hmmrt_hmmscan_add. */
+/* hits_scan_ready.c: the hits of a program of many models (--hmmscan or
+ * per model) of a whole batch made ahead, on every thread: a hit's domains
+ * and null2 take milliseconds, the printer takes sequences one at a time;
+ * here the batch's (sequence, model) pairs that may be reported are made one
+ * model a thread (a model's path model is its own), then taken in order. */
 #include "hits.h"
 
 #include <math.h>
@@ -13,7 +13,8 @@ typedef struct hmmrt_scan_ready {
     const hmmrt_record *recs; /* the batch made ahead (NULL: none) */
     int64_t n_recs;
     size_t n, cap, next;      /* pairs in (sequence, model) order; the next to take */
-    int64_t *seq;             /* each pair's sequence (index in recs) */
+    int64_t *seq;             /* each pair's sequence (index in recs) ... */
+    int *model;               /* ... and model */
     int *status;              /* each pair's: 0, or hmmrt_hmmscan_hit's failure */
     hmmrt_hit *hits;
     size_t *order;            /* the pairs grouped by model ... */
@@ -33,6 +34,7 @@ void hmmrt_hmmscan_release_ready(hmmrt_hits *h, int all)
     if (!all)
         return;
     free(r->seq);
+    free(r->model);
     free(r->status);
     free(r->hits);
     free(r->order);
@@ -52,6 +54,9 @@ static int reserve(hmmrt_scan_ready *r, size_t n)
     int64_t *seq = realloc(r->seq, cap * sizeof *seq);
     if (seq)
         r->seq = seq;
+    int *model = realloc(r->model, cap * sizeof *model);
+    if (model)
+        r->model = model;
     int *status = realloc(r->status, cap * sizeof *status);
     if (status)
         r->status = status;
@@ -61,7 +66,7 @@ static int reserve(hmmrt_scan_ready *r, size_t n)
     size_t *order = realloc(r->order, cap * sizeof *order);
     if (order)
         r->order = order;
-    if (!seq || !status || !hits || !order)
+    if (!seq || !model || !status || !hits || !order)
         return -1;
     r->cap = cap;
     return 0;
@@ -85,11 +90,15 @@ static int make_path_models(hmmrt_hits *h, const hmmrt_scan_ready *r)
 }
 
 void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
-                           const hmmrt_value *values, int n_columns, const uint8_t *const *codes,
-                           const unsigned char *use, int n_threads)
+                           int64_t first_index, const hmmrt_value *values, int n_columns,
+                           const uint8_t *const *codes, const unsigned char *use, int n_threads)
 {
-    if (!h->queries || !h->opt->scan)
+    if (!h->queries)
         return;
+    int scan = h->opt->scan;
+    for (int k = 0; k < h->n_queries; k++)
+        if (h->queries[k].strands)
+            return; /* a DNA model's hits: hits_strands.c */
     hmmrt_hmmscan_release_ready(h, 0);
     hmmrt_scan_ready *r = h->scan_ready;
     if (!r && !(r = h->scan_ready = calloc(1, sizeof *r)))
@@ -104,14 +113,17 @@ void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
         if (!use[i] || isnan(v[h->info->score_column].score))
             continue; /* not scored: hmmrt_hmmscan_add takes none */
         for (int k = 0; k < n_models; k++) {
-            if (!hmmrt_hmmscan_may_report(h, k, v[h->queries[k].info->score_column].score))
+            double nats = v[h->queries[k].info->score_column].score;
+            if (scan ? !hmmrt_hmmscan_may_report(h, k, nats)
+                     : !hmmrt_hits_may_report_ahead(&h->queries[k], nats))
                 continue;
             if (reserve(r, r->n + 1) != 0) {
                 r->n = 0;
                 return; /* hmmrt_hmmscan_add makes them */
             }
             r->seq[r->n] = i;
-            r->hits[r->n] = (hmmrt_hit){.index = k, .best = -1};
+            r->hits[r->n] = (hmmrt_hit){.best = -1};
+            r->model[r->n] = k;
             r->model_start[k + 1]++;
             r->n++;
         }
@@ -119,7 +131,7 @@ void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
     for (int k = 0; k < n_models; k++)
         r->model_start[k + 1] += r->model_start[k];
     for (size_t p = 0; p < r->n; p++) { /* a counting sort by model, each in input order */
-        size_t *slot = &r->model_start[r->hits[p].index];
+        size_t *slot = &r->model_start[r->model[p]];
         r->order[(*slot)++] = p;
     }
     for (int k = n_models; k > 0; k--)
@@ -134,8 +146,10 @@ void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
         for (size_t o = r->model_start[k]; o < r->model_start[k + 1]; o++) {
             size_t p = r->order[o];
             int64_t i = r->seq[p];
-            r->status[p] = hmmrt_hmmscan_hit(h, k, &recs[i], values + i * n_columns, codes[i],
-                                             &r->hits[p]);
+            r->status[p] = scan ? hmmrt_hmmscan_hit(h, k, &recs[i], values + i * n_columns,
+                                                    codes[i], &r->hits[p])
+                                : hmmrt_hits_make(&h->queries[k], &recs[i], first_index + i,
+                                                  values + i * n_columns, codes[i], &r->hits[p]);
         }
     }
     r->recs = recs;
@@ -158,4 +172,22 @@ int64_t hmmrt_hmmscan_take(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *hi
         r->hits[r->next++].domains = NULL; /* hits' now */
     }
     return n;
+}
+
+int hmmrt_hits_take_ready(hmmrt_hits *h, const hmmrt_record *rec, int k, hmmrt_hit *hit,
+                          int *status)
+{
+    hmmrt_scan_ready *r = h->scan_ready;
+    *status = 0;
+    if (!r || !r->recs || rec < r->recs || rec >= r->recs + r->n_recs)
+        return 0;
+    int64_t i = rec - r->recs;
+    while (r->next < r->n && (r->seq[r->next] < i || (r->seq[r->next] == i && r->model[r->next] < k)))
+        free(r->hits[r->next++].domains); /* not taken (a sequence stopped short) */
+    if (r->next >= r->n || r->seq[r->next] != i || r->model[r->next] != k)
+        return 0;
+    *status = r->status[r->next];
+    *hit = r->hits[r->next];
+    r->hits[r->next++].domains = NULL; /* *hit's now */
+    return 1;
 }

@@ -373,7 +373,7 @@ static int add_hit(run *r, work *w, const hmmrt_record *rec, int64_t i)
     return 0;
 }
 
-/* --hmmscan: the hits of the batch's scored sequences made on every thread
+/* Many models: the hits of the batch's scored sequences made on every thread
  * before the printer takes them in order (hits_scan_ready.c). */
 static void prepare_scan_hits(run *r, const batch *b, work *w)
 {
@@ -388,7 +388,8 @@ static void prepare_scan_hits(run *r, const batch *b, work *w)
                                                  prog->models[model].alphabet]
                                   : NULL;
         }
-        hmmrt_hmmscan_prepare(r->hits, b->records, b->n, w->values, prog->n_columns,
+        hmmrt_hmmscan_prepare(r->hits, b->records, b->n, r->first_index, w->values,
+                              prog->n_columns,
                               (const uint8_t *const *)codes, use, r->n_scratches);
     }
     free(codes);
@@ -403,7 +404,7 @@ static int print_rows(run *r, const batch *b, work *w)
     if (!r->names_unchecked)
         hmmrt_names_check(r->names, b->records, w->name_hashes, b->n, w->names_seen,
                           r->n_scratches);
-    if (r->hits && r->hits->queries && r->hits->opt->scan)
+    if (r->hits && r->hits->queries)
         prepare_scan_hits(r, b, w);
     int status = 0;
     for (int64_t i = 0; i < b->n && !status; i++) {
