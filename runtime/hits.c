@@ -88,11 +88,14 @@ int hmmrt_hits_open(hmmrt_hits *h, const hmmrt_program *prog, const hmmrt_option
         h->queries[k].tblout = h->tblout;
         h->queries[k].domtblout = h->domtblout;
     }
+    if (h->queries && o->hits.scan)
+        hmmrt_hmmscan_bounds(h);
     return 0;
 }
 
 void hmmrt_hits_close(hmmrt_hits *h)
 {
+    hmmrt_hmmscan_release_ready(h, 1);
     for (int k = 0; k < h->n_queries; k++) {
         h->queries[k].tblout = h->queries[k].domtblout = NULL; /* h's */
         hmmrt_hits_close(&h->queries[k]);
@@ -329,8 +332,33 @@ int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *r
     return keep_made(h, rec, ready);
 }
 
+int hmmrt_hits_make(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+                    const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *hit)
+{
+    double bits = values[h->info->score_column].score / M_LN2;
+    *hit = (hmmrt_hit){.length = rec->length, .index = index, .bits = bits,
+                       .lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda), .best = -1};
+    if (h->has_domains) {
+        int status = hmmrt_hits_domains(h, hit, values, codes);
+        if (status != 0)
+            return status;
+    }
+    if (h->paths && !h->opt->nonull2 && hmmrt_hits_null2(h, hit, codes) != 0)
+        return -1;
+    return 0;
+}
+
+int hmmrt_hits_may_report_ahead(const hmmrt_hits *h, double nats)
+{
+    if (h->strands || isnan(nats) || nats == -INFINITY)
+        return 0;
+    double bits = nats / M_LN2; /* Z: at least the sequences counted and this one */
+    return may_report(h, bits, hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda), 1);
+}
+
 static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
-                   const hmmrt_value *values, const uint8_t *codes)
+                   const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *made,
+                   int made_status)
 {
     double nats = values[h->info->score_column].score;
     if (isnan(nats))
@@ -339,18 +367,18 @@ static int add_one(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
     if (h->strands)
         return hmmrt_strands_add(h, rec, index, codes);
     double bits = nats / M_LN2, lnP = hmmrt_hits_lnP(bits, h->info->tau, h->info->lambda);
-    if (nats == -INFINITY || !may_report(h, bits, lnP, 0))
+    if (nats == -INFINITY || !may_report(h, bits, lnP, 0)) {
+        if (made)
+            free(made->domains);
         return 0;
-    hmmrt_hit hit = {.length = rec->length, .index = index, .bits = bits, .lnP = lnP,
-                     .best = -1};
-    if (h->has_domains) {
-        int status = hmmrt_hits_domains(h, &hit, values, codes);
-        if (status != 0)
-            return status;
     }
-    if (h->paths && !h->opt->nonull2 && hmmrt_hits_null2(h, &hit, codes) != 0) {
+    hmmrt_hit hit;
+    int status = made ? made_status : hmmrt_hits_make(h, rec, index, values, codes, &hit);
+    if (made)
+        hit = *made;
+    if (status != 0) {
         free(hit.domains);
-        return -1;
+        return status;
     }
     return keep_made(h, rec, &hit);
 }
@@ -359,15 +387,19 @@ int hmmrt_hits_add(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
                    const hmmrt_value *values, const uint8_t *codes)
 {
     if (!h->queries)
-        return add_one(h, rec, index, values, codes);
+        return add_one(h, rec, index, values, codes, NULL, 0);
     if (!isnan(values[h->info->score_column].score)) {
         h->searched++;
         h->residues += rec->length;
     }
     if (h->opt->scan)
         return hmmrt_hmmscan_add(h, rec, values, codes);
-    for (int k = 0; k < h->n_queries; k++) {
-        int status = add_one(&h->queries[k], rec, index, values, codes);
+    for (int k = 0; k < h->n_queries; k++) { /* with the hit made ahead, if it was */
+        hmmrt_hit made;
+        int made_status = 0;
+        int ready = hmmrt_hits_take_ready(h, rec, k, &made, &made_status);
+        int status = add_one(&h->queries[k], rec, index, values, codes, ready ? &made : NULL,
+                             made_status);
         if (status)
             return status;
     }

@@ -144,6 +144,7 @@ typedef struct hmmrt_hits {
     int64_t scan_written;     /* --hmmscan: sequences whose list is written */
     hmmrt_path_model **thread_paths; /* a path model a thread, for hmmrt_hits_prepare ... */
     int n_thread_paths;       /* ... made on first need */
+    struct hmmrt_scan_ready *scan_ready; /* --hmmscan: a batch's hits made ahead (hits_scan_ready.c) */
 } hmmrt_hits;
 
 /* A hit's domains and null2 worked out ahead of its turn, on any thread
@@ -209,6 +210,44 @@ int hmmrt_hmmscan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value 
                    const uint8_t *codes);
 /* The closing lines: 0, or an exit status after saying why. */
 void hmmrt_hmmscan_finish(hmmrt_hits *h, hmmrt_out *out);
+/* Sets each model's bound on bits below which -E cannot report (Z, the
+ * number of models or -Z, is fixed): most pairs then cost no logarithm. */
+void hmmrt_hmmscan_bounds(hmmrt_hits *h);
+/* 1 when model k's score (nats) may be reported: the pairs worth a hit. */
+int hmmrt_hmmscan_may_report(const hmmrt_hits *h, int k, double nats);
+/* Model k's hit of the sequence (domains, null2, P-values, best domain):
+ * 0, or -1 out of memory, -2 a broken traceback (hit->domains may be set:
+ * the caller frees them). Uses model k's path model: one thread a model. */
+int hmmrt_hmmscan_hit(hmmrt_hits *h, int k, const hmmrt_record *rec, const hmmrt_value *values,
+                      const uint8_t *codes, hmmrt_hit *hit);
+
+/* A hit's domains and null2 (hmmrt_hits_add's work for a score that may be
+ * reported): 0, -1 out of memory, -2 a broken traceback (hit->domains may
+ * be set: the caller frees them). Uses h's path model: one thread a model. */
+int hmmrt_hits_make(hmmrt_hits *h, const hmmrt_record *rec, int64_t index,
+                    const hmmrt_value *values, const uint8_t *codes, hmmrt_hit *hit);
+/* 1 when a score (nats) of the next sequence may still be reported: hits
+ * made ahead for a batch are those of a Z no larger than any of its own. */
+int hmmrt_hits_may_report_ahead(const hmmrt_hits *h, double nats);
+
+/* ---- hits_scan_ready.c: the hits of many models of a batch, made on every thread */
+/* Makes the hits of the n sequences of recs (the first first_index in the
+ * input; values: n_columns a sequence; codes: one pointer a sequence;
+ * use[i] 0: sequence i is not scored) that may be reported, of every model,
+ * --hmmscan or not, on up to n_threads threads, one model at a time a
+ * thread, for hmmrt_hmmscan_add and hmmrt_hits_add to take in turn; nothing
+ * made when memory runs short (they make them). */
+void hmmrt_hmmscan_prepare(hmmrt_hits *h, const hmmrt_record *recs, int64_t n,
+                           int64_t first_index, const hmmrt_value *values, int n_columns,
+                           const uint8_t *const *codes, const unsigned char *use, int n_threads);
+/* The hits made ahead for rec, moved to hits (room for one a model): their
+ * count, or -1 when rec's were not made ahead; *status: a failed one's. */
+int64_t hmmrt_hmmscan_take(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *hits, int *status);
+/* Model k's hit of rec made ahead, moved to *hit: 1, or 0 when there is
+ * none; *status: its making's. */
+int hmmrt_hits_take_ready(hmmrt_hits *h, const hmmrt_record *rec, int k, hmmrt_hit *hit,
+                          int *status);
+void hmmrt_hmmscan_release_ready(hmmrt_hits *h, int all);
 
 /* ---- hits_strands.c: a DNA model's hits, as nhmmer's -------------------------- */
 typedef struct hmmrt_strands hmmrt_strands;

@@ -57,6 +57,55 @@ static int may_report(const hmmrt_hits *h, const hmmrt_hits_info *m, double bits
     return hmmrt_hits_lnP(bits, m->tau, m->lambda) + log(Z) <= log(opt->E);
 }
 
+void hmmrt_hmmscan_bounds(hmmrt_hits *h)
+{
+    const hmmrt_hits_options *opt = h->opt;
+    double Z = opt->Z_set ? opt->Z : (double)h->n_queries;
+    for (int k = 0; k < h->n_queries; k++) { /* as hits.c's refresh_sure, for this fixed Z */
+        hmmrt_hits *q = &h->queries[k];
+        const hmmrt_hits_info *m = q->info;
+        double lnZ = log(Z), lnE = log(opt->E);
+        q->sure_Z = Z;
+        q->sure_bits = opt->cut == HMMRT_CUT_NONE && opt->by_E && Z > 0 && lnZ > lnE &&
+                               m->lambda > 0
+                           ? m->tau + (lnZ - lnE) / m->lambda - 1e-6 * (1 + fabs(m->tau))
+                           : -INFINITY;
+    }
+}
+
+int hmmrt_hmmscan_may_report(const hmmrt_hits *h, int k, double nats)
+{
+    if (isnan(nats) || nats == -INFINITY)
+        return 0;
+    double bits = nats / M_LN2;
+    if (bits < h->queries[k].sure_bits) /* may_report would say no */
+        return 0;
+    return may_report(h, h->queries[k].info, bits);
+}
+
+int hmmrt_hmmscan_hit(hmmrt_hits *h, int k, const hmmrt_record *rec, const hmmrt_value *values,
+                      const uint8_t *codes, hmmrt_hit *hit)
+{
+    hmmrt_hits *q = &h->queries[k];
+    const hmmrt_hits_info *m = q->info;
+    *hit = (hmmrt_hit){.length = rec->length, .index = k,
+                       .bits = values[m->score_column].score / M_LN2, .best = -1, .model = m};
+    int status = q->has_domains ? hmmrt_hits_domains(q, hit, values, codes) : 0;
+    if (status == 0 && !h->opt->nonull2 &&
+        (hmmrt_hits_paths(q) != 0 || hmmrt_hits_null2(q, hit, codes) != 0))
+        status = -1;
+    if (status != 0)
+        return status;
+    hit->lnP = hmmrt_hits_lnP(hit->bits, m->tau, m->lambda);
+    for (int d = 0; d < hit->n_domains; d++) {
+        hmmrt_domain *dom = &hit->domains[d];
+        dom->lnP = hmmrt_hits_lnP(dom->bits, m->tau, m->lambda);
+        if (hit->best < 0 || dom->bits > hit->domains[hit->best].bits)
+            hit->best = d;
+    }
+    return 0;
+}
+
 /* Each reported model's domains, as hmmscan's "Domain annotation for each
  * model" (without the alignments). */
 static void write_domains(hmmrt_hits *h, const hmmrt_hit *hits, size_t n)
@@ -228,31 +277,15 @@ int hmmrt_hmmscan_add(hmmrt_hits *h, const hmmrt_record *rec, const hmmrt_value 
         h->hits = grown;
         h->cap = (size_t)h->n_queries;
     }
-    size_t n = 0;
-    for (int k = 0; k < h->n_queries; k++) {
-        hmmrt_hits *q = &h->queries[k];
-        const hmmrt_hits_info *m = q->info;
-        double nats = values[m->score_column].score;
-        if (isnan(nats) || nats == -INFINITY || !may_report(h, m, nats / M_LN2))
-            continue;
-        hmmrt_hit hit = {.length = rec->length, .index = k, .bits = nats / M_LN2, .best = -1,
-                         .model = m};
-        int status = q->has_domains ? hmmrt_hits_domains(q, &hit, values, codes) : 0;
-        if (status == 0 && !h->opt->nonull2 &&
-            (hmmrt_hits_paths(q) != 0 || hmmrt_hits_null2(q, &hit, codes) != 0))
-            status = -1;
-        h->hits[n++] = hit; /* its domains freed below */
-        if (status != 0) {
-            release(h, n);
-            return status;
-        }
-        h->hits[n - 1].lnP = hmmrt_hits_lnP(hit.bits, m->tau, m->lambda);
-        for (int d = 0; d < hit.n_domains; d++) {
-            hmmrt_domain *dom = &hit.domains[d];
-            dom->lnP = hmmrt_hits_lnP(dom->bits, m->tau, m->lambda);
-            if (h->hits[n - 1].best < 0 || dom->bits > hit.domains[h->hits[n - 1].best].bits)
-                h->hits[n - 1].best = d;
-        }
+    int status = 0;
+    int64_t made = hmmrt_hmmscan_take(h, rec, h->hits, &status); /* made ahead, or -1 */
+    size_t n = made >= 0 ? (size_t)made : 0;
+    for (int k = 0; made < 0 && k < h->n_queries && !status; k++)
+        if (hmmrt_hmmscan_may_report(h, k, values[h->queries[k].info->score_column].score))
+            status = hmmrt_hmmscan_hit(h, k, rec, values, codes, &h->hits[n++]);
+    if (status != 0) { /* the failed hit's domains are freed too */
+        release(h, n);
+        return status;
     }
     threshold(h, h->hits, n);
     write_list(h, rec, h->hits, n);

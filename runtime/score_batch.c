@@ -373,6 +373,29 @@ static int add_hit(run *r, work *w, const hmmrt_record *rec, int64_t i)
     return 0;
 }
 
+/* Many models: the hits of the batch's scored sequences made on every thread
+ * before the printer takes them in order (hits_scan_ready.c). */
+static void prepare_scan_hits(run *r, const batch *b, work *w)
+{
+    const hmmrt_program *prog = r->prog;
+    int model = prog->hits->model;
+    const uint8_t **codes = malloc((size_t)(b->n > 0 ? b->n : 1) * sizeof *codes);
+    unsigned char *use = malloc((size_t)(b->n > 0 ? b->n : 1));
+    if (codes && use) { /* else hmmrt_hmmscan_add makes them one at a time */
+        for (int64_t i = 0; i < b->n; i++) {
+            use[i] = w->results[i].status == SEQ_SCORED;
+            codes[i] = model >= 0 ? w->code_ptrs[i * prog->n_alphabets +
+                                                 prog->models[model].alphabet]
+                                  : NULL;
+        }
+        hmmrt_hmmscan_prepare(r->hits, b->records, b->n, r->first_index, w->values,
+                              prog->n_columns,
+                              (const uint8_t *const *)codes, use, r->n_scratches);
+    }
+    free(codes);
+    free(use);
+}
+
 /* Prints batch b's rows in order: 0, or the exit status of the sequence
  * that stopped the run (after its '# incomplete' line). */
 static int print_rows(run *r, const batch *b, work *w)
@@ -381,7 +404,10 @@ static int print_rows(run *r, const batch *b, work *w)
     if (!r->names_unchecked)
         hmmrt_names_check(r->names, b->records, w->name_hashes, b->n, w->names_seen,
                           r->n_scratches);
-    for (int64_t i = 0; i < b->n; i++) {
+    if (r->hits && r->hits->queries)
+        prepare_scan_hits(r, b, w);
+    int status = 0;
+    for (int64_t i = 0; i < b->n && !status; i++) {
         const hmmrt_record *rec = &b->records[i];
         report_name(r, rec, &w->names_seen[i]);
         switch (w->results[i].status) {
@@ -389,9 +415,7 @@ static int print_rows(run *r, const batch *b, work *w)
             r->timing.sequences_scored++;
             r->timing.symbols_scored += rec->length;
             if (r->hits) {
-                int status = add_hit(r, w, rec, i);
-                if (status)
-                    return status;
+                status = add_hit(r, w, rec, i);
                 break;
             }
             hmmrt_out_write(&r->out, w->rows[i].data, w->rows[i].len);
@@ -399,16 +423,21 @@ static int print_rows(run *r, const batch *b, work *w)
             break;
         case SEQ_INVALID:
             if (!r->o->skip_invalid)
-                return stop_invalid(r, rec, &w->results[i]);
-            warn_skipped(r, rec, &w->results[i]);
+                status = stop_invalid(r, rec, &w->results[i]);
+            else
+                warn_skipped(r, rec, &w->results[i]);
             break;
         case SEQ_OUT_OF_MEMORY:
-            return stop_out_of_memory(r, rec);
+            status = stop_out_of_memory(r, rec);
+            break;
         case SEQ_NOT_RUN:
-            return HMMRT_EXIT_INTERNAL; /* cannot happen: a stop comes first */
+            status = HMMRT_EXIT_INTERNAL; /* cannot happen: a stop comes first */
+            break;
         }
     }
-    return 0;
+    if (r->hits)
+        hmmrt_hmmscan_release_ready(r->hits, 0); /* what a stop left */
+    return status;
 }
 
 int hmmrt_print_batch(run *r, const batch *b, work *w)
