@@ -137,11 +137,18 @@ static int may_report(const hmmrt_hits *h, double bits, double lnP, int64_t ahea
     return lnP + log(Z) <= log(opt->E);
 }
 
-/* Sets the bound may_report reads for Z = sure_Z and every larger Z (Z only
- * grows, or -Z fixes it): a score below tau + (ln Z - ln E) / lambda, less a
- * margin for rounding, has lnP + ln Z > ln E (lnP = -lambda (bits - tau)
- * above tau, 0 below, where ln Z > ln E is asked too). Refreshed each time
- * the count doubles: two logarithms then, none for most sequences. */
+double hmmrt_hits_sure_bits(const hmmrt_hits_info *m, const hmmrt_hits_options *opt, double Z)
+{
+    if (opt->cut != HMMRT_CUT_NONE || !opt->by_E || !(Z > 0))
+        return -INFINITY;
+    double lnZ = log(Z), lnE = log(opt->E);
+    return lnZ > lnE && m->lambda > 0 ? m->tau + (lnZ - lnE) / m->lambda - 1e-6 * (1 + fabs(m->tau))
+                                      : -INFINITY;
+}
+
+/* Sets the bound may_report reads (hmmrt_hits_sure_bits) for Z = sure_Z and
+ * every larger Z (Z only grows, or -Z fixes it). Refreshed each time the
+ * count doubles: two logarithms then, none for most sequences. */
 static void refresh_sure(hmmrt_hits *h)
 {
     const hmmrt_hits_options *opt = h->opt;
@@ -150,11 +157,8 @@ static void refresh_sure(hmmrt_hits *h)
     double Z = opt->Z_set ? opt->Z : (double)h->searched;
     if (h->sure_Z > 0 && (opt->Z_set || Z < 2 * h->sure_Z))
         return;
-    double lnZ = log(Z), lnE = log(opt->E), lambda = h->info->lambda;
     h->sure_Z = Z;
-    h->sure_bits = Z > 0 && lnZ > lnE && lambda > 0
-                       ? h->info->tau + (lnZ - lnE) / lambda - 1e-6 * (1 + fabs(h->info->tau))
-                       : -INFINITY;
+    h->sure_bits = hmmrt_hits_sure_bits(h->info, opt, Z);
 }
 
 int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before)

@@ -181,6 +181,12 @@ int hmmrt_hits_add_prepared(hmmrt_hits *h, const hmmrt_record *rec, hmmrt_hit *r
  * far as the sequences taken until now, the `before` ones scored ahead of it
  * but not yet taken and the sequence itself tell (Z only grows). */
 int hmmrt_hits_may_report(const hmmrt_hits *h, double nats, int64_t before);
+/* -E's bound for a database of Z: a score below it (bits) has lnP + ln Z >
+ * ln E (lnP = -lambda (bits - tau) above tau, 0 below, where ln Z > ln E is
+ * asked too), so that it cannot be reported at Z or any larger Z; a margin
+ * is left for rounding. -INFINITY where no score can be ruled out so
+ * (a score threshold, a cutoff, ln Z <= ln E). */
+double hmmrt_hits_sure_bits(const hmmrt_hits_info *m, const hmmrt_hits_options *opt, double Z);
 /* A sequence scored: Z's count, the residues and the tables' name width. */
 void hmmrt_hits_count(hmmrt_hits *h, const hmmrt_record *rec);
 /* Applies the thresholds, ranks, writes the list to out and the tables:

@@ -61,15 +61,9 @@ void hmmrt_hmmscan_bounds(hmmrt_hits *h)
 {
     const hmmrt_hits_options *opt = h->opt;
     double Z = opt->Z_set ? opt->Z : (double)h->n_queries;
-    for (int k = 0; k < h->n_queries; k++) { /* as hits.c's refresh_sure, for this fixed Z */
-        hmmrt_hits *q = &h->queries[k];
-        const hmmrt_hits_info *m = q->info;
-        double lnZ = log(Z), lnE = log(opt->E);
-        q->sure_Z = Z;
-        q->sure_bits = opt->cut == HMMRT_CUT_NONE && opt->by_E && Z > 0 && lnZ > lnE &&
-                               m->lambda > 0
-                           ? m->tau + (lnZ - lnE) / m->lambda - 1e-6 * (1 + fabs(m->tau))
-                           : -INFINITY;
+    for (int k = 0; k < h->n_queries; k++) { /* Z is fixed: set once */
+        h->queries[k].sure_Z = Z;
+        h->queries[k].sure_bits = hmmrt_hits_sure_bits(h->queries[k].info, opt, Z);
     }
 }
 
