@@ -47,11 +47,15 @@ enum {
     HMMRT_OUT_TABLE = 4      /* posterior: probability& */
 };
 
-/* A forward or viterbi score over real observations that libhmmrt_gpu
- * computes (runtime/gpu/real_gpu.c): the model's index into
- * hmmrt_program.models, viterbi (0: forward) and the output column. */
+/* A column over real observations that libhmmrt_gpu computes: the model's
+ * index into hmmrt_program.models, viterbi (0: forward) and the output
+ * column; what: a forward or viterbi score (runtime/gpu/real_gpu.c's
+ * recursion), or runtime/gpu/real_fb_gpu.c's backward score, posterior
+ * column or viterbi path column, out its HMMRT_OUT_* kind. */
+enum { HMMRT_RG_SCORE = 0, HMMRT_RG_BACKWARD = 1, HMMRT_RG_POSTERIOR = 2, HMMRT_RG_PATH = 3 };
 typedef struct hmmrt_real_gpu_call {
     int model, viterbi, column;
+    int what, out;
 } hmmrt_real_gpu_call;
 struct hmmrt_real_file; /* real_read.h */
 

@@ -29,25 +29,56 @@ int main(int argc, char **argv) { return hmmc_program_main(argc, argv); }
 
 /* ---- the check ------------------------------------------------------------------------ */
 
-/* The real calls of prog: every column a forward or viterbi score, its model
- * named in the label ("forward(NAME).score"). */
+/* The real calls of prog as backend_cuda_real.c writes them, from each
+ * column's label ("posterior(NAME).segments"): what computes it and its kind. */
 static int real_calls_of(const hmmrt_program *prog, hmmrt_real_gpu_call *calls)
 {
+    static const struct { const char *alg, *attr; int viterbi, what, out; } kinds[] = {
+        {"forward", "score", 0, HMMRT_RG_SCORE, HMMRT_OUT_SCORE},
+        {"viterbi", "score", 1, HMMRT_RG_SCORE, HMMRT_OUT_SCORE},
+        {"viterbi", "traceback", 1, HMMRT_RG_PATH, HMMRT_OUT_TRACEBACK},
+        {"viterbi", "segments", 1, HMMRT_RG_PATH, HMMRT_OUT_SEGMENTS},
+        {"backward", "score", 0, HMMRT_RG_BACKWARD, HMMRT_OUT_SCORE},
+        {"posterior", "score", 0, HMMRT_RG_SCORE, HMMRT_OUT_SCORE},
+        {"posterior", "decode", 0, HMMRT_RG_POSTERIOR, HMMRT_OUT_DECODE},
+        {"posterior", "segments", 0, HMMRT_RG_POSTERIOR, HMMRT_OUT_SEGMENTS},
+        {"posterior", "probability&", 0, HMMRT_RG_POSTERIOR, HMMRT_OUT_TABLE},
+    };
     for (int c = 0; c < prog->n_columns; c++) {
-        const char *label = prog->columns[c].label;
-        int viterbi = strncmp(label, "viterbi(", 8) == 0;
-        if (!viterbi && strncmp(label, "forward(", 8) != 0)
+        const char *label = prog->columns[c].label, *open = strchr(label, '(');
+        const char *close = open ? strchr(open, ')') : NULL;
+        if (!close || close[1] != '.')
             return -1;
-        const char *name = label + 8, *close = strchr(name, ')');
-        calls[c] = (hmmrt_real_gpu_call){-1, viterbi, c};
-        for (int m = 0; m < prog->n_models && close; m++)
+        calls[c] = (hmmrt_real_gpu_call){-1, 0, c, -1, 0};
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+            if (strlen(kinds[k].alg) == (size_t)(open - label) &&
+                strncmp(label, kinds[k].alg, (size_t)(open - label)) == 0 &&
+                strcmp(close + 2, kinds[k].attr) == 0)
+                calls[c] = (hmmrt_real_gpu_call){-1, kinds[k].viterbi, c, kinds[k].what,
+                                                 kinds[k].out};
+        const char *name = open + 1;
+        for (int m = 0; m < prog->n_models; m++)
             if (strlen(prog->models[m].name) == (size_t)(close - name) &&
                 strncmp(prog->models[m].name, name, (size_t)(close - name)) == 0)
                 calls[c].model = m;
-        if (calls[c].model < 0 || strcmp(close, ").score") != 0)
+        if (calls[c].model < 0 || calls[c].what < 0)
             return -1;
     }
     return prog->n_columns;
+}
+
+/* A table of posteriors ("a,b;c,d") against the CPU's within tol a value. */
+static int same_table(const char *got, const char *want, double tol)
+{
+    while (*got && *want) {
+        char *g_end, *w_end;
+        double a = strtod(got, &g_end), b = strtod(want, &w_end);
+        if (g_end == got || w_end == want || !(fabs(a - b) <= tol) || *g_end != *w_end)
+            return 0;
+        got = *g_end ? g_end + 1 : g_end;
+        want = *w_end ? w_end + 1 : w_end;
+    }
+    return *got == *want;
 }
 
 int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
@@ -65,7 +96,7 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
     hmmrt_real_gpu_call calls[64];
     const int n_calls = prog->n_columns <= 64 ? real_calls_of(prog, calls) : -1;
     if (n_calls <= 0) {
-        fprintf(stderr, "real-driver: the program's columns are not all forward and viterbi scores\n");
+        fprintf(stderr, "real-driver: a column the GPU path over real observations does not compute\n");
         return 2;
     }
     const int nc = prog->n_columns;
@@ -81,7 +112,7 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
     hmmrt_gpu_program gp = {.n_real_calls = n_calls, .real_calls = calls};
     hmmrt_program copy = *prog;
     copy.gpu = &gp;
-    int failed = 0, checked = 0;
+    int failed = 0, checked = 0, texts = 0, differ_float = 0, beyond = 0;
     /* (double, frames a chunk ("": the path's own), the emission pass) */
     static const struct { int use_double; const char *frames, *product; } runs[] = {
         {0, "1", "direct"}, {0, "7", "direct"}, {0, "", "direct"}, {0, "7", "gemm"},
@@ -124,17 +155,56 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
                     int huge = 0;
                     for (int64_t k = 0; k < f.seqs[i].length * prog->real_dim; k++)
                         huge |= !(fabs(f.seqs[i].obs[k]) < 1e15);
-                    if (f.seqs[i].length == 0 || (huge && !use_double))
+                    /* whole sequences for backward, posteriors and paths: one longer
+                     * than a chunk is the CPU's too */
+                    int whole = 0;
+                    for (int c = 0; c < n_calls; c++)
+                        whole |= calls[c].what != HMMRT_RG_SCORE;
+                    if (f.seqs[i].length == 0 || (huge && (!use_double || whole)) ||
+                        (whole && *runs[r].frames && f.seqs[i].length > atol(runs[r].frames)))
                         continue; /* left to the CPU */
                     printf("FAIL real-driver: sequence %s not scored\n", f.seqs[i].name);
                     failed++;
                     continue;
                 }
                 for (int c = 0; c < nc; c++) {
+                    if (prog->columns[c].kind == HMMRT_FIELD_TEXT) {
+                        /* the table within 1e-6 (double: its printed rounding) or 1e-5
+                         * (float); decodes, segments and paths the same in double,
+                         * in float the same but for near-ties (at most 1 in 20) */
+                        const hmmrt_buf *ga = &got[i * nc + c].text, *wb = &want[i * nc + c].text;
+                        const char *a = ga->len ? ga->data : "", *b = wb->len ? wb->data : "";
+                        int table = strstr(prog->columns[c].label, "probability&") != NULL;
+                        int same = table ? same_table(a, b, use_double ? 1e-6 : 1e-5)
+                                         : strcmp(a, b) == 0;
+                        texts++;
+                        if (!same && !use_double && !table) {
+                            differ_float++;
+                            continue;
+                        }
+                        if (!same) {
+                            failed++;
+                            printf("FAIL real-driver: %s %s (%s, chunks of %s frames): %.200s, "
+                                   "the CPU %.200s\n", f.seqs[i].name, prog->columns[c].label,
+                                   use_double ? "double" : "float",
+                                   *runs[r].frames ? runs[r].frames : "the default", a, b);
+                        }
+                        continue;
+                    }
                     double a = got[i * nc + c].score, b = want[i * nc + c].score;
                     double L = (double)f.seqs[i].length, m = fabs(b) > 1 ? fabs(b) : 1;
                     double tol = use_double ? 1e-10 * m + 1e-12 * L : 1e-5 * m + 1e-8 * L;
-                    int same = (a == b) || fabs(a - b) <= tol; /* -inf: exactly */
+                    /* -inf exactly; but where the CPU path's scaled columns cannot hold
+                     * a density's range (its "beyond what a long double holds"
+                     * warning: -inf though the model gives the sequence a path) the
+                     * path in logs may give the finite value */
+                    int same = (a == b) || (b != -INFINITY && fabs(a - b) <= tol);
+                    if (!same && b == -INFINITY && isfinite(a) &&
+                        prog->columns[c].possible_from > 0 &&
+                        L >= prog->columns[c].possible_from) {
+                        same = 1;
+                        beyond++;
+                    }
                     checked++;
                     if (!same) {
                         failed++;
@@ -147,8 +217,14 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
                 }
             }
         }
-    printf("%s real-driver: %d scores of %lld sequences, float and double, chunks of 1, 7 "
-           "frames and the default, direct and matrix-product emission passes\n",
-           failed ? "FAIL" : "ok", checked, (long long)f.n);
+    if (differ_float * 20 > texts) {
+        printf("FAIL real-driver: %d of %d decodes, segments and paths differ in float\n",
+               differ_float, texts);
+        failed++;
+    }
+    printf("%s real-driver: %d scores (%d finite where the CPU path's range gives -inf) and %d "
+           "columns of text (%d differing in float) of %lld sequences, float and double, chunks "
+           "of 1, 7 frames and the default, direct and matrix-product emission passes\n",
+           failed ? "FAIL" : "ok", checked, beyond, texts, differ_float, (long long)f.n);
     return failed ? 1 : 0;
 }
