@@ -44,6 +44,12 @@ typedef struct hmmrt_rfb_job {
     int *bp;                                   /* viterbi: frames x n_states */
     int *path;                                 /* viterbi: frames */
     double *fscore, *bscore;                   /* n_pieces */
+    /* training (NULL: not counted): each emitting move's expected uses added
+     * to move_counts[in_move[m]], each end move's to move_counts[end_move[k]]
+     * (the model's move indexes), and at uses[f * n_dens + t] the expected
+     * uses of density t at frame f of the chunk (doubles) */
+    const int *in_move, *end_move;
+    double *move_counts, *uses;
     int block;
     void *stream;
 } hmmrt_rfb_job;

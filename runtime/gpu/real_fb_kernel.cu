@@ -40,6 +40,16 @@ __device__ __forceinline__ float rfb_log(float v) { return logf(v); }
 __device__ __forceinline__ double rfb_log(double v) { return log(v); }
 __device__ __forceinline__ double rfb_post(double a, double b, double c) { return hmmrt_rfb_postd(a, b, c); }
 
+/* An add to a count that other threads and blocks add to. */
+__device__ __forceinline__ void rfb_count(double *at, double v)
+{
+#ifdef HMMC_HOST_EMULATION /* one CPU thread runs every thread in turn */
+    *at += v;
+#else
+    atomicAdd(at, v);
+#endif
+}
+
 /* The largest of every thread's (v, q), the smallest q on a tie, to each
  * thread (rv: 33 reals, rq: 33 ints of shared memory). */
 template <typename real>
@@ -162,6 +172,13 @@ __global__ void rfb_fb(const hmmrt_rfb_job job)
             nxt[job.end_from[k]] = rfb_logadd(nxt[job.end_from[k]], end_logw[k]);
     __syncthreads();
     double b_off = 0;
+    if (job.move_counts && threadIdx.x == 0) /* the end's moves, after observation L */
+        for (int k = 0; k < job.n_end; k++) {
+            const real v = alpha[(L - 1) * n + job.end_from[k]] + end_logw[k];
+            if (v != (real)-INFINITY)
+                rfb_count(&job.move_counts[job.end_move[k]],
+                          exp((double)v + a_off[L - 1] - lnp));
+        }
     for (int64_t i = L; i >= 1; i--) {
         real top = (real)-INFINITY;
         if (i < L) { /* the column of position i from that of i + 1, over observation i + 1 */
@@ -195,6 +212,26 @@ __global__ void rfb_fb(const hmmrt_rfb_job job)
             if (v > best) {
                 best = v;
                 arg = q;
+            }
+        }
+        if (job.move_counts) { /* the moves that emit observation i, into each state q */
+            const real *ap = i >= 2 ? alpha + (i - 2) * n : NULL; /* NULL: the start's column */
+            const real ca = (real)((i >= 2 ? a_off[i - 2] : 0.0) + b_off - lnp);
+            const real *erow = table + (i - 1) * job.n_dens;
+            double *urow = job.uses + (base + i - 1) * job.n_dens;
+            for (int q = threadIdx.x; q < n; q += blockDim.x) {
+                if (col[q] == (real)-INFINITY)
+                    continue;
+                for (int m = job.in_start[q]; m < job.in_start[q + 1]; m++) {
+                    const int from = job.in_from[m];
+                    const real a0 = ap ? ap[from] : from == job.start ? (real)0 : (real)-INFINITY;
+                    const real v = a0 + in_logw[m] + erow[job.in_em[m]] + col[q];
+                    if (v == (real)-INFINITY)
+                        continue;
+                    const double x = (double)rfb_post(v, (real)0, ca);
+                    rfb_count(&job.move_counts[job.in_move[m]], x);
+                    rfb_count(&urow[job.in_em[m]], x);
+                }
             }
         }
         if (job.best) {

@@ -66,5 +66,10 @@ const char *cuda_write_real_calls(Emitter *e, const Program *p, const Layout *l)
     return arena_printf(p->arena, "    .n_real_calls = %d, .real_calls = real_calls, "
                                   ".real_open = hmmrt_real_gpu_open,\n    .real_score = "
                                   "hmmrt_real_gpu_score, .real_report = hmmrt_real_gpu_report, "
-                                  ".real_close = hmmrt_real_gpu_close,\n", p->n_prints);
+                                  ".real_close = hmmrt_real_gpu_close,\n"
+                                  "    .real_train_open = hmmrt_real_train_open, "
+                                  ".real_train_expect = hmmrt_real_train_expect,\n"
+                                  "    .real_train_describe = hmmrt_real_train_describe, "
+                                  ".real_train_close = hmmrt_real_train_close, /* --train's "
+                                  "E-step */\n", p->n_prints);
 }
