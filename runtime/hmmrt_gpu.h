@@ -47,11 +47,15 @@ enum {
     HMMRT_OUT_TABLE = 4      /* posterior: probability& */
 };
 
-/* A forward or viterbi score over real observations that libhmmrt_gpu
- * computes (runtime/gpu/real_gpu.c): the model's index into
- * hmmrt_program.models, viterbi (0: forward) and the output column. */
+/* A column over real observations that libhmmrt_gpu computes: the model's
+ * index into hmmrt_program.models, viterbi (0: forward) and the output
+ * column; what: a forward or viterbi score (runtime/gpu/real_gpu.c's
+ * recursion), or runtime/gpu/real_fb_gpu.c's backward score, posterior
+ * column or viterbi path column, out its HMMRT_OUT_* kind. */
+enum { HMMRT_RG_SCORE = 0, HMMRT_RG_BACKWARD = 1, HMMRT_RG_POSTERIOR = 2, HMMRT_RG_PATH = 3 };
 typedef struct hmmrt_real_gpu_call {
     int model, viterbi, column;
+    int what, out;
 } hmmrt_real_gpu_call;
 struct hmmrt_real_file; /* real_read.h */
 
@@ -158,6 +162,15 @@ typedef struct hmmrt_gpu_program {
                       unsigned char *done, char *err, size_t errlen);
     void (*real_report)(void *g, FILE *out);
     void (*real_close)(void *g);
+    /* --train's E-step over real observations (runtime/gpu/real_train_gpu.c,
+     * real_train_gpu.h says what each does); NULL: on the CPU */
+    void *(*real_train_open)(const struct hmmrt_model *m, int64_t n_seqs, const double *const *obs,
+                             const int64_t *length, int device, char *err, size_t errlen);
+    int (*real_train_expect)(void *g, const struct hmmrt_model *m, double *lnp,
+                             double *move_counts, double **gauss, int64_t **gauss_at,
+                             double **parts, int **part_start, char *err, size_t errlen);
+    void (*real_train_describe)(void *g, char *buf, size_t len);
+    void (*real_train_close)(void *g);
 } hmmrt_gpu_program;
 
 /* Block size for a kernel (a __global__ function's address) on the current
@@ -226,6 +239,14 @@ int hmmrt_real_gpu_score(void *g, const struct hmmrt_real_file *f, hmmrt_value *
                          unsigned char *done, char *err, size_t errlen);
 void hmmrt_real_gpu_report(void *g, FILE *out);
 void hmmrt_real_gpu_close(void *g);
+/* --train's E-step over real observations (runtime/gpu/real_train_gpu.c). */
+void *hmmrt_real_train_open(const struct hmmrt_model *m, int64_t n_seqs, const double *const *obs,
+                            const int64_t *length, int device, char *err, size_t errlen);
+int hmmrt_real_train_expect(void *g, const struct hmmrt_model *m, double *lnp,
+                            double *move_counts, double **gauss, int64_t **gauss_at,
+                            double **parts, int **part_start, char *err, size_t errlen);
+void hmmrt_real_train_describe(void *g, char *buf, size_t len);
+void hmmrt_real_train_close(void *g);
 int hmmrt_gpu_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen);
 void hmmrt_gpu_report(void *gpu, FILE *out);
 void hmmrt_gpu_close(void *gpu);

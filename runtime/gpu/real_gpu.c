@@ -10,6 +10,7 @@
 #include "real_gpu_model.h"
 #include "real_read.h"
 #include "real_gpu.h"
+#include "real_fb_gpu.h" /* backward, posteriors, paths */
 #include "gpu/real_math.cuh" /* HMMRT_RG_MAX_D */
 
 #include <cuda_runtime_api.h>
@@ -66,6 +67,7 @@ typedef struct rg_gpu {
     double t_pack, t_in, t_emit, t_step, t_out;
     int64_t frames, sequences, chunks;
     double flops; /* of the emission passes, seed paper 003's count */
+    hmmrt_rfb *rfb; /* real_fb_gpu.c's columns, or NULL: scores only */
 } rg_gpu;
 
 static double now(void)
@@ -194,6 +196,7 @@ void hmmrt_real_gpu_close(void *ctx)
         if (host[i])
             cudaFreeHost(host[i]);
     free(g->seq_h);
+    hmmrt_rfb_close(g->rfb);
     if (g->stream)
         cudaStreamDestroy(g->stream);
     free(g);
@@ -246,6 +249,8 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
         frames = frames < most ? frames : most;
     }
     frames = frames < MOST_FRAMES ? frames : MOST_FRAMES;
+    if (hmmrt_rfb_wanted(g->prog)) /* real_fb_gpu.c's stored columns */
+        frames = hmmrt_rfb_frames(g->max_states, g->use_double, frames);
     const char *env = getenv("HMMRT_REAL_FRAMES");
     if (env && atol(env) > 0)
         frames = atol(env);
@@ -285,6 +290,9 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    if (hmmrt_rfb_wanted(g->prog) &&
+        !(g->rfb = hmmrt_rfb_open(g->prog, g->use_double, g->max_frames, g->max_pieces, err, errlen)))
+        return -1;
     return 0;
 }
 
@@ -388,8 +396,8 @@ static int run_chunk(rg_gpu *g, int n, int64_t frames, hmmrt_value *values, unsi
         g->t_emit += e1 - e0;
         g->flops += d->m.flops_per_frame * (double)frames;
         for (int c = 0; c < gp->n_real_calls; c++) {
-            if (gp->real_calls[c].model != mi)
-                continue;
+            if (gp->real_calls[c].model != mi || gp->real_calls[c].what != HMMRT_RG_SCORE)
+                continue; /* real_fb_gpu.c's */
             int block = (d->m.n_states + 31) / 32 * 32;
             block = block < 1024 ? block : 1024;
             hmmrt_rg_step_job sj = {
@@ -407,6 +415,10 @@ static int run_chunk(rg_gpu *g, int n, int64_t frames, hmmrt_value *values, unsi
         }
         CK(cudaStreamSynchronize(g->stream));
         g->t_step += now() - e1;
+        if (g->rfb && hmmrt_rfb_chunk(g->rfb, mi, &d->m, g->table_d, n, g->row_d, g->len_d,
+                                      g->flags_d, g->row_h, g->len_h, g->seq_h, values, g->stream,
+                                      err, errlen) != 0)
+            return -1;
     }
     g->carry_side = !g->carry_side;
     double o0 = now();
@@ -421,8 +433,9 @@ static int run_chunk(rg_gpu *g, int n, int64_t frames, hmmrt_value *values, unsi
         if (!(g->flags_h[p] & RG_LAST))
             continue;
         for (int c = 0; c < gp->n_real_calls; c++)
-            values[(size_t)g->seq_h[p] * n_columns + gp->real_calls[c].column].score =
-                g->score_h[(size_t)c * g->max_pieces + p];
+            if (gp->real_calls[c].what == HMMRT_RG_SCORE)
+                values[(size_t)g->seq_h[p] * n_columns + gp->real_calls[c].column].score =
+                    g->score_h[(size_t)c * g->max_pieces + p];
         done[g->seq_h[p]] = 1;
         g->sequences++;
     }
@@ -433,10 +446,12 @@ static int run_chunk(rg_gpu *g, int n, int64_t frames, hmmrt_value *values, unsi
 
 /* Whether the float path holds q's observations: |x| below 1e15, so that
  * (x - mean)^2 and the features stay far inside float's range (larger
- * ones, which double holds, are the CPU path's). */
+ * ones, which double holds, are the CPU path's); with posteriors or paths
+ * printed, in double too: ln P of such a sequence is beyond 1e20, where
+ * posteriors from logs lose every digit and viterbi's paths tie. */
 static int fits_float(const rg_gpu *g, const hmmrt_real_seq *q)
 {
-    if (g->use_double)
+    if (g->use_double && !g->rfb) /* posteriors and paths: in double too (real_fb_gpu.c) */
         return 1;
     for (size_t k = 0; k < (size_t)q->length * g->D; k++)
         if (!(fabs(q->obs[k]) < 1e15))
@@ -457,11 +472,14 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
         int64_t frames = 0;
         while (s < f->n && n < g->max_pieces && frames < g->max_frames) {
             const hmmrt_real_seq *q = &f->seqs[s];
-            if (q->length == 0 || (pos == 0 && !fits_float(g, q))) { /* the CPU path's */
+            if (q->length == 0 || (pos == 0 && !fits_float(g, q)) ||
+                (g->rfb && q->length > g->max_frames)) { /* the CPU path's */
                 s++;
                 continue;
             }
             int64_t take = q->length - pos, room = g->max_frames - frames;
+            if (g->rfb && take > room)
+                break; /* real_fb_gpu.c's kernels take whole sequences: the next chunk */
             take = take < room ? take : room;
             g->row_h[n] = frames;
             g->len_h[n] = take;
@@ -511,4 +529,6 @@ void hmmrt_real_gpu_report(void *ctx, FILE *out)
     if (device + g->t_pack > 0)
         fprintf(out, "timing:   1/RTF at 100 frames/s, packing and transfers included: %.0f\n",
                 (double)g->frames / 100.0 / (device + g->t_pack));
+    if (g->rfb)
+        hmmrt_rfb_report(g->rfb, out);
 }

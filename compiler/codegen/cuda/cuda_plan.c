@@ -163,7 +163,7 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
                         "no kernel of its own\n", call->label);
             continue;
         }
-        if (call->alg == ALG_POSTERIOR) {
+        if (call->alg == ALG_POSTERIOR && !m->real_dim) {
             plan_posterior(p, call, plan, verbose);
             continue;
         }
@@ -179,9 +179,16 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
                         "an emission pass (each frame's log-density under each of the model's %d "
                         "densities: a block per group of densities and 128 frames, or from 1,024 "
                         "distinct gaussians in float an FP32 matrix product of expanded features "
-                        "through cuBLAS) then the %s recursion (a block per sequence), in float, "
-                        "or double with --double\n", call->label,
-                        m->n_emissions, call->alg == ALG_VITERBI ? "viterbi" : "forward");
+                        "through cuBLAS) then %s, in float, or double with --double\n",
+                        call->label, m->n_emissions,
+                        call->alg == ALG_FORWARD ? "the forward recursion (a block per sequence)"
+                        : call->alg == ALG_VITERBI
+                            ? "the viterbi recursion (a block per sequence); a traceback or "
+                              "segments from back pointers kept on the device "
+                              "(real_fb_kernel.cu, whole sequences of a chunk)"
+                            : "forward storing its columns, then backward and the posteriors "
+                              "(real_fb_kernel.cu: a block per whole sequence of a chunk; a "
+                              "sequence longer than a chunk: the CPU path)");
             continue;
         }
         if (m->n_length_weights && verbose) /* cuda_write_length_weights */
@@ -244,8 +251,8 @@ void gpu_plan_dump(const GpuPlan *plan, FILE *out)
         return;
     }
     if (plan->real) {
-        fprintf(out, "  gpu-plan real (libhmmrt_gpu's emission pass and recursion, where every "
-                     "column is a forward or viterbi score; else the CPU)\n");
+        fprintf(out, "  gpu-plan real (libhmmrt_gpu's emission pass, recursions and "
+                     "forward-backward, where no column is a whole table; else the CPU)\n");
         return;
     }
     if (plan->posterior) {
