@@ -910,7 +910,7 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
     char why[256] = "";
     const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_choose(d, why, sizeof why);
     char sums[768];
-    const int chunks = hmmrt_dense_chunks(d->n);
+    const int chunks = hmmrt_dense_product_chunks(d->n);
     char parts[64] = "";
     if (chunks > 1)
         snprintf(parts, sizeof parts, " in %d chunks of states", chunks);

@@ -7,6 +7,7 @@
  * cores) or tiles; unnamed, dense_choice.c picks tf32 or tf32x2 by the
  * model. HMMRT_DENSE_GRAPH: whether its launches are replayed as CUDA graphs. */
 #include "hmmrt_gpu.h"
+#include "dense_choice.h"
 #include "dense_lt.h"
 #include "dense_tf32.h"
 
@@ -93,9 +94,10 @@ int hmmrt_dense_product_forced(void)
 int hmmrt_dense_product_mode_for(int n, const char **why)
 {
     int mode = hmmrt_dense_product_mode(why);
-    if ((mode == HMMRT_DENSE_TF32 || mode == HMMRT_DENSE_TF32X2) && hmmrt_dense_chunks(n) > 1 &&
+    if ((mode == HMMRT_DENSE_TF32 || mode == HMMRT_DENSE_TF32X2) &&
+        hmmrt_dense_product_chunks(n) > 1 &&
         why && !*why)
-        *why = "TF32 sums chunks of at most 1,024 states: the tensor cores' sums drop bits "
+        *why = "TF32 sums chunks of states: the tensor cores' sums drop bits "
                "as they grow (docs/program.md)";
     return mode;
 }
@@ -121,6 +123,34 @@ void *hmmrt_cublas_handle(void)
     cublasHandle_t h = handles[device];
     pthread_mutex_unlock(&making);
     return h;
+}
+
+static int chunk_states = -1; /* HMMRT_DENSE_CHUNK: -1 unset, 0 one product */
+static pthread_once_t chunk_read = PTHREAD_ONCE_INIT;
+
+static void read_chunk(void)
+{
+    const char *asked = getenv("HMMRT_DENSE_CHUNK");
+    char *end = NULL;
+    if (!asked || !*asked)
+        return;
+    const long v = strtol(asked, &end, 10);
+    if (*end || v < 0 || v > 1 << 30)
+        fprintf(stderr, "hmmrt: HMMRT_DENSE_CHUNK=%s: expected a count of states (0: one "
+                        "product); chunks of at most %d states are summed\n",
+                asked, (int)HMMRT_DENSE_TF32_CHUNK);
+    else
+        chunk_states = (int)v;
+}
+
+int hmmrt_dense_product_chunks(int n)
+{
+    pthread_once(&chunk_read, read_chunk);
+    if (chunk_states < 0)
+        return hmmrt_dense_chunks(n);
+    if (chunk_states == 0 || chunk_states >= n)
+        return 1;
+    return (n + chunk_states - 1) / chunk_states;
 }
 
 /* out (+)= in[:, k0:k1) x matrix[k0:k1, :] through cublasGemmEx (cuBLAS's
@@ -152,7 +182,7 @@ static int gemm_mode(void *handle, void *stream, int mode, int rows, int n, cons
     const float *passes[2] = {matrix, NULL};
     if (mode == HMMRT_DENSE_TF32X2 && hi && lo)
         passes[0] = lo, passes[1] = hi;
-    const int chunks = hmmrt_dense_chunks(n);
+    const int chunks = hmmrt_dense_product_chunks(n);
     float beta = 0.0f;
     for (int p = 0; p < 2 && passes[p] && s == CUBLAS_STATUS_SUCCESS; p++)
         for (int c = 0; c < chunks && s == CUBLAS_STATUS_SUCCESS; c++) {
@@ -182,7 +212,7 @@ int hmmrt_cublas_dense_product(void *handle, void *stream, int mode, int rows, i
                                size_t workspace_bytes)
 {
     const int one_call = mode == HMMRT_DENSE_FP32 ||
-                         (mode == HMMRT_DENSE_TF32 && hmmrt_dense_chunks(n) == 1);
+                         (mode == HMMRT_DENSE_TF32 && hmmrt_dense_product_chunks(n) == 1);
     if (one_call) {
         const int through_lt = hmmrt_dense_lt_product(mode, stream, rows, n, in, matrix, out,
                                                       workspace, workspace_bytes);

@@ -36,13 +36,13 @@ int hmmrt_dense_choose(const hmmrt_dense *d, char *why, size_t len)
 {
     const char *said = NULL;
     const int mode = hmmrt_dense_product_mode_for(d->n, &said);
-    const int chunks = hmmrt_dense_chunks(d->n);
+    const int chunks = hmmrt_dense_product_chunks(d->n);
     if (mode != HMMRT_DENSE_TF32 || hmmrt_dense_product_forced()) {
         snprintf(why, len, "%s%s", hmmrt_dense_product_forced() ? "HMMRT_DENSE_PRODUCT"
                                    : said                       ? said
                                                                 : "",
                  mode == HMMRT_DENSE_TF32X2 || mode == HMMRT_DENSE_TF32
-                     ? (chunks > 1 ? "; in chunks of at most 1,024 states" : "")
+                     ? (chunks > 1 ? "; in chunks of states" : "")
                      : "");
         return mode;
     }
@@ -51,13 +51,13 @@ int hmmrt_dense_choose(const hmmrt_dense *d, char *why, size_t len)
         snprintf(why, len, "the matrix split in two TF32 parts: its rounding to TF32 changes "
                            "a row's sum by %.2g on average, the same every position (over %.0e)%s",
                  bias, HMMRT_DENSE_TF32_BIAS_MOST,
-                 chunks > 1 ? "; in chunks of at most 1,024 states" : "");
+                 chunks > 1 ? "; in chunks of states" : "");
         return HMMRT_DENSE_TF32X2;
     }
     snprintf(why, len, "the matrix's rounding to TF32 changes a row's sum by %.2g on average "
                        "(at most %.0e)%s",
              bias, HMMRT_DENSE_TF32_BIAS_MOST,
-             chunks > 1 ? "; in chunks of at most 1,024 states: the tensor cores' sums drop "
+             chunks > 1 ? "; in chunks of states: the tensor cores' sums drop "
                           "bits as they grow"
                         : "");
     return HMMRT_DENSE_TF32;

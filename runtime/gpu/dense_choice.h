@@ -25,6 +25,11 @@ double hmmrt_dense_tf32_bias(const hmmrt_dense *d);
  * model's is about 1e-6 or less, a matrix of repeated values' up to 4.9e-4. */
 #define HMMRT_DENSE_TF32_BIAS_MOST 3e-6
 
+/* The chunks of states a TF32 product of n states sums (dense_tf32.h's
+ * hmmrt_dense_chunks), unless HMMRT_DENSE_CHUNK=S (states a chunk; 0: one
+ * product) asks otherwise, for measuring (benchmarks/dense-blas/sizes). */
+int hmmrt_dense_product_chunks(int n);
+
 /* The mode for the model's float sums (HMMRT_DENSE_TF32, _TF32X2, _FP32 or
  * _TILES) and, in why, why (always written). */
 int hmmrt_dense_choose(const hmmrt_dense *d, char *why, size_t len);
