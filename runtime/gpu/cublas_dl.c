@@ -203,17 +203,17 @@ static int hmmrt_cublas_rows_product_ex(void *handle, void *stream, int rows, in
 /* out = in x matrix, rows x n by n x n, all row-major floats on the device:
  * in cuBLAS's column-major terms out' = matrix' x in'. In one product,
  * through cublasLt's algorithm where the GPU's opening tuned one
- * (dense_lt.c), else GemmEx; in chunks or passes (TF32 over more than
- * HMMRT_DENSE_TF32_CHUNK states, TF32X2) through GemmEx. 0, or cuBLAS's
- * status. */
+ * (dense_lt.c; FP32 and TF32), else through GemmEx, in chunks or passes
+ * (TF32 over more than HMMRT_DENSE_TF32_CHUNK states, TF32X2). 0, or
+ * cuBLAS's status. */
 int hmmrt_cublas_dense_product(void *handle, void *stream, int mode, int rows, int n,
                                const float *in, const float *matrix, const float *hi,
                                const float *lo, float *out, void *workspace,
                                size_t workspace_bytes)
 {
-    const int one_call = mode == HMMRT_DENSE_FP32 ||
-                         (mode == HMMRT_DENSE_TF32 && hmmrt_dense_product_chunks(n) == 1);
-    if (one_call) {
+    /* cublasLt's tuned algorithm stands for the chunks too: the tuning took it
+       only where its bias is no larger than theirs (dense_lt.c) */
+    if (mode == HMMRT_DENSE_FP32 || mode == HMMRT_DENSE_TF32) {
         const int through_lt = hmmrt_dense_lt_product(mode, stream, rows, n, in, matrix, out,
                                                       workspace, workspace_bytes);
         if (through_lt >= 0)
