@@ -452,8 +452,11 @@ static cudaError_t hmmc_dense_choose_product(const hmmrt_dense *d, hmmc_dense_de
     const size_t nn = (size_t)d->n * (size_t)d->n;
     float *parts = NULL;
     cudaError_t err = cudaMalloc((void **)&parts, 2 * nn * sizeof(float));
-    if (err != cudaSuccess)
-        return err;
+    if (err != cudaSuccess) { /* no room for the parts: FP32 keeps the contract without them */
+        cudaGetLastError();
+        dev->mode = HMMRT_DENSE_FP32;
+        return cudaSuccess;
+    }
     const size_t blocks = (nn + 255) / 256;
     hmmc_dense_split_tf32<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256>>>((int64_t)nn, matrix,
                                                                               parts, parts + nn);
