@@ -201,15 +201,15 @@ void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g);
 void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len);
 
 /* Dense models' forward and backward products (runtime/gpu/cublas_dl.c):
- * through cuBLAS, loaded at run time, on the tensor cores (TF32) or the CUDA
- * cores (FP32), or libhmmrt's tiles (HMMRT_DENSE_PRODUCT=tf32|fp32|tiles;
+ * through cuBLAS, loaded at run time, on the tensor cores (TF32, in chunks
+ * of states; TF32X2: the matrix split in two TF32 parts) or the CUDA cores
+ * (FP32), or libhmmrt's tiles (HMMRT_DENSE_PRODUCT=tf32|tf32x2|fp32|tiles;
  * tiles also where no cuBLAS is found: *why then says so). The product is 0
- * or cuBLAS's status. */
-enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
+ * or cuBLAS's status. Which a model gets: runtime/gpu/dense_choice.h. */
+enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32, HMMRT_DENSE_TF32X2 };
 int hmmrt_dense_product_mode(const char **why);
-/* ... for a model of n states: FP32 where TF32 would leave the float contract */
-enum { HMMRT_DENSE_TF32_MOST = 1024 };
-#define HMMRT_DENSE_TF32_MOST_TEXT "1,024"
+int hmmrt_dense_product_forced(void); /* HMMRT_DENSE_PRODUCT named the mode */
+/* ... for a model of n states (TF32 in chunks of states above 1,024) */
 int hmmrt_dense_product_mode_for(int n, const char **why);
 void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the tiles */
 /* Loads the kernel of a product of n states (0.07 s) and picks cublasLt's
@@ -222,6 +222,11 @@ int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out, void *workspace,
                               size_t workspace_bytes);
+/* ... in a given mode; TF32X2 takes the matrix's TF32 parts hi and lo too */
+int hmmrt_cublas_dense_product(void *handle, void *stream, int mode, int rows, int n,
+                               const float *in, const float *matrix, const float *hi,
+                               const float *lo, float *out, void *workspace,
+                               size_t workspace_bytes);
 size_t hmmrt_cublas_workspace(int n);
 void hmmrt_cublas_describe(char *buf, size_t len); /* which algorithm, and its timing */
 /* Whether those products run as CUDA graphs (HMMRT_DENSE_GRAPH=on|off, on by
