@@ -111,15 +111,32 @@ static int64_t chunk_from_environment(void)
     return *end == '\0' && n > 0 ? (int64_t)n : 0;
 }
 
-int64_t *hmmrt_scan_chunks(int64_t L, int threads, double first_ratio, int64_t *count)
+/* Chunks a thread: enough that a thread slowed down (a core shared with
+ * another program, or its hyperthread's twin) leaves its share to the
+ * others; the transfers they keep at most CHUNK_MEMORY bytes. */
+enum { CHUNKS_A_THREAD = 4 };
+static const double CHUNK_MEMORY = 64.0 * 1024 * 1024;
+
+int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, size_t chunk_bytes,
+                           int64_t *count)
 {
     int64_t fixed = chunk_from_environment(), n;
+    double first_ratio = work_first;
     if (fixed)
         n = (L + fixed - 1) / fixed;
-    else {
-        n = threads < 2 && mode == HMMRT_SCAN_ON ? 2 : threads;
-        n = n > L ? L : n < 1 ? 1 : n;
+    else if (threads < 2) {
+        n = mode == HMMRT_SCAN_ON ? 2 : 1;
+    } else {
+        n = (int64_t)CHUNKS_A_THREAD * threads;
+        double most = CHUNK_MEMORY / (double)(chunk_bytes ? chunk_bytes : 1);
+        n = (double)n > most ? (int64_t)most : n;
+        n = n < threads ? threads : n;
+        /* chunk 0's thread runs it alone while the other threads share the
+           n - 1 transfers: it is as long as n - 1 of them over T - 1 threads */
+        first_ratio = work_first * (double)(n - 1) / (double)(threads - 1);
     }
+    if (!fixed)
+        n = n > L ? L : n < 1 ? 1 : n;
     int64_t *begin = malloc(sizeof(int64_t) * (size_t)(n + 1));
     if (!begin)
         return NULL;
@@ -137,6 +154,16 @@ int64_t *hmmrt_scan_chunks(int64_t L, int threads, double first_ratio, int64_t *
     begin[n] = L;
     *count = n;
     return begin;
+}
+
+double *hmmrt_scan_thread_memory(size_t doubles, int threads, size_t *stride)
+{
+    enum { LINE_DOUBLES = 16 }; /* 128 bytes: a line and the one fetched with it */
+    *stride = (doubles + LINE_DOUBLES - 1) / LINE_DOUBLES * LINE_DOUBLES;
+    if (*stride == 0)
+        *stride = LINE_DOUBLES;
+    return aligned_alloc(LINE_DOUBLES * sizeof(double),
+                         *stride * sizeof(double) * (size_t)(threads > 0 ? threads : 1));
 }
 
 /* ---- what --timing says ------------------------------------------------------ */
