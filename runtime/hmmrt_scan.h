@@ -24,6 +24,11 @@ typedef double (*hmmrt_sum_spans)(const void *x, int64_t L, int64_t i0, int64_t 
 /* Viterbi over [i0, i1): ln values less offset[0] + offset[1]. */
 typedef void (*hmmrt_max_span)(const void *x, int64_t L, int64_t i0, int64_t i1,
                                double *columns, double *offset, int first);
+/* The same for `width` columns at once: column v in columns[v * 2n ..
+ * v * 2n + n) (its other column after it), its offset pair in offsets[2v],
+ * offsets[2v + 1]. */
+typedef void (*hmmrt_max_spans)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                                double *columns, double *offsets, int width);
 /* ... writing the back pointers of rows i0 + 1 .. i1 (and 0 when first)
  * into the call's whole table bp. */
 typedef void (*hmmrt_max_span_bp)(const void *x, int64_t L, int64_t i0, int64_t i1,
@@ -41,6 +46,7 @@ typedef struct hmmrt_scan_call {
     hmmrt_sum_spans sum_spans;    /* ... a transfer's columns together (NULL: one by one) */
     hmmrt_max_span max_span;      /* viterbi */
     hmmrt_max_span_bp max_span_bp;
+    hmmrt_max_spans max_spans;    /* ... a transfer's columns together (NULL: one by one) */
     /* a dense call's forward or backward (runtime/dense.c's model; no spans):
        transfers as matrix products (scan_dense.c) */
     struct hmmrt_dense *dense;

@@ -38,10 +38,11 @@ static int scan_threads(void)
 
 /* A transfer runs its chunk once from each boundary state: nb runs of the
  * one-thread function's cost, or, where the nb columns run together
- * (sum_spans), less for small models, whose one run is a chain of dependent
- * operations that the other columns' overlap. Measured on the 2-core machine
- * (docs/scan.md): 0.64 of a run per column at nb = 2 (the casino), 0.69 at
- * 4, 0.95 at 8 and about 1 from 16 on (each run already keeps the core busy). */
+ * (sum_spans, max_spans), less for small models, whose one run is a chain of
+ * dependent operations that the other columns' overlap. Measured on the
+ * 2-core machine (docs/scan.md): forward 0.64 of a run per column at nb = 2
+ * (the casino), 0.69 at 4, 0.95 at 8 and about 1 from 16 on (each run
+ * already keeps the core busy); viterbi 0.69 at nb = 2. */
 static const double TOGETHER_SMALL = 0.65;
 enum { SMALL_BOUNDARY = 4 };
 
@@ -50,7 +51,7 @@ double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c)
     double nb = c->n_boundary;
     if (c->dense)
         return hmmrt_scan_dense_cost(c->n_boundary);
-    if (!c->sum_spans || c->n_boundary > SMALL_BOUNDARY)
+    if ((!c->sum_spans && !c->max_spans) || c->n_boundary > SMALL_BOUNDARY)
         return nb;
     return nb * TOGETHER_SMALL > 1.0 ? nb * TOGETHER_SMALL : 1.0;
 }
