@@ -15,6 +15,7 @@
 #include "fasta_parse.h"
 #include "hmmrt_mpi.h"
 #include "input.h"
+#include "read_long.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -621,7 +622,10 @@ static void parse_block(hmmrt_reader *r, size_t n)
     memset(bp->parses, 0, sizeof bp->parses[0] * (size_t)bp->n);
     bp->parses[0] = r->carry;
     memset(&r->carry, 0, sizeof r->carry);
-    parse_pieces(bp, r->block);
+    if (bp->n == 1) /* inside one record (a chromosome): its lines on every thread */
+        hmmrt_parse_long(&bp->parses[0], r->block, n, r->threads);
+    else
+        parse_pieces(bp, r->block);
     double parsed = hmmrt_seconds();
     r->seconds[HMMRT_READER_PARSING] += parsed - started;
     number_pieces(bp);
