@@ -3,7 +3,10 @@
  * and checks the descriptors it got). A file is read in blocks; a block is cut into pieces at
  * lines that start with '>', and the pieces are parsed at once on several
  * threads (fasta_parse.c), the first one going on with the record that the
- * last block left unfinished. Records are then handed out one by one, in
+ * last block left unfinished; with several threads, a block is cut into
+ * four pieces a thread, each taken by the first thread free, so that a
+ * thread the system puts aside (a run's other teams share the cores) holds
+ * up one small piece, not the block. Records are then handed out one by one, in
  * file order, their names and residues in the piece's store (a pool that
  * the records share and release). Records, line numbers and errors are the
  * same for every block size and thread count. A file is told apart by its
@@ -27,7 +30,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { DEFAULT_PIECE_BYTES = 4 << 20, MAX_PIECES = HMMRT_READ_MAX_RANGES };
+enum {
+    DEFAULT_PIECE_BYTES = 4 << 20,
+    MAX_PIECES = HMMRT_READ_MAX_RANGES,
+    PIECES_A_THREAD = 4 /* with several threads, a block's pieces a thread */
+};
 
 #define STDIN_NAME "<stdin>" /* as gcc names it in messages */
 
@@ -58,7 +65,9 @@ struct hmmrt_reader {
     int out_of_memory; /* ... and it was a failed allocation */
 
     int threads;
-    size_t piece_bytes;
+    size_t piece_bytes; /* a block is threads x piece_bytes, ... */
+    int pieces;         /* ... read and parsed in this many pieces ... */
+    size_t range;       /* ... of this many bytes (pieces x range <= the block) */
     fasta_map map_table; /* hmmrt_reader_map_to's alphabet ... */
     const fasta_map *map;  /* ... or NULL: records hold residues */
     const char *map_alphabet;
@@ -89,6 +98,9 @@ void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes)
 {
     r->threads = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
     r->piece_bytes = piece_bytes > 0 ? piece_bytes : 1;
+    int split = r->threads > 1 && r->piece_bytes >= PIECES_A_THREAD ? PIECES_A_THREAD : 1;
+    r->pieces = r->threads * split > MAX_PIECES ? MAX_PIECES : r->threads * split;
+    r->range = (size_t)r->threads * r->piece_bytes / (size_t)r->pieces;
 }
 
 int hmmrt_reader_map_to(hmmrt_reader *r, const char *alphabet)
@@ -469,8 +481,8 @@ static long fill_block(hmmrt_reader *r)
         off_t left = r->window_end - r->offset; /* the end of this rank's part */
         n = left > 0 ? hmmrt_read_block(r->fd, &r->offset, r->block, 1, (size_t)left) : 0;
     } else {
-        n = hmmrt_read_block(r->fd, r->seekable ? &r->offset : NULL, r->block, r->threads,
-                             r->piece_bytes);
+        n = hmmrt_read_ranges(r->fd, r->seekable ? &r->offset : NULL, r->block, r->pieces,
+                              r->range, r->threads);
     }
     if (n < 0) {
         char what[512];
@@ -558,6 +570,7 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
 /* The parses of one block, and what the reader makes of them. */
 typedef struct block_parse {
     int n;                        /* pieces */
+    int threads;                  /* that parse them */
     size_t starts[MAX_PIECES + 1]; /* the last one is the block's length */
     fasta_parse parses[MAX_PIECES];
     long line_offsets[MAX_PIECES]; /* from each piece's lines to the file's */
@@ -566,7 +579,8 @@ typedef struct block_parse {
 
 static void parse_pieces(block_parse *bp, const char *block)
 {
-#pragma omp parallel for num_threads(bp->n) schedule(static, 1) if (bp->n > 1)
+    int threads = bp->threads < bp->n ? bp->threads : bp->n;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (int k = 0; k < bp->n; k++) {
         fasta_parse *p = &bp->parses[k];
         if (k > 0 && fasta_parse_start(p, 1, bp->starts[k + 1] - bp->starts[k]) != 0)
@@ -615,8 +629,9 @@ static void parse_block(hmmrt_reader *r, size_t n)
         set_error(r, r->line, 1, "out of memory");
         return;
     }
-    int wanted = (int)((n + r->piece_bytes - 1) / r->piece_bytes);
-    bp->n = cut_pieces(r->block, n, wanted < r->threads ? wanted : r->threads, bp->starts);
+    int wanted = (int)((n + r->range - 1) / r->range);
+    bp->n = cut_pieces(r->block, n, wanted < r->pieces ? wanted : r->pieces, bp->starts);
+    bp->threads = r->threads;
     bp->starts[bp->n] = n;
     memset(bp->parses, 0, sizeof bp->parses[0] * (size_t)bp->n);
     bp->parses[0] = r->carry;

@@ -107,6 +107,9 @@ enum { HMMRT_READ_MAX_RANGES = 256 };
  * pread a range at *offset, on as many threads, then moves *offset on; with
  * offset NULL, read() in turn. Returns how many bytes, or -1 with errno set. */
 long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range);
+/* The same with the ranges shared out to a team of `threads` (at most
+ * n_ranges), each thread taking the next range when done with one. */
+long hmmrt_read_ranges(int fd, off_t *offset, char *block, int n_ranges, size_t range, int threads);
 
 /* ---- names.c: sequence names used twice --------------------------------------- */
 /* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */
