@@ -79,7 +79,19 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
 /* The reader's time so far in reading blocks (pread, inflating), parsing
  * them (every thread) and handing their records over (one thread). */
-enum { HMMRT_READER_BLOCKS, HMMRT_READER_PARSING, HMMRT_READER_HANDING, HMMRT_READER_PHASES };
+/* The reader's phases (wall seconds), and the CPU seconds its team's threads
+ * spent in the first two, summed over the threads (--timing: far below wall
+ * x threads, the threads waited for cores or for one another). */
+enum {
+    HMMRT_READER_BLOCKS,
+    HMMRT_READER_PARSING,
+    HMMRT_READER_HANDING,
+    HMMRT_READER_BLOCKS_CPU,
+    HMMRT_READER_PARSING_CPU,
+    HMMRT_READER_PHASES
+};
+/* This thread's CPU seconds so far (timing.c). */
+double hmmrt_thread_seconds(void);
 void hmmrt_reader_seconds(const hmmrt_reader *r, double seconds[HMMRT_READER_PHASES]);
 /* From the next file on, the reader hands out records of text as codes of
  * alphabet (hmmrt_record.codes), mapped while they are parsed (one pass),
@@ -108,8 +120,10 @@ enum { HMMRT_READ_MAX_RANGES = 256 };
  * offset NULL, read() in turn. Returns how many bytes, or -1 with errno set. */
 long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range);
 /* The same with the ranges shared out to a team of `threads` (at most
- * n_ranges), each thread taking the next range when done with one. */
-long hmmrt_read_ranges(int fd, off_t *offset, char *block, int n_ranges, size_t range, int threads);
+ * n_ranges), each thread taking the next range when done with one; adds
+ * the CPU seconds the threads spent in them to *cpu_seconds (if not NULL). */
+long hmmrt_read_ranges(int fd, off_t *offset, char *block, int n_ranges, size_t range, int threads,
+                       double *cpu_seconds);
 
 /* ---- names.c: sequence names used twice --------------------------------------- */
 /* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */

@@ -26,6 +26,13 @@ double hmmrt_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+double hmmrt_thread_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static void print_phase(FILE *out, const char *phase, double seconds, int64_t symbols)
 {
     if (symbols > 0 && seconds > 0)
@@ -45,8 +52,11 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
     print_phase(out, "reading (overlaps the rest)", t->reading, t->symbols_read);
     if (t->reader[HMMRT_READER_PARSING] > 0) {
         print_phase(out, "  of which reading blocks", t->reader[HMMRT_READER_BLOCKS], t->symbols_read);
+        print_phase(out, "    CPU s of its threads (summed)", t->reader[HMMRT_READER_BLOCKS_CPU], 0);
         print_phase(out, "  of which parsing", t->reader[HMMRT_READER_PARSING],
                     t->symbols_read);
+        print_phase(out, "    CPU s of its threads (summed)", t->reader[HMMRT_READER_PARSING_CPU],
+                    0);
         print_phase(out, "  of which handing records over", t->reader[HMMRT_READER_HANDING],
                     t->symbols_read);
     }
