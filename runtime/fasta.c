@@ -682,9 +682,9 @@ static void number_pieces(block_parse *bp)
     }
 }
 
-/* Hands out the records of the pieces that were used, in order, each
- * piece's made on a thread of the team (a block holds tens of thousands):
- * 0, or -1 out of memory (the stores not handed over are freed). */
+/* Hands out the records of the pieces that were used, in order, room made
+ * for all at once: 0, or -1 out of memory (then none is, and the stores are
+ * freed). */
 static int hand_over_pieces(hmmrt_reader *r, block_parse *bp, char *stores[])
 {
     struct hmmrt_pool *pools[MAX_PIECES];
@@ -705,8 +705,8 @@ static int hand_over_pieces(hmmrt_reader *r, block_parse *bp, char *stores[])
             }
         return -1;
     }
-    int threads = bp->threads < bp->used ? bp->threads : bp->used;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && total > 4096)
+    /* on this thread: a team started again for a few ms of copying cost
+     * more than it saved where the cores were busy (measured) */
     for (int k = 0; k < bp->used; k++)
         if (pools[k])
             make_records(r, &bp->parses[k], pools[k], bp->line_offsets[k], r->pending + first[k]);
