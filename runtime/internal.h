@@ -282,7 +282,11 @@ typedef struct hmmrt_run_timing {
                                  and buffers), mapping and staging them, ordering by length */
     int64_t staged_batches;   /* batches staged for the GPU (score_batch.c), of ... */
     int64_t mapped_batches;   /* ... the batches mapped for it */
+    double writing_parts[3];  /* of writing: checking names for duplicates, rows into the
+                                 output's buffer, writing the buffer out */
     double waiting;           /* the main thread waiting: the GPU to open, a batch, the printer */
+    double waiting_reader, waiting_printer; /* of waiting (the GPU path): for the next batch's
+                                               reading and mapping, for the printer */
     double total;
     int64_t sequences_read, symbols_read;
     int64_t sequences_scored, symbols_scored;

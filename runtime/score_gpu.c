@@ -144,7 +144,9 @@ static void finish_reading(run *r, read_ahead *ra)
         return;
     double started = hmmrt_seconds();
     pthread_join(ra->thread, NULL);
-    r->timing.waiting += hmmrt_seconds() - started;
+    double waited = hmmrt_seconds() - started;
+    r->timing.waiting += waited;
+    r->timing.waiting_reader += waited;
     ra->running = 0;
 }
 
@@ -357,7 +359,9 @@ static int finish_printing(printer *p)
     if (p->running) {
         double started = hmmrt_seconds();
         pthread_join(p->thread, NULL);
-        p->r->timing.waiting += hmmrt_seconds() - started;
+        double waited = hmmrt_seconds() - started;
+        p->r->timing.waiting += waited;
+        p->r->timing.waiting_printer += waited;
         p->running = 0;
     }
     hmmrt_free_records(p->b);
