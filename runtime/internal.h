@@ -5,6 +5,7 @@
 
 #include "hmmrt.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -122,6 +123,24 @@ long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t r
 /* The same with the ranges shared out to a team of `threads` (at most
  * n_ranges), each thread taking the next range when done with one; adds
  * the CPU seconds the threads spent in them to *cpu_seconds (if not NULL). */
+/* ---- worker.c: a thread kept for jobs run one at a time --------------------- */
+typedef struct hmmrt_worker {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    void *(*job)(void *);
+    void *arg;
+    int busy, quit, started, failed;
+} hmmrt_worker;
+void hmmrt_worker_init(hmmrt_worker *w);
+/* Runs job(arg) on the worker's thread (started on first use), or on the
+ * caller's when no thread can be had; one job at a time: wait first. */
+void hmmrt_worker_run(hmmrt_worker *w, void *(*job)(void *), void *arg);
+/* Waits until the job run last has returned. */
+void hmmrt_worker_wait(hmmrt_worker *w);
+/* Waits for the job, ends the thread. */
+void hmmrt_worker_stop(hmmrt_worker *w);
+
 long hmmrt_read_ranges(int fd, off_t *offset, char *block, int n_ranges, size_t range, int threads,
                        double *cpu_seconds);
 
