@@ -30,7 +30,7 @@ typedef struct uploaded {
      * each is asked for: regs 1 (ready), -1 (the kernel does not take it), 0 (not yet) */
     int regs[2], G[2], S[2];
     float *w[2], *em[2];
-    double *loops[2];
+    float *loops[2];
 } uploaded;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -71,7 +71,7 @@ static int grow(void)
  * when not wanted): 1, or 0 when the float kernel does not take the profile
  * (beyond its shapes, or weights below float's range). */
 static int regs_host(const hmmrt_gpu_profile_call *call, int *G, int *S, float **w, float **em,
-                     double **loops)
+                     float **loops)
 {
     const hmmrt_profile *p = call->profile;
     if (!hmmrt_pd_regs_shape(p->M, call->viterbi, G, S) ||
@@ -79,7 +79,7 @@ static int regs_host(const hmmrt_gpu_profile_call *call, int *G, int *S, float *
         return 0;
     float *wt = malloc(hmmrt_pd_regs_weights(*G, *S) * sizeof(float));
     float *et = malloc((hmmrt_pd_regs_emissions(p, *G, *S) + 1) * sizeof(float));
-    double *lt = malloc((3 * (size_t)p->n_cols + 1) * sizeof(double));
+    float *lt = malloc((3 * (size_t)p->n_cols + 1) * sizeof(float));
     int ok = wt && et && lt &&
              hmmrt_pd_regs_tables(p, call->viterbi, *G, *S, wt, et, lt) == 0;
     if (ok && w) {
@@ -96,14 +96,13 @@ static int regs_host(const hmmrt_gpu_profile_call *call, int *G, int *S, float *
 static cudaError_t regs_tables(const hmmrt_gpu_profile_call *call, uploaded *u)
 {
     const int v = call->viterbi;
-    float *w, *em;
-    double *loops;
+    float *w, *em, *loops;
     u->regs[v] = -1;
     if (!regs_host(call, &u->G[v], &u->S[v], &w, &em, &loops))
         return cudaSuccess;
     const size_t wb = hmmrt_pd_regs_weights(u->G[v], u->S[v]) * sizeof(float),
                  eb = (hmmrt_pd_regs_emissions(call->profile, u->G[v], u->S[v]) + 1) * sizeof(float),
-                 lb = (3 * (size_t)call->profile->n_cols + 1) * sizeof(double);
+                 lb = (3 * (size_t)call->profile->n_cols + 1) * sizeof(float);
     cudaError_t e = cudaMalloc((void **)&u->w[v], wb);
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&u->em[v], eb);
@@ -122,8 +121,7 @@ static cudaError_t regs_tables(const hmmrt_gpu_profile_call *call, uploaded *u)
         cudaFree(u->w[v]);
         cudaFree(u->em[v]);
         cudaFree(u->loops[v]);
-        u->w[v] = u->em[v] = NULL;
-        u->loops[v] = NULL;
+        u->w[v] = u->em[v] = u->loops[v] = NULL;
         u->regs[v] = 0;
         return e;
     }

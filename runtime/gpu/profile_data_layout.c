@@ -18,7 +18,7 @@ static float held(double x, int viterbi, int *bad)
 }
 
 int hmmrt_pd_regs_tables(const hmmrt_profile *p, int viterbi, int G, int S, float *w, float *em,
-                         double *loops)
+                         float *loops)
 {
     const int stride = p->stride, C = p->n_cols;
     const double *t = p->data, *emissions = t + (size_t)HMMRT_PT_N * stride;
@@ -35,7 +35,10 @@ int hmmrt_pd_regs_tables(const hmmrt_profile *p, int viterbi, int G, int S, floa
                         k <= p->M ? emissions[((size_t)r * C + c) * stride + k] : 0.0, viterbi, &bad);
         }
     const double *loop = emissions + 2 * (size_t)C * stride;
-    for (int i = 0; i < 3 * C; i++)
-        loops[i] = viterbi ? (loop[i] > 0.0 ? log(loop[i]) : -INFINITY) : loop[i];
+    for (int i = 0; i < 3 * C; i++) {
+        const double x = viterbi ? (loop[i] > 0.0 ? log(loop[i]) : -INFINITY) : loop[i];
+        loops[i] = (float)x;
+        bad |= (double)loops[i] != x;
+    }
     return bad;
 }

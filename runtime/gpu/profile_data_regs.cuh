@@ -10,6 +10,8 @@
 #include "hmmrt_kernel.cuh" /* hmmc_group_all, hmmc_group_chain_scan, hmmc_rescaling ... */
 #include "profile_data_regs.h"
 
+#include <type_traits>
+
 // The semiring of V: forward sums products of weights; viterbi takes the
 // largest sum of logs.
 template <bool V> struct pd_ring;
@@ -23,6 +25,15 @@ template <> struct pd_ring<true> {
     template <typename T> static __device__ __forceinline__ T times(T a, T b) { return a + b; }
     static __device__ __forceinline__ float zero() { return -INFINITY; }
 };
+
+// The weight of special move s for sequence j: its constant factor times its
+// length-dependent weight; for viterbi, its log.
+template <bool V>
+static __device__ __forceinline__ double pd_special(const hmmrt_pd_regs_args &a, int64_t j, int s)
+{
+    const double v = a.special[s] * (a.special_lw[s] >= 0 ? a.lw[j * a.n_lw + a.special_lw[s]] : 1.0);
+    return V ? (v > 0.0 ? log(v) : -INFINITY) : v;
+}
 
 // Lane `lane` of a group of G scores sequence j: it keeps nodes lane S + 1 ..
 // lane S + S of the match, insert and delete roles at [1 + jj], and in [0] the
@@ -49,11 +60,21 @@ __global__ void hmmrt_pd_regs_kernel(const hmmrt_pd_regs_args a)
         return; /* the whole group */
     const uint8_t *x = a.codes + a.offsets[j];
     const int64_t L = a.lengths[j];
-    double sw[HMMRT_PX_N]; /* the special moves' weights (logs for viterbi) */
-    for (int s = 0; s < HMMRT_PX_N; s++) {
-        const double v = a.special[s] * (a.special_lw[s] >= 0 ? a.lw[j * a.n_lw + a.special_lw[s]] : 1.0);
-        sw[s] = V ? (v > 0.0 ? log(v) : -INFINITY) : v;
-    }
+    /* the special moves' weights at this length (logs for viterbi): the loops in
+     * double (a loop's weight rounded to float would err the same way at each
+     * residue); in forward, the moves a path takes once in float, which must
+     * then hold them (else the sequence is marked, as a specialised kernel marks it) */
+    typedef typename std::conditional<V, double, float>::type once_t;
+    const double w_nn = pd_special<V>(a, j, HMMRT_PX_NN), w_jj = pd_special<V>(a, j, HMMRT_PX_JJ),
+                 w_cc = pd_special<V>(a, j, HMMRT_PX_CC);
+    const once_t w_nb = (once_t)pd_special<V>(a, j, HMMRT_PX_NB),
+                 w_jb = (once_t)pd_special<V>(a, j, HMMRT_PX_JB),
+                 w_ej = (once_t)pd_special<V>(a, j, HMMRT_PX_EJ),
+                 w_ec = (once_t)pd_special<V>(a, j, HMMRT_PX_EC);
+    bool risky = false;
+    if (!V)
+        for (int s = 0; s < HMMRT_PX_N; s++)
+            risky |= !hmmc_length_weight_fits<float>(pd_special<false>(a, j, s));
     const float *w = a.w + lane, *em = a.em + lane;
     float match[1 + S], insert[1 + S], del[1 + S];
 #pragma unroll
@@ -61,12 +82,11 @@ __global__ void hmmrt_pd_regs_kernel(const hmmrt_pd_regs_args a)
         match[jj] = insert[jj] = del[jj] = R::zero();
     /* N, B, J, C; forward starts S at 2^96 (the scale below) */
     const double start = V ? 0.0 : 0x1p96;
-    float N = (float)R::times(start, sw[HMMRT_PX_SN]);
-    float B = (float)R::times((double)N, sw[HMMRT_PX_NB]);
+    float N = (float)R::times(start, pd_special<V>(a, j, HMMRT_PX_SN));
+    float B = (float)R::times((double)N, (double)w_nb);
     float J = R::zero(), C = R::zero();
     int scale = -96;      /* forward: values are held times 2^-scale */
     double offset = 0.0;  /* viterbi: values are held less offset */
-    bool risky = false;
     int64_t pos;
     for (pos = 1; pos <= L; pos++) {
         /* the weights are read at every position (from L1), not held in registers */
@@ -94,11 +114,11 @@ __global__ void hmmrt_pd_regs_kernel(const hmmrt_pd_regs_args a)
             match[jj + 1] = R::times(m, em_m[jj * G]);
             insert[jj + 1] = R::times(i, em_i[jj * G]);
         }
-        const double *loops = a.loops;
+        const float *loops = a.loops;
         const int nc = a.n_cols;
-        const double n_loop = R::times(R::times((double)N, sw[HMMRT_PX_NN]), loops[c]);
-        const double j_loop = R::times(R::times((double)J, sw[HMMRT_PX_JJ]), loops[nc + c]);
-        const double c_loop = R::times(R::times((double)C, sw[HMMRT_PX_CC]), loops[2 * nc + c]);
+        const double n_loop = R::times(R::times((double)N, w_nn), (double)loops[c]);
+        const double j_loop = R::times(R::times((double)J, w_jj), (double)loops[nc + c]);
+        const double c_loop = R::times(R::times((double)C, w_cc), (double)loops[2 * nc + c]);
         /* the delete chain: first what enters each node from its left match */
         {
             const float m = __shfl_up_sync(mask, match[S], 1, G);
@@ -130,9 +150,9 @@ __global__ void hmmrt_pd_regs_kernel(const hmmrt_pd_regs_args a)
         }
         const float E = V ? hmmc_group_all(part, hmmc_max(), mask, G) : hmmc_group_all(part, hmmc_add(), mask, G);
         N = (float)n_loop;
-        J = (float)R::plus(j_loop, R::times((double)E, sw[HMMRT_PX_EJ]));
-        C = (float)R::plus(c_loop, R::times((double)E, sw[HMMRT_PX_EC]));
-        B = (float)R::plus(R::times((double)N, sw[HMMRT_PX_NB]), R::times((double)J, sw[HMMRT_PX_JB]));
+        J = (float)R::plus((once_t)j_loop, R::times((once_t)E, w_ej));
+        C = (float)R::plus((once_t)c_loop, R::times((once_t)E, w_ec));
+        B = (float)R::plus(R::times((once_t)N, w_nb), R::times((once_t)J, w_jb));
         if (V) {
             /* the best value moves into offset */
             float top = -INFINITY;
@@ -186,11 +206,11 @@ __global__ void hmmrt_pd_regs_kernel(const hmmrt_pd_regs_args a)
     if (lane == 0) {
         float score;
         if (V)
-            score = (float)((double)C + sw[HMMRT_PX_CT] + offset);
+            score = (float)((double)C + pd_special<V>(a, j, HMMRT_PX_CT) + offset);
         else
             score = pos != L + 1 ? -INFINITY
                     : risky     ? NAN
-                                : (float)(log((double)C * sw[HMMRT_PX_CT]) +
+                                : (float)(log((double)C * pd_special<V>(a, j, HMMRT_PX_CT)) +
                                           (double)scale * 0.693147180559945309417);
         a.scores[j] = score;
     }

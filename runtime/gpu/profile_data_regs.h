@@ -53,17 +53,18 @@ static inline size_t hmmrt_pd_regs_emissions(const hmmrt_profile *p, int G, int 
 }
 
 /* Fills w (hmmrt_pd_regs_weights floats) and em (hmmrt_pd_regs_emissions)
- * and loops (3 * n_cols doubles: the N, J and C loops' emissions, logs for
- * viterbi). Returns 0, or 1 when forward's weights do not all fit float's
- * normal range (a weight below 2^-126: HMMER2's glocal entries), which
- * then leaves the profile to the double kernel. */
+ * and loops (3 * n_cols floats: the N, J and C loops' emissions, logs for
+ * viterbi). Returns 0, or 1 when the profile is left to the double kernel:
+ * a forward weight not 0 and below float's normal range (2^-126), or a loop
+ * emission (or its log) that float does not hold exactly (a loop's rounding
+ * would err the same way at every residue; an import's loops emit odds 1). */
 int hmmrt_pd_regs_tables(const hmmrt_profile *p, int viterbi, int G, int S, float *w, float *em,
-                         double *loops);
+                         float *loops);
 
 /* One launch of the float kernel on a batch of one model. */
 typedef struct hmmrt_pd_regs_args {
     const float *w, *em;       /* device: the tables above */
-    const double *loops;       /* device */
+    const float *loops;        /* device */
     const unsigned char *col;  /* device: symbol code -> column */
     int n_cols;
     double special[HMMRT_PX_N];

@@ -90,7 +90,7 @@ static void check(const char *name, const hmmrt_profile *p, int viterbi, const B
         return;
     }
     std::vector<float> w(hmmrt_pd_regs_weights(G, S)), em(hmmrt_pd_regs_emissions(p, G, S) + 1);
-    std::vector<double> loops(3 * (size_t)p->n_cols + 1);
+    std::vector<float> loops(3 * (size_t)p->n_cols + 1);
     if (hmmrt_pd_regs_tables(p, viterbi, G, S, w.data(), em.data(), loops.data()) != 0) {
         printf("FAIL %s: weights below float's range\n", name);
         out.failures++;
@@ -199,8 +199,7 @@ static int imported(int &longest)
         h.add(homolog(p, 1, p->M, 5));
         for (int viterbi = 0; viterbi <= 1; viterbi++) {
             int G, S;
-            std::vector<float> w, em;
-            std::vector<double> loops;
+            std::vector<float> w, em, loops;
             if (hmmrt_pd_regs_shape(p->M, viterbi, &G, &S)) {
                 w.resize(hmmrt_pd_regs_weights(G, S));
                 em.resize(hmmrt_pd_regs_emissions(p, G, S) + 1);
@@ -257,7 +256,7 @@ static void make(Random &r, int M, bool tiny)
         for (int k = 1; k <= M; k++)
             em[(size_t)c * S + k] = 0.3 + uniform() * 1.5;
     for (int i = 0; i < 3 * n_cols; i++)
-        em[2 * (size_t)n_cols * S + i] = 0.5 + uniform() * 0.5;
+        em[2 * (size_t)n_cols * S + i] = 1.0; /* as an import's: float's loops are exact */
     if (tiny) { /* M1 = B 1e-33 1e-36: B is 2^81 to 2^97, so M1 is below 2^-126 but not 0 */
         r.data[(size_t)HMMRT_PT_ENTRY * S + 1] = 1e-33;
         for (int c = 0; c < n_cols; c++)
@@ -328,6 +327,25 @@ static int random_profiles()
         printf("FAIL random-underflow M=40 forward: %d of %d sequences marked for double (expected "
                "all: their delete states fall below float's range)\n", o.marked, o.scored);
         failures++;
+    }
+    /* a forward weight below float's normal range, or a loop emission float
+     * rounds: the layout leaves the profile to the double kernel */
+    for (int what = 0; what < 2; what++) {
+        Random q;
+        make(q, 50, false);
+        if (what == 0)
+            q.data[(size_t)HMMRT_PT_ENTRY * q.p.stride + 7] = 1e-40;
+        else
+            q.data[(size_t)HMMRT_PT_N * q.p.stride + 2 * (size_t)q.p.n_cols * q.p.stride] = 0.1;
+        int G, S;
+        hmmrt_pd_regs_shape(q.p.M, 0, &G, &S);
+        std::vector<float> w(hmmrt_pd_regs_weights(G, S)), em(hmmrt_pd_regs_emissions(&q.p, G, S)),
+            loops(3 * (size_t)q.p.n_cols);
+        if (hmmrt_pd_regs_tables(&q.p, 0, G, S, w.data(), em.data(), loops.data()) != 1) {
+            printf("FAIL random M=50: %s, but the float kernel's layout takes it\n",
+                   what == 0 ? "an entry of 1e-40" : "a loop emission of 0.1");
+            failures++;
+        }
     }
     printf("note %d random profiles of M = 1 to 577 (G 8, 16, 32), forward and viterbi: %d of %d "
            "sequences marked for double; the underflowing one: %d of %d\n", runs / 2, marked, scored,
