@@ -5,8 +5,9 @@
  * length-dependent weights, and launches on the batch the driver already put
  * on the device (so that every model of a program scores the same batch
  * without copying it again) the float kernel (profile_data_regs.h: the
- * specialised kernels' shape) in float, or profile_data_kernel.cu's double
- * kernel in double and for profiles the float kernel does not take. */
+ * specialised kernels' shape) in float, then profile_data_kernel.cu's double
+ * kernel on the sequences it marked; or the double kernel alone, in double
+ * and for profiles the float kernel does not take. */
 #include "profile_data_gpu.h"
 #include "profile_data_regs.h"
 
@@ -17,7 +18,7 @@
 
 #include <cuda_runtime_api.h>
 
-enum { GROUP_THREADS = 32, BLOCK_THREADS = 128, BLOCKS_PER_SM = 16 };
+enum { GROUP_THREADS = 32, BLOCK_THREADS = 128, BLOCKS_PER_SM = 16, MARKED_GROUPS = 512 };
 #define ROWS_BYTES_LIMIT ((size_t)256 << 20) /* the groups' rows, per launch */
 
 /* The tables on the devices: (profile, device) -> device memory. */
@@ -191,71 +192,88 @@ static int64_t groups_for(int64_t n, int stride)
     return groups;
 }
 
-/* The float kernel on the batch. */
-static int regs_launch(const hmmrt_gpu_profile_call *call, const uploaded *u, const hmmrt_gpu_batch *b)
+/* The float kernel on the batch (lw: the sequences' length-dependent weights). */
+static cudaError_t regs_launch(const hmmrt_gpu_profile_call *call, const uploaded *u,
+                               const hmmrt_gpu_batch *b, const double *lw)
 {
     const hmmrt_profile *p = call->profile;
     const int v = call->viterbi;
+    hmmrt_pd_regs_args a = {.w = u->w[v], .em = u->em[v], .loops = u->loops[v], .col = u->col,
+                            .n_cols = p->n_cols, .n_lw = call->n_lw, .lw = lw, .codes = b->codes,
+                            .offsets = b->offsets, .lengths = b->lengths, .n = b->n,
+                            .scores = (float *)b->scores};
+    memcpy(a.special, p->special, sizeof a.special);
+    memcpy(a.special_lw, p->special_lw, sizeof a.special_lw);
+    int r = hmmrt_pd_regs_launch(&a, u->G[v], u->S[v], v, b->stream);
+    return r < 0 ? cudaErrorInvalidDeviceFunction : (cudaError_t)r;
+}
+
+/* The double kernel on the batch, or with `marked` (after the float kernel)
+ * on the sequences whose float score is NaN or -inf only, in double, their
+ * scores written back as float: each marked (sequence, model) pair is
+ * scored again at once, on the device, rather than the whole sequence
+ * against every model of the program by the driver's re-score in double. */
+static cudaError_t double_launch(const hmmrt_gpu_profile_call *call, const uploaded *u,
+                                 const hmmrt_gpu_batch *b, const double *lw, int marked)
+{
+    const hmmrt_profile *p = call->profile;
     cudaStream_t stream = (cudaStream_t)b->stream;
-    double *lw = NULL;
-    cudaError_t e = cudaSuccess;
-    if (call->n_lw > 0) {
-        e = cudaMallocAsync((void **)&lw, (size_t)b->n * call->n_lw * sizeof(double), stream);
-        if (e == cudaSuccess)
-            e = (cudaError_t)call->length_weights(b->lengths, b->n, lw, stream);
-    }
+    const int per_block = BLOCK_THREADS / GROUP_THREADS;
+    int64_t groups = groups_for(b->n, p->stride);
+    if (marked && groups > MARKED_GROUPS)
+        groups = MARKED_GROUPS; /* few sequences are marked */
+    groups = (groups + per_block - 1) / per_block * per_block;
+    double *rows = NULL;
+    int64_t *pick = NULL;
+    cudaError_t e = cudaMallocAsync((void **)&rows, (size_t)groups * 6 * p->stride * sizeof(double),
+                                    stream);
+    if (e == cudaSuccess && marked) /* the list, then its count */
+        e = cudaMallocAsync((void **)&pick, ((size_t)b->n + 1) * sizeof(int64_t), stream);
+    int *picked = pick ? (int *)(pick + b->n) : NULL;
+    if (e == cudaSuccess && marked)
+        e = cudaMemsetAsync(picked, 0, sizeof(int), stream);
+    if (e == cudaSuccess && marked)
+        e = (cudaError_t)hmmrt_profile_pick_launch((const float *)b->scores, b->n, pick, picked, stream);
     if (e == cudaSuccess) {
-        hmmrt_pd_regs_args a = {.w = u->w[v], .em = u->em[v], .loops = u->loops[v], .col = u->col,
-                                .n_cols = p->n_cols, .n_lw = call->n_lw, .lw = lw,
-                                .codes = b->codes, .offsets = b->offsets, .lengths = b->lengths,
-                                .n = b->n, .scores = (float *)b->scores};
+        hmmrt_profile_kernel_args a = {.tables = u->tables, .col = u->col, .M = p->M,
+                                       .stride = p->stride, .n_cols = p->n_cols,
+                                       .viterbi = call->viterbi, .n_lw = call->n_lw,
+                                       .use_double = b->use_double, .lw = lw, .codes = b->codes,
+                                       .offsets = b->offsets, .lengths = b->lengths, .n = b->n,
+                                       .scores = b->scores, .rows = rows, .pick = pick,
+                                       .picked = picked};
         memcpy(a.special, p->special, sizeof a.special);
         memcpy(a.special_lw, p->special_lw, sizeof a.special_lw);
-        int r = hmmrt_pd_regs_launch(&a, u->G[v], u->S[v], v, stream);
-        e = r < 0 ? cudaErrorInvalidDeviceFunction : (cudaError_t)r;
+        e = (cudaError_t)hmmrt_profile_kernel_launch(&a, (int)(groups / per_block), BLOCK_THREADS,
+                                                     stream);
     }
-    if (lw)
-        cudaFreeAsync(lw, stream);
-    return (int)e;
+    if (pick)
+        cudaFreeAsync(pick, stream);
+    if (rows)
+        cudaFreeAsync(rows, stream);
+    return e;
 }
 
 int hmmrt_gpu_profile_launch(const hmmrt_gpu_profile_call *call, const hmmrt_gpu_batch *b)
 {
     if (b->n <= 0)
         return 0;
-    const hmmrt_profile *p = call->profile;
     cudaStream_t stream = (cudaStream_t)b->stream;
     uploaded u;
     cudaError_t e = tables_on_device(call, !b->use_double, &u);
     if (e != cudaSuccess)
         return (int)e;
-    if (!b->use_double && u.regs[call->viterbi] == 1)
-        return regs_launch(call, &u, b);
-    const int per_block = BLOCK_THREADS / GROUP_THREADS;
-    int64_t groups = groups_for(b->n, p->stride);
-    groups = (groups + per_block - 1) / per_block * per_block;
-    double *lw = NULL, *rows = NULL;
+    double *lw = NULL;
     if (call->n_lw > 0) {
         e = cudaMallocAsync((void **)&lw, (size_t)b->n * call->n_lw * sizeof(double), stream);
         if (e == cudaSuccess)
             e = (cudaError_t)call->length_weights(b->lengths, b->n, lw, stream);
     }
+    const int regs = !b->use_double && u.regs[call->viterbi] == 1;
+    if (e == cudaSuccess && regs)
+        e = regs_launch(call, &u, b, lw);
     if (e == cudaSuccess)
-        e = cudaMallocAsync((void **)&rows, (size_t)groups * 6 * p->stride * sizeof(double), stream);
-    if (e == cudaSuccess) {
-        hmmrt_profile_kernel_args a = {.tables = u.tables, .col = u.col, .M = p->M,
-                                       .stride = p->stride, .n_cols = p->n_cols,
-                                       .viterbi = call->viterbi, .n_lw = call->n_lw,
-                                       .use_double = b->use_double, .lw = lw, .codes = b->codes,
-                                       .offsets = b->offsets, .lengths = b->lengths, .n = b->n,
-                                       .scores = b->scores, .rows = rows};
-        memcpy(a.special, p->special, sizeof a.special);
-        memcpy(a.special_lw, p->special_lw, sizeof a.special_lw);
-        e = (cudaError_t)hmmrt_profile_kernel_launch(&a, (int)(groups / per_block), BLOCK_THREADS,
-                                                     stream);
-    }
-    if (rows)
-        cudaFreeAsync(rows, stream);
+        e = double_launch(call, &u, b, lw, regs);
     if (lw)
         cudaFreeAsync(lw, stream);
     return (int)e;
