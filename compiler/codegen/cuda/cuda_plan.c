@@ -13,6 +13,7 @@
 #include "hmmrt_fb_gpu.h"
 #include "occupancy_rules.h"
 #include "codegen/cuda/profile_tuning.h"
+#include "codegen/cuda/backend_cuda_profile_data.h"
 #include "codegen/cuda/backend_cuda_real.h"
 #include "ir/graph.h"
 
@@ -158,9 +159,9 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
             memset(plan, 0, sizeof *plan);
             plan->profile_data = 1;
             if (verbose)
-                fprintf(verbose, "hmmc: plan %s: GPU: profile as data: libhmmrt_gpu's generic "
-                        "profile kernel (a warp a sequence, double) on the model's tables; "
-                        "no kernel of its own\n", call->label);
+                fprintf(verbose, "hmmc: plan %s: GPU: profile as data: %s on the model's "
+                        "tables; no kernel of its own\n", call->label,
+                        cuda_profile_data_plan_text(p->arena, call));
             continue;
         }
         if (call->alg == ALG_POSTERIOR && !m->real_dim) {
