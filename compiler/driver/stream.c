@@ -3,13 +3,15 @@
  * by sema in the same arena, its IR copied out at its size, and the arena
  * (syntax tree, sema's tables) freed, so that a file of thousands of
  * imported profiles never holds every tree at once (the tree of a profile
- * is about 16 times its text). */
+ * is about 16 times its text); the model's text too, where the file is mapped
+ * (source.h). */
 #include "driver/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/source.h"
 #include "sema/sema.h"
 #include "syntax/parse.h"
 
@@ -255,6 +257,7 @@ int stream_front_end(Arena *a, Diag *d, const char *path, const char *src, size_
         if (ok)
             keep_model(a, m); /* its IR into the program's arena, at its size */
         arena_free(&tree); /* the model is IR now: its tree and sema's tables go */
+        source_release(src, pc->from, pc->to); /* and its text, where it is mapped */
     }
     Program *p = ok ? sema_finish(s, whole) : NULL;
     ok = ok && p && !quiet.errors && !quiet.warnings;

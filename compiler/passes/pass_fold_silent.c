@@ -50,7 +50,8 @@ static void vec_push(IntVec *x, int value)
  * used again. Via paths are shared nodes (ir.h, IrPaths): composing two
  * moves costs O(1) however long their paths are. */
 typedef struct Folder {
-    Arena *arena;
+    Arena *arena;           /* the program's: the moves and via paths it keeps */
+    Arena scratch;          /* the pair table's, freed with the work lists */
     IrModel *m;
     IrMove *moves;
     char *dead;
@@ -239,24 +240,30 @@ static void folder_init(Folder *f, Arena *a, IrModel *m)
     f->emit_out = xcalloc((size_t)n, sizeof(int));
     f->cap_buckets = 16;
     f->buckets = xcalloc((size_t)f->cap_buckets, sizeof(IntVec));
-    symtab_init(&f->by_pair, a);
+    arena_init(&f->scratch);
+    symtab_init(&f->by_pair, &f->scratch);
     for (int i = 0; i < m->n_moves; i++)
         add_move(f, &m->moves[i]);
 }
 
-/* Writes the live moves back into the model and frees the work lists. */
-static void folder_finish(Folder *f)
+/* Writes the live moves back into the model (when a fold changed them: else
+ * they stay as they are, shared with the model as written, which spares a
+ * copy of every profile's moves per call) and frees the work lists. */
+static void folder_finish(Folder *f, int folded)
 {
     IrModel *m = f->m;
     int live = 0;
     for (int i = 0; i < f->n_moves; i++)
         live += !f->dead[i];
-    m->moves = ARENA_ARRAY(f->arena, IrMove, live ? live : 1);
-    m->moves_shared = 0;
-    m->n_moves = 0;
-    for (int i = 0; i < f->n_moves; i++)
-        if (!f->dead[i])
-            m->moves[m->n_moves++] = f->moves[i];
+    if (folded) {
+        m->moves = ARENA_ARRAY(f->arena, IrMove, live ? live : 1);
+        m->moves_shared = 0;
+        m->n_moves = 0;
+        for (int i = 0; i < f->n_moves; i++)
+            if (!f->dead[i])
+                m->moves[m->n_moves++] = f->moves[i];
+    }
+    arena_free(&f->scratch);
     for (int s = 0; s < m->n_states; s++) {
         free(f->in[s].v);
         free(f->out[s].v);
@@ -343,7 +350,7 @@ static int fold_model(Arena *a, IrModel *m)
     }
     free(near.v);
     free(cheap.v), free(other.v), free(in_cheap), free(in_other);
-    folder_finish(&f);
+    folder_finish(&f, folded);
     return folded;
 }
 
