@@ -19,7 +19,7 @@
 #include "import/import_hmmer.h"
 #include "driver/build.h"
 #include "driver/pipeline.h"
-#include "driver/source.h"
+#include "support/source.h"
 
 enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/source.h"
+#include "support/source.h"
 #include "sema/sema.h"
 #include "syntax/parse.h"
 
@@ -41,7 +41,7 @@ static int split(const char *s, size_t len, Piece **out, int *n_models)
         return -1;
     p[0] = (Piece){0, 0, 1, 1, 0};
     *n_models = 0;
-    size_t i = 0;
+    size_t i = 0, released = 0; /* the text before `released` is given back (source.h) */
 #define STEP()                                                                                 \
     do {                                                                                       \
         if (s[i] == '\n') {                                                                    \
@@ -53,6 +53,10 @@ static int split(const char *s, size_t len, Piece **out, int *n_models)
         i++;                                                                                   \
     } while (0)
     while (i < len) {
+        if (i - released > ((size_t)16 << 20)) { /* read again, a model at a time, later */
+            source_release(s, released, i);
+            released = i;
+        }
         char c = s[i];
         if (c == '/' && i + 1 < len && s[i + 1] == '/') {
             while (i < len && s[i] != '\n')

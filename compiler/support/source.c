@@ -1,7 +1,7 @@
 /* source.c: loads the model file (source.h): mapped where it is a regular
  * file, so that a file of thousands of profiles (5 GB for Pfam's 20,000)
  * does not stay in memory as the front end lowers it a model at a time. */
-#include "driver/source.h"
+#include "support/source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /* source.h: the text of the model file hmmc compiles, mapped from the file
  * where it can be, so that the front end of a file of many models can give
  * back the pages of each model once it is lowered (source.c). */
-#ifndef HMMC_DRIVER_SOURCE_H
-#define HMMC_DRIVER_SOURCE_H
+#ifndef HMMC_SUPPORT_SOURCE_H
+#define HMMC_SUPPORT_SOURCE_H
 
 #include <stddef.h>
 
