@@ -20,7 +20,9 @@ enum { MAP_FROM_BYTES = 4 << 20 };
 
 /* The one mapping made (hmmc compiles one file), or NULL. */
 static char *mapped;
-static size_t mapped_bytes;
+static size_t mapped_bytes; /* the area's */
+static size_t mapped_file;  /* its first bytes, the file's whole pages: only these are given
+                               back (the rest, copied, would come back as zeros) */
 
 static size_t page_size(void)
 {
@@ -54,6 +56,7 @@ static char *map(int fd, size_t len)
     area[len] = 0;
     mapped = area;
     mapped_bytes = bytes;
+    mapped_file = whole;
     return area;
 }
 
@@ -103,8 +106,8 @@ void source_release(const char *src, size_t from, size_t to)
         return;
     size_t page = page_size();
     size_t first = (from + page - 1) / page * page, last = to / page * page;
-    if (last > mapped_bytes)
-        last = mapped_bytes;
+    if (last > mapped_file)
+        last = mapped_file;
     if (first < last)
         madvise(mapped + first, last - first, MADV_DONTNEED);
 }
