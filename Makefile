@@ -154,7 +154,7 @@ differential: all $(TOOL_BIN)
 mpi: all $(TOOL_BIN)
 	@HMMC=$(HMMC_BIN) DIFF_TOOLS=$(BUILD)/tools tests/mpi/run
 
-test unit golden differential mpi hmmer cuda badinput sanitize valgrind fuzz fuzz-short: export HMMC_VERIFY_IR = 1
+test unit golden differential mpi hmmer cuda badinput compile-memory sanitize valgrind fuzz fuzz-short: export HMMC_VERIFY_IR = 1
 
 test: deps
 	@scripts/install-hmmer
@@ -195,6 +195,12 @@ sanitize: deps
 badinput: $(HMMC_BIN) $(BUILD)/libhmmrt.a
 	@HMMC=$(HMMC_BIN) tests/badinput/run && HMMC=$(HMMC_BIN) tests/badinput/compiler
 	@$(MAKE) --no-print-directory $(BUILD)/tools/hmmref && HMMC=$(HMMC_BIN) REF=$(BUILD)/tools/hmmref tests/badinput/passes
+
+# hmmc's memory per model of a file of many profiles (400 copies of
+# globins4: about 30 s; benchmarks/compile-memory/check).
+.PHONY: compile-memory
+compile-memory: $(HMMC_BIN) $(BUILD)/libhmmrt.a
+	@benchmarks/compile-memory/check
 
 # hmmc on every model under valgrind (tests/valgrind/run).
 valgrind: $(HMMC_BIN) $(BUILD)/libhmmrt.a

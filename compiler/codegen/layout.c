@@ -63,7 +63,10 @@ const Layout *layout_build(const Program *p)
         const IrCall *call = &p->calls[pr->call];
         /* viterbi works in logs: its -inf is always an impossible sequence */
         if (pr->attr == ATTR_SCORE && call->alg != ALG_VITERBI) {
-            int from = ir_every_sequence_from(a, call->model);
+            Arena scratch; /* graphs of the model: freed at once (thousands of profiles) */
+            arena_init(&scratch);
+            int from = ir_every_sequence_from(&scratch, call->model);
+            arena_free(&scratch);
             l->columns[i].possible_from = from < 0 ? 0 : from > 0 ? from : 1;
         }
     }

@@ -19,6 +19,7 @@
 #include "import/import_hmmer.h"
 #include "driver/build.h"
 #include "driver/pipeline.h"
+#include "support/source.h"
 
 enum { EXIT_OK = 0, EXIT_PROGRAM_ERRORS = 1, EXIT_USAGE = 2, EXIT_BUILD = 3 };
 
@@ -200,35 +201,6 @@ static int parse_options(int argc, char **argv, Options *o)
     if (!o->output && !o->check && !o->dump_after)
         return usage_error("%sno output given: add -o PROGRAM (or --check to only check)", "");
     return EXIT_OK;
-}
-
-/* The whole file, which may hold NUL bytes; NULL with a message on failure. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "hmmc: error: cannot open %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = xmalloc(cap + 1);
-    for (;;) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        cap *= 2;
-        buf = xrealloc(buf, cap + 1);
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        fprintf(stderr, "hmmc: error: cannot read %s: %s\n", path, strerror(errno));
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
 }
 
 /* The hmmc folder: $HMMC_ROOT, else the folder above the one holding this program. */
@@ -435,7 +407,7 @@ static const char *default_target(const char *root)
 static int compile(const Options *o)
 {
     size_t len;
-    char *src = read_file(o->input, &len);
+    char *src = source_load(o->input, &len); /* mapped: stream.c gives back its pages */
     if (!src)
         return EXIT_PROGRAM_ERRORS;
     Arena arena;
@@ -495,7 +467,7 @@ static int compile(const Options *o)
     free(root);
 done:
     arena_free(&arena);
-    free(src);
+    source_free(src, len);
     return status;
 }
 

@@ -3,13 +3,15 @@
  * by sema in the same arena, its IR copied out at its size, and the arena
  * (syntax tree, sema's tables) freed, so that a file of thousands of
  * imported profiles never holds every tree at once (the tree of a profile
- * is about 16 times its text). */
+ * is about 16 times its text); the model's text too, where the file is mapped
+ * (source.h). */
 #include "driver/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/source.h"
 #include "sema/sema.h"
 #include "syntax/parse.h"
 
@@ -39,7 +41,7 @@ static int split(const char *s, size_t len, Piece **out, int *n_models)
         return -1;
     p[0] = (Piece){0, 0, 1, 1, 0};
     *n_models = 0;
-    size_t i = 0;
+    size_t i = 0, released = 0; /* the text before `released` is given back (source.h) */
 #define STEP()                                                                                 \
     do {                                                                                       \
         if (s[i] == '\n') {                                                                    \
@@ -51,6 +53,10 @@ static int split(const char *s, size_t len, Piece **out, int *n_models)
         i++;                                                                                   \
     } while (0)
     while (i < len) {
+        if (i - released > ((size_t)16 << 20)) { /* read again, a model at a time, later */
+            source_release(s, released, i);
+            released = i;
+        }
         char c = s[i];
         if (c == '/' && i + 1 < len && s[i + 1] == '/') {
             while (i < len && s[i] != '\n')
@@ -255,6 +261,7 @@ int stream_front_end(Arena *a, Diag *d, const char *path, const char *src, size_
         if (ok)
             keep_model(a, m); /* its IR into the program's arena, at its size */
         arena_free(&tree); /* the model is IR now: its tree and sema's tables go */
+        source_release(src, pc->from, pc->to); /* and its text, where it is mapped */
     }
     Program *p = ok ? sema_finish(s, whole) : NULL;
     ok = ok && p && !quiet.errors && !quiet.warnings;

@@ -304,9 +304,16 @@ static int length_weight_on_cycle(const IrModel *m, const SilentSccs *sets, Diag
 static int close_model(Arena *a, IrModel *m, FILE *verbose, const char *label, Diag *d)
 {
     SilentSccs sets;
-    silent_sccs_of(a, m, &sets);
-    if (!sets.count)
+    /* most models have no silent cycle: look in scratch, freed at once, so
+     * that a file of thousands of profiles keeps nothing per call */
+    Arena scratch;
+    arena_init(&scratch);
+    silent_sccs_of(&scratch, m, &sets);
+    int any = sets.count > 0;
+    arena_free(&scratch);
+    if (!any)
         return 1;
+    silent_sccs_of(a, m, &sets);
     if (length_weight_on_cycle(m, &sets, d))
         return 0;
     Closed *closed = ARENA_ARRAY(a, Closed, sets.count);

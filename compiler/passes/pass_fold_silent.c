@@ -50,7 +50,8 @@ static void vec_push(IntVec *x, int value)
  * used again. Via paths are shared nodes (ir.h, IrPaths): composing two
  * moves costs O(1) however long their paths are. */
 typedef struct Folder {
-    Arena *arena;
+    Arena *arena;           /* the program's: the moves and via paths it keeps */
+    Arena scratch;          /* the pair table's, freed with the work lists */
     IrModel *m;
     IrMove *moves;
     char *dead;
@@ -239,24 +240,30 @@ static void folder_init(Folder *f, Arena *a, IrModel *m)
     f->emit_out = xcalloc((size_t)n, sizeof(int));
     f->cap_buckets = 16;
     f->buckets = xcalloc((size_t)f->cap_buckets, sizeof(IntVec));
-    symtab_init(&f->by_pair, a);
+    arena_init(&f->scratch);
+    symtab_init(&f->by_pair, &f->scratch);
     for (int i = 0; i < m->n_moves; i++)
         add_move(f, &m->moves[i]);
 }
 
-/* Writes the live moves back into the model and frees the work lists. */
-static void folder_finish(Folder *f)
+/* Writes the live moves back into the model (when a fold changed them: else
+ * they stay as they are, shared with the model as written, which spares a
+ * copy of every profile's moves per call) and frees the work lists. */
+static void folder_finish(Folder *f, int folded)
 {
     IrModel *m = f->m;
     int live = 0;
     for (int i = 0; i < f->n_moves; i++)
         live += !f->dead[i];
-    m->moves = ARENA_ARRAY(f->arena, IrMove, live ? live : 1);
-    m->moves_shared = 0;
-    m->n_moves = 0;
-    for (int i = 0; i < f->n_moves; i++)
-        if (!f->dead[i])
-            m->moves[m->n_moves++] = f->moves[i];
+    if (folded) {
+        m->moves = ARENA_ARRAY(f->arena, IrMove, live ? live : 1);
+        m->moves_shared = 0;
+        m->n_moves = 0;
+        for (int i = 0; i < f->n_moves; i++)
+            if (!f->dead[i])
+                m->moves[m->n_moves++] = f->moves[i];
+    }
+    arena_free(&f->scratch);
     for (int s = 0; s < m->n_states; s++) {
         free(f->in[s].v);
         free(f->out[s].v);
@@ -343,7 +350,7 @@ static int fold_model(Arena *a, IrModel *m)
     }
     free(near.v);
     free(cheap.v), free(other.v), free(in_cheap), free(in_other);
-    folder_finish(&f);
+    folder_finish(&f, folded);
     return folded;
 }
 
@@ -365,8 +372,45 @@ static void explain(FILE *out, const IrCall *call, int folded)
         fprintf(out, "hmmc:   (and %d more)\n", listed - 20);
 }
 
+/* The call folded last, as it was before its fold: a call whose model is
+ * the same (the same shared moves, the same states: forward and viterbi of
+ * one model, the two calls of each profile of an import) takes its result
+ * instead of folding again, and shares its moves: a file of thousands of
+ * profiles keeps one folded copy of each, not one per call. The fold does
+ * not depend on the algorithm (each move keeps both its sum and its best
+ * path). */
+typedef struct LastFold {
+    IrCall *call;         /* NULL: none yet */
+    const IrMove *moves;  /* its moves before the fold */
+    int n_moves, n_states;
+    IrState *states;      /* its states before the fold (malloc'd) */
+    int folded;
+} LastFold;
+
+static int same_as_last(const LastFold *last, const IrModel *m)
+{
+    return last->call && m->moves_shared && last->moves == m->moves &&
+           last->n_moves == m->n_moves && last->n_states == m->n_states &&
+           memcmp(last->states, m->states, sizeof(IrState) * (size_t)m->n_states) == 0;
+}
+
+/* m takes the folded model of the last call. */
+static void take_last(const LastFold *last, IrModel *m)
+{
+    IrModel *done = last->call->model;
+    if (last->folded) {
+        done->moves_shared = 1; /* both hold them now, neither owns them */
+        m->moves = done->moves;
+        m->n_moves = done->n_moves;
+        m->moves_shared = 1;
+        m->paths = done->paths;
+        memcpy(m->states, done->states, sizeof(IrState) * (size_t)m->n_states);
+    }
+}
+
 int pass_fold_silent(Program *p, const PassOptions *o, Diag *d)
 {
+    LastFold last = {0};
     for (int c = 0; c < p->n_calls; c++) {
         IrCall *call = &p->calls[c];
         if (call->alg == ALG_POSTERIOR) /* runs on the model as written */
@@ -377,9 +421,23 @@ int pass_fold_silent(Program *p, const PassOptions *o, Diag *d)
                         o->fold_silent ? "a whole table is printed" : "--no-fold");
             continue;
         }
-        int folded = fold_model(p->arena, call->model);
+        IrModel *m = call->model;
+        int folded;
+        if (same_as_last(&last, m)) {
+            take_last(&last, m);
+            folded = last.folded;
+        } else {
+            last.call = call;
+            last.moves = m->moves;
+            last.n_moves = m->n_moves;
+            last.n_states = m->n_states;
+            last.states = xrealloc(last.states, sizeof(IrState) * (size_t)(m->n_states + 1));
+            memcpy(last.states, m->states, sizeof(IrState) * (size_t)m->n_states);
+            folded = last.folded = fold_model(p->arena, m);
+        }
         if (o->verbose)
             explain(o->verbose, call, folded);
     }
+    free(last.states);
     return 1;
 }

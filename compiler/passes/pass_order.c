@@ -7,8 +7,15 @@
 
 #include "ir/graph.h"
 
-static int order_model(Arena *a, IrModel *m, Diag *d, const char *label)
+/* The order into a (the program's arena); the graph and the components are
+ * scratch, in an arena of their own freed at the end (a file of thousands
+ * of profiles would otherwise keep them for every call). */
+static int order_model(Arena *keep, IrModel *m, Diag *d, const char *label)
 {
+    Arena scratch;
+    arena_init(&scratch);
+    int ok = 0;
+    Arena *a = &scratch;
     Graph g = graph_of_moves(a, m, 1);
     int *comp = ARENA_ARRAY(a, int, m->n_states);
     int n_comp = graph_scc(a, &g, comp);
@@ -16,7 +23,7 @@ static int order_model(Arena *a, IrModel *m, Diag *d, const char *label)
         Loc nowhere = {0, 0, 0, 0};
         diag_error(d, nowhere, "internal error: %s still has a silent cycle after closing cycles",
                    label);
-        return 0;
+        goto done;
     }
     int *has_silent_in = ARENA_ARRAY(a, int, m->n_states);
     for (int i = 0; i < m->n_moves; i++)
@@ -26,14 +33,17 @@ static int order_model(Arena *a, IrModel *m, Diag *d, const char *label)
     int *by_comp = ARENA_ARRAY(a, int, n_comp);
     for (int v = 0; v < m->n_states; v++)
         by_comp[comp[v]] = v;
-    m->silent_order = ARENA_ARRAY(a, int, m->n_states);
+    m->silent_order = ARENA_ARRAY(keep, int, m->n_states);
     m->n_silent_order = 0;
     for (int c = n_comp - 1; c >= 0; c--) {
         int v = by_comp[c];
         if (has_silent_in[v] && !m->states[v].folded)
             m->silent_order[m->n_silent_order++] = v;
     }
-    return 1;
+    ok = 1;
+done:
+    arena_free(&scratch);
+    return ok;
 }
 
 int pass_order(Program *p, const PassOptions *o, Diag *d)

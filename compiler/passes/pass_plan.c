@@ -49,7 +49,9 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
                             : "");
             continue;
         }
-        int *in_degree = ARENA_ARRAY(p->arena, int, m->n_states);
+        Arena scratch; /* the in-degrees and dense_fits' work: freed before the next call */
+        arena_init(&scratch);
+        int *in_degree = ARENA_ARRAY(&scratch, int, m->n_states);
         plan->n_live = 0;
         plan->max_in_degree = 0;
         for (int s = 0; s < m->n_states; s++)
@@ -77,7 +79,11 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
             fprintf(o->verbose, "hmmc: plan %s: weights or emission values outside double's "
                     "normal range (2^-1022 to 2^1024): summed in long double only, on the CPU\n",
                     call->label);
-        if (!not_dense && dense_fits(p->arena, m, &not_dense)) {
+        int dense = !not_dense && dense_fits(&scratch, m, &not_dense);
+        if (o->verbose && !dense && plan->n_live >= DENSE_MIN_STATES)
+            fprintf(o->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
+        arena_free(&scratch);
+        if (dense) {
             plan->dense = 1;
             /* back pointers hold the state the best move came from */
             if (needs_bp)
@@ -94,10 +100,7 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
                               "product per position",
                         call->alg == ALG_VITERBI ? "" : dense_gpu_sums(p->arena, plan->n_live),
                         plan->bp_bytes);
-            continue;
         }
-        if (o->verbose && plan->n_live >= DENSE_MIN_STATES)
-            fprintf(o->verbose, "hmmc: plan %s: not dense: %s\n", call->label, not_dense);
     }
     return 1;
 }

@@ -14,11 +14,15 @@
 
 #include "ir/graph.h"
 
-/* Marks useless states folded and drops their moves; returns how many. */
+/* Marks useless states folded and drops their moves (a copy of them in a,
+ * the program's arena); returns how many. The reach graphs are scratch, in
+ * an arena of their own freed at the end. */
 static int trim_model(Arena *a, IrModel *m)
 {
     int *from_start, *to_end;
-    graph_reach_start_and_end(a, m, &from_start, &to_end);
+    Arena scratch;
+    arena_init(&scratch);
+    graph_reach_start_and_end(&scratch, m, &from_start, &to_end);
     int trimmed = 0;
     for (int s = 0; s < m->n_states; s++) {
         if (s == m->start || s == m->end || m->states[s].folded)
@@ -29,6 +33,7 @@ static int trim_model(Arena *a, IrModel *m)
             trimmed++;
         }
     }
+    arena_free(&scratch);
     if (!trimmed)
         return 0; /* no move touches a removed state: the moves stay as they are (shared) */
     ir_model_own_moves(a, m);

@@ -1145,15 +1145,15 @@ static void write_source_model(Emitter *e, const Program *p, const Plans *plans,
     char num[32];
     emit_blank(e);
     emit_comment(e, "model %s as written (used by --sample)", m->name);
-    fprintf(o, "static const char *const m%d_states[] = {", index);
-    for (int s = 0; s < m->n_states; s++)
-        fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
-    fprintf(o, "};\n");
     int dense = dense_sample_call(p, model_index);
     if (c_profile_model_in_data(p, plans, model_index)) {
-        size_t emissions_at, at = c_profile_sample_offset(p, plans, model_index, &emissions_at);
-        emit_comment(e, "its %d moves and %d emission tables, from %s.profiles (bytes %zu and %zu)",
-                     m->n_moves, m->n_emissions, data_prefix, at, emissions_at);
+        size_t emissions_at, names_at;
+        size_t at = c_profile_sample_offset(p, plans, model_index, &emissions_at, &names_at);
+        emit_comment(e, "its %d moves, %d emission tables and %d states' names, from %s.profiles "
+                     "(bytes %zu, %zu and %zu; hmmc_state_names points at the names when the "
+                     "program starts)", m->n_moves, m->n_emissions, m->n_states, data_prefix,
+                     at, emissions_at, names_at);
+        fprintf(o, "static const char *m%d_states[%d];\n", index, m->n_states ? m->n_states : 1);
         emit_line(e, "_Static_assert(sizeof(hmmrt_model_move) == 24, \"the data file holds "
                      "24-byte records\");");
         fprintf(o, "#define m%d_moves ((const hmmrt_model_move *)((const char *)hmmc_profile_data + "
@@ -1163,6 +1163,10 @@ static void write_source_model(Emitter *e, const Program *p, const Plans *plans,
         c_write_training_tables(e, p, model_index, index);
         return;
     }
+    fprintf(o, "static const char *const m%d_states[] = {", index);
+    for (int s = 0; s < m->n_states; s++)
+        fprintf(o, "%s%s", s ? ", " : "", emit_string(m->states[s].name));
+    fprintf(o, "};\n");
     if (dense >= 0) {
         emit_comment(e, "its %d moves are made from the matrix of %s when --sample needs them",
                      m->n_moves, p->calls[dense].label);
@@ -1207,6 +1211,46 @@ static const char *real_dim_field(const Program *p)
         if (p->calls[c].model->real_dim)
             return arena_printf(p->arena, " .real_dim = %d,", p->calls[c].model->real_dim);
     return "";
+}
+
+/* The function that points the names of the models in the data file
+ * (profiles as data) at their text there, before the program starts; 0
+ * when there is none. */
+static int write_state_names(Emitter *e, const Program *p, const Plans *plans, const int *order,
+                             int n_used)
+{
+    int any = 0;
+    for (int i = 0; i < n_used && !any; i++)
+        any = c_profile_model_in_data(p, plans, order[i]);
+    if (!any)
+        return 0;
+    FILE *o = e->out;
+    emit_comment(e, "The names of the states of the models the data file holds, each NUL-terminated "
+                    "from its byte there: pointed at before the program starts");
+    emit_open(e, "static void hmmc_state_names(void)");
+    emit_line(e, "static const struct {");
+    emit_line(e, "    const char **names;");
+    emit_line(e, "    int n;");
+    emit_line(e, "    size_t at;");
+    emit_line(e, "} lists[] = {");
+    for (int i = 0; i < n_used; i++) {
+        if (!c_profile_model_in_data(p, plans, order[i]))
+            continue;
+        size_t emissions_at, names_at;
+        c_profile_sample_offset(p, plans, order[i], &emissions_at, &names_at);
+        fprintf(o, "%*s    {m%d_states, %d, %zu},\n", e->indent * 4, "", i,
+                p->models[order[i]].n_states, names_at);
+    }
+    emit_line(e, "};");
+    emit_open(e, "for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)");
+    emit_line(e, "const char *name = (const char *)hmmc_profile_data + lists[l].at;");
+    emit_open(e, "for (int s = 0; s < lists[l].n; s++)");
+    emit_line(e, "lists[l].names[s] = name;");
+    emit_line(e, "name += strlen(name) + 1;");
+    emit_close(e, "");
+    emit_close(e, "");
+    emit_close(e, "");
+    return 1;
 }
 
 static void write_program(Emitter *e, const Program *p, const Plans *plans, const char *name,
@@ -1321,7 +1365,11 @@ static void write_program(Emitter *e, const Program *p, const Plans *plans, cons
             n_scan ? arena_printf(p->arena, "\n    .n_scan_calls = %d, .scan_calls = scan_calls,",
                                   n_scan) : "", rows);
     emit_blank(e);
-    emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
+    if (write_state_names(e, p, plans, order, n_used))
+        emit_line(e, "int main(int argc, char **argv) { hmmc_state_names(); return hmmrt_main(argc, "
+                     "argv, &program); }");
+    else
+        emit_line(e, "int main(int argc, char **argv) { return hmmrt_main(argc, argv, &program); }");
 }
 
 int backend_c_write(const Program *p, const Plans *plans, FILE *out, const char *name,

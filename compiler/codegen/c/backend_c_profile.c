@@ -239,12 +239,18 @@ static const char *recognise(Arena *a, const IrModel *m, Tables *t)
 }
 
 /* Bytes of the model as written for --sample: its moves as hmmrt_model_move
- * records (24 bytes), then its emission tables (doubles), each part from a
+ * records (24 bytes), then its emission tables (doubles), then its states'
+ * names, each NUL-terminated (the C holds no array of a thousand models'
+ * names: the program points at these when it starts), each part from a
  * multiple of 64 bytes. */
-static size_t sample_bytes(const IrModel *m, size_t *emissions_at)
+static size_t sample_bytes(const IrModel *m, size_t *emissions_at, size_t *names_at)
 {
     *emissions_at = ((size_t)m->n_moves * 24 + 63) / 64 * 64;
-    return *emissions_at + ((size_t)m->n_emissions * (size_t)m->K * 8 + 63) / 64 * 64;
+    *names_at = *emissions_at + ((size_t)m->n_emissions * (size_t)m->K * 8 + 63) / 64 * 64;
+    size_t names = 0;
+    for (int s = 0; s < m->n_states; s++)
+        names += strlen(m->states[s].name) + 1;
+    return *names_at + (names + 63) / 64 * 64;
 }
 
 /* Whether the call could take the generic scorer, its model aside. */
@@ -304,11 +310,11 @@ void c_profile_plan(const Program *p, CPlan *plans, ProfileDataMode mode, int gp
     }
     /* the models as written (for --sample) after the tables, in the models' order */
     size_t *sample_at = arena_alloc(p->arena, sizeof(size_t) * (size_t)(p->n_models + 1));
-    size_t bytes = at * sizeof(double), e;
+    size_t bytes = at * sizeof(double), e, names;
     for (int i = 0; i < p->n_models; i++)
         if (offset[i] != SIZE_MAX) {
             sample_at[i] = bytes;
-            bytes += sample_bytes(&p->models[i], &e);
+            bytes += sample_bytes(&p->models[i], &e, &names);
         }
     for (int c = 0; c < p->n_calls; c++) {
         const IrCall *call = &p->calls[c];
@@ -398,13 +404,14 @@ int c_profile_model_in_data(const Program *p, const Plans *plans, int model_inde
 }
 
 size_t c_profile_sample_offset(const Program *p, const Plans *plans, int model_index,
-                               size_t *emissions_at)
+                               size_t *emissions_at, size_t *names_at)
 {
     for (int c = 0; c < p->n_calls; c++)
         if (plans->c[c].profile_data && p->calls[c].model_index == model_index) {
             size_t at = (size_t)plans->c[c].profile_sample_at;
-            sample_bytes(&p->models[model_index], emissions_at);
+            sample_bytes(&p->models[model_index], emissions_at, names_at);
             *emissions_at += at;
+            *names_at += at;
             return at;
         }
     abort(); /* not a model in the data file */
@@ -422,7 +429,7 @@ static void write_sample_data(const Program *p, const Plans *plans, FILE *f)
         if (!c_profile_model_in_data(p, plans, i))
             continue;
         const IrModel *m = &p->models[i];
-        size_t emissions_at, total = sample_bytes(m, &emissions_at);
+        size_t emissions_at, names_at, total = sample_bytes(m, &emissions_at, &names_at);
         for (int k = 0; k < m->n_moves; k++) {
             const IrMove *mv = &m->moves[k];
             int ints[4] = {mv->from, mv->to, mv->emission, 0};
@@ -436,7 +443,14 @@ static void write_sample_data(const Program *p, const Plans *plans, FILE *f)
                 double v = exp(m->emissions[em].logp[x]);
                 fwrite(&v, sizeof v, 1, f);
             }
-        pad(f, total - emissions_at - (size_t)m->n_emissions * (size_t)m->K * 8);
+        pad(f, names_at - emissions_at - (size_t)m->n_emissions * (size_t)m->K * 8);
+        size_t names = 0;
+        for (int s = 0; s < m->n_states; s++) {
+            size_t n = strlen(m->states[s].name) + 1;
+            fwrite(m->states[s].name, 1, n, f);
+            names += n;
+        }
+        pad(f, total - names_at - names);
     }
 }
 

@@ -38,10 +38,11 @@ void c_profile_remove_data(const Program *p, const char *prefix);
 /* 1 when a call of the model takes the generic scorer: the model as written
  * (for --sample) is in the data file too, not in the C (a thousand models'
  * tables would be most of a 200 MB source). Its moves (hmmrt_model_move
- * records) begin at the byte returned, its emissions at *emissions_at. */
+ * records) begin at the byte returned, its emissions at *emissions_at, and
+ * its states' names (each NUL-terminated, in order) at *names_at. */
 int c_profile_model_in_data(const Program *p, const Plans *plans, int model_index);
 size_t c_profile_sample_offset(const Program *p, const Plans *plans, int model_index,
-                               size_t *emissions_at);
+                               size_t *emissions_at, size_t *names_at);
 
 /* The C of a call that takes the generic scorer: its hmmrt_profile (the
  * first call of its model writes it) and its run function. */

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "support/source.h"
+
 static const char DIRECTIVE[] = "// hmmc: rows per model";
 
 int c_rows_asked(const Program *p)
@@ -83,8 +85,14 @@ static const char **hmmer_names(const Program *p, int *n_lines)
 {
     const char *s = p->source_text, *end = s + p->source_length;
     int lines = 1;
-    for (const char *t = s; t < end; t++)
-        lines += *t == '\n';
+    const size_t piece = (size_t)16 << 20; /* given back as read: read again below */
+    for (const char *from = s; from < end; from += piece) {
+        const char *to = (size_t)(end - from) > piece ? from + piece : end;
+        for (const char *t = from; t < to; t++)
+            lines += *t == '\n';
+        source_release(s, (size_t)(from - s), (size_t)(to - s));
+    }
+    size_t released = 0; /* the text before it was given back (support/source.h) */
     const char **name = arena_alloc(p->arena, sizeof(char *) * (size_t)(lines + 1));
     const char *pending = NULL;
     for (int line = 1; s < end; line++) {
@@ -104,7 +112,12 @@ static const char **hmmer_names(const Program *p, int *n_lines)
             pending = NULL;
         }
         s = eol ? eol + 1 : end;
+        if ((size_t)(s - p->source_text) - released > ((size_t)16 << 20)) {
+            source_release(p->source_text, released, (size_t)(s - p->source_text));
+            released = (size_t)(s - p->source_text);
+        }
     }
+    source_release(p->source_text, released, (size_t)p->source_length);
     *n_lines = lines;
     return name;
 }
