@@ -57,11 +57,17 @@ static inline HMMRT_TF32_HD void hmmrt_tf32_split(float x, float *hi, float *lo)
  * from zero, added by cuBLAS's epilogue (beta = 1), which rounds to nearest. */
 enum { HMMRT_DENSE_TF32_CHUNK = 1024 };
 
-/* The chunks of a product over n states: as even as they come, none over
- * HMMRT_DENSE_TF32_CHUNK. */
+/* A product of at most this many states stays one: 1,024 emitting states
+ * and a model's start and end (1,026) measured 0.578 of the tolerance in one
+ * product as in two (H200, benchmarks/dense-blas/sizes, 2026-11-26), and
+ * the second product of 2 states cost 18% of forward's time. */
+enum { HMMRT_DENSE_TF32_ONE_MAX = 1088 };
+
+/* The chunks of a product over n states: one up to HMMRT_DENSE_TF32_ONE_MAX,
+ * else as even as they come, none over HMMRT_DENSE_TF32_CHUNK. */
 static inline HMMRT_TF32_HD int hmmrt_dense_chunks(int n)
 {
-    return n <= HMMRT_DENSE_TF32_CHUNK ? 1 : (n + HMMRT_DENSE_TF32_CHUNK - 1) / HMMRT_DENSE_TF32_CHUNK;
+    return n <= HMMRT_DENSE_TF32_ONE_MAX ? 1 : (n + HMMRT_DENSE_TF32_CHUNK - 1) / HMMRT_DENSE_TF32_CHUNK;
 }
 
 /* Chunk c's first state, of `chunks` over n (the last takes the rest). */

@@ -296,7 +296,9 @@ static void chunks(void **state)
 {
     (void)state;
     assert_int_equal(hmmrt_dense_chunks(1024), 1);
-    assert_int_equal(hmmrt_dense_chunks(1025), 2);
+    assert_int_equal(hmmrt_dense_chunks(1026), 1); /* 1,024 states, start and end */
+    assert_int_equal(hmmrt_dense_chunks(HMMRT_DENSE_TF32_ONE_MAX), 1);
+    assert_int_equal(hmmrt_dense_chunks(HMMRT_DENSE_TF32_ONE_MAX + 1), 2);
     assert_int_equal(hmmrt_dense_chunks(4096), 4);
     assert_int_equal(hmmrt_dense_chunks(6000), 6);
     for (int n = 1; n < 9000; n += 37) {
@@ -305,7 +307,7 @@ static void chunks(void **state)
         assert_int_equal(hmmrt_dense_chunk_first(n, c, c), n);
         for (int i = 0; i < c; i++) {
             const int w = hmmrt_dense_chunk_first(n, c, i + 1) - hmmrt_dense_chunk_first(n, c, i);
-            assert_true(w >= 1 && w <= HMMRT_DENSE_TF32_CHUNK);
+            assert_true(w >= 1 && w <= (c == 1 ? HMMRT_DENSE_TF32_ONE_MAX : HMMRT_DENSE_TF32_CHUNK));
         }
     }
 }
