@@ -82,7 +82,7 @@ typedef struct rg_gpu {
     float *phi_d, *gauss_d; /* the matrix product's features and gaussians' table */
     int max_gauss, n_feat, max_k;
     void *blas;             /* cuBLAS's handle, or NULL */
-    char product[400];      /* which emission pass, in words */
+    char product[640];      /* which emission pass, in words */
     double *carry_off_d;
     cudaStream_t copy, emit, step; /* in, emission passes, recursions and scores back */
     double t_pack, t_in, t_feat, t_prod, t_mix, t_emit, t_step, t_out, t_wall, t_first;
@@ -377,9 +377,13 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
     g->max_pieces = (int)(pieces < (1 << 30) ? pieces : (1 << 30));
     const int n_calls = gp->n_real_calls;
     const size_t P = (size_t)g->max_pieces, F = (size_t)g->max_frames;
+    /* the recursions first where both wait for the GPU's cores: each is a
+     * long chain of steps on a few blocks, the product many short blocks */
+    int least = 0, greatest = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     CK(cudaStreamCreate(&g->copy));
     CK(cudaStreamCreate(&g->emit));
-    CK(cudaStreamCreate(&g->step));
+    CK(cudaStreamCreateWithPriority(&g->step, cudaStreamDefault, greatest));
     for (int k = 0; k < 2; k++)
         if (open_slot(g, &g->slot[k], err, errlen))
             return -1;
