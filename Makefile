@@ -86,7 +86,11 @@ $(BUILD)/runtime/gpu/%.o: runtime/gpu/%.c $(wildcard runtime/*.h runtime/gpu/*.h
 $(BUILD)/runtime/gpu/%.o: runtime/gpu/%.cu $(wildcard runtime/*.h runtime/gpu/*.h runtime/gpu/*.cuh)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) -O3 -std=c++14 -gencode arch=compute_90,code=sm_90 \
-		-gencode arch=compute_90,code=compute_90 -Iruntime -c $< -o $@
+		-gencode arch=compute_90,code=compute_90 -Iruntime $(NVCC_EXTRA) -c $< -o $@
+
+# The float kernels of profiles as data with at most 13 nodes a lane, at ptxas
+# -O1 as hmmc builds such specialised kernels (codegen/cuda/profile_tuning.h).
+$(BUILD)/runtime/gpu/profile_data_regs_small.o: NVCC_EXTRA := -Xptxas -O1
 
 $(BUILD)/libhmmrt_gpu.a: $(GPU_O)
 	@mkdir -p $(@D)

@@ -3,7 +3,10 @@
  * and checks the descriptors it got). A file is read in blocks; a block is cut into pieces at
  * lines that start with '>', and the pieces are parsed at once on several
  * threads (fasta_parse.c), the first one going on with the record that the
- * last block left unfinished. Records are then handed out one by one, in
+ * last block left unfinished; with several threads, a block is cut into
+ * four pieces a thread, each taken by the first thread free, so that a
+ * thread the system puts aside (a run's other teams share the cores) holds
+ * up one small piece, not the block. Records are then handed out one by one, in
  * file order, their names and residues in the piece's store (a pool that
  * the records share and release). Records, line numbers and errors are the
  * same for every block size and thread count. A file is told apart by its
@@ -15,6 +18,7 @@
 #include "fasta_parse.h"
 #include "hmmrt_mpi.h"
 #include "input.h"
+#include "read_long.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +31,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { DEFAULT_PIECE_BYTES = 4 << 20, MAX_PIECES = HMMRT_READ_MAX_RANGES };
+enum {
+    DEFAULT_PIECE_BYTES = 4 << 20,
+    MAX_PIECES = HMMRT_READ_MAX_RANGES,
+    PIECES_A_THREAD = 4 /* with several threads, a block's pieces a thread */
+};
 
 #define STDIN_NAME "<stdin>" /* as gcc names it in messages */
 
@@ -58,7 +66,9 @@ struct hmmrt_reader {
     int out_of_memory; /* ... and it was a failed allocation */
 
     int threads;
-    size_t piece_bytes;
+    size_t piece_bytes; /* a block is threads x piece_bytes, ... */
+    int pieces;         /* ... read and parsed in this many pieces ... */
+    size_t range;       /* ... of this many bytes (pieces x range <= the block) */
     fasta_map map_table; /* hmmrt_reader_map_to's alphabet ... */
     const fasta_map *map;  /* ... or NULL: records hold residues */
     const char *map_alphabet;
@@ -66,6 +76,13 @@ struct hmmrt_reader {
     size_t block_cap;
 
     fasta_parse carry; /* goes on at the next block of the current file */
+    /* Each piece's list of records and runs of lines, kept for the same
+     * piece of the next block (grown anew a block, they cost more than
+     * handing the records over): */
+    fasta_parsed *spare_records[MAX_PIECES];
+    size_t spare_records_cap[MAX_PIECES];
+    hmmrt_line_run *spare_runs[MAX_PIECES];
+    size_t spare_runs_cap[MAX_PIECES];
 
     hmmrt_record *pending; /* parsed, not yet handed out */
     size_t n_pending, next_pending, pending_cap;
@@ -89,6 +106,9 @@ void hmmrt_reader_set_pieces(hmmrt_reader *r, int threads, size_t piece_bytes)
 {
     r->threads = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
     r->piece_bytes = piece_bytes > 0 ? piece_bytes : 1;
+    int split = r->threads > 1 && r->piece_bytes >= PIECES_A_THREAD ? PIECES_A_THREAD : 1;
+    r->pieces = r->threads * split > MAX_PIECES ? MAX_PIECES : r->threads * split;
+    r->range = (size_t)r->threads * r->piece_bytes / (size_t)r->pieces;
 }
 
 int hmmrt_reader_map_to(hmmrt_reader *r, const char *alphabet)
@@ -199,6 +219,10 @@ void hmmrt_reader_close(hmmrt_reader *r)
     for (size_t i = r->next_pending; i < r->n_pending; i++)
         hmmrt_record_release(&r->pending[i]);
     free(r->pending);
+    for (int k = 0; k < MAX_PIECES; k++) {
+        free(r->spare_records[k]);
+        free(r->spare_runs[k]);
+    }
     for (int i = 0; i < r->n_paths; i++) {
         if (r->fds[i] > STDIN_FILENO)
             close(r->fds[i]);
@@ -469,8 +493,8 @@ static long fill_block(hmmrt_reader *r)
         off_t left = r->window_end - r->offset; /* the end of this rank's part */
         n = left > 0 ? hmmrt_read_block(r->fd, &r->offset, r->block, 1, (size_t)left) : 0;
     } else {
-        n = hmmrt_read_block(r->fd, r->seekable ? &r->offset : NULL, r->block, r->threads,
-                             r->piece_bytes);
+        n = hmmrt_read_ranges(r->fd, r->seekable ? &r->offset : NULL, r->block, r->pieces,
+                              r->range, r->threads, &r->seconds[HMMRT_READER_BLOCKS_CPU]);
     }
     if (n < 0) {
         char what[512];
@@ -518,25 +542,12 @@ static int reserve_pending(hmmrt_reader *r, size_t n)
     return 0;
 }
 
-/* Appends a parse's complete records to the pending ones, sharing a pool
- * made of store (which it then owns, also on failure), lines moved by
- * line_offset: 0, or -1 out of memory. */
-static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long line_offset)
+/* A parse's complete records as the reader hands them out, into `into`
+ * (room for p->n_records), sharing pool, lines moved by line_offset. */
+static void make_records(const hmmrt_reader *r, const fasta_parse *p, struct hmmrt_pool *pool,
+                         long line_offset, hmmrt_record *into)
 {
-    if (p->n_records == 0) {
-        hmmrt_store_give_back(store);
-        return 0;
-    }
-    struct hmmrt_pool *pool = malloc(sizeof *pool);
-    if (!pool || reserve_pending(r, p->n_records) != 0) {
-        free(pool);
-        hmmrt_store_give_back(store);
-        return -1;
-    }
-    atomic_init(&pool->records, (long)p->n_records);
-    pool->data = store;
-    pool->mapped = 0;
-    hmmrt_record *into = r->pending + r->n_pending;
+    const char *store = pool->data;
     for (size_t i = 0; i < p->n_records; i++) {
         const fasta_parsed *f = &p->records[i];
         into[i] = (hmmrt_record){.name = store + f->name_at,
@@ -551,6 +562,40 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
                                  .first_invalid = f->first_invalid,
                                  .invalid_byte = f->invalid_byte};
     }
+}
+
+/* A pool made of store for a parse's records (it owns store then, also on
+ * failure): NULL when there are none (the store is given back) or out of
+ * memory (*failed is set). */
+static struct hmmrt_pool *pool_of_store(const fasta_parse *p, char *store, int *failed)
+{
+    struct hmmrt_pool *pool = p->n_records > 0 ? malloc(sizeof *pool) : NULL;
+    if (!pool) {
+        *failed |= p->n_records > 0;
+        hmmrt_store_give_back(store);
+        return NULL;
+    }
+    atomic_init(&pool->records, (long)p->n_records);
+    pool->data = store;
+    pool->mapped = 0;
+    return pool;
+}
+
+/* Appends a parse's complete records to the pending ones, sharing a pool
+ * made of store (which it then owns, also on failure), lines moved by
+ * line_offset: 0, or -1 out of memory. */
+static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long line_offset)
+{
+    int failed = 0;
+    struct hmmrt_pool *pool = pool_of_store(p, store, &failed);
+    if (!pool)
+        return failed ? -1 : 0;
+    if (reserve_pending(r, p->n_records) != 0) {
+        hmmrt_store_give_back(store);
+        free(pool);
+        return -1;
+    }
+    make_records(r, p, pool, line_offset, r->pending + r->n_pending);
     r->n_pending += p->n_records;
     return 0;
 }
@@ -558,24 +603,69 @@ static int hand_over(hmmrt_reader *r, const fasta_parse *p, char *store, long li
 /* The parses of one block, and what the reader makes of them. */
 typedef struct block_parse {
     int n;                        /* pieces */
+    int threads;                  /* that parse them ... */
+    double busy;                  /* ... in this many CPU seconds, summed */
+    hmmrt_reader *reader;         /* lends its spare lists to pieces 1 on */
     size_t starts[MAX_PIECES + 1]; /* the last one is the block's length */
     fasta_parse parses[MAX_PIECES];
     long line_offsets[MAX_PIECES]; /* from each piece's lines to the file's */
     int used;                     /* pieces whose records are handed out */
 } block_parse;
 
+/* Piece k's parse, just started, takes the lists kept for piece k. */
+static void lend_spares(hmmrt_reader *r, int k, fasta_parse *p)
+{
+    p->records = r->spare_records[k];
+    p->records_cap = r->spare_records_cap[k];
+    p->runs = r->spare_runs[k];
+    p->runs_cap = r->spare_runs_cap[k];
+    r->spare_records[k] = NULL;
+    r->spare_runs[k] = NULL;
+}
+
+/* Keeps a finished parse's lists for a piece of the next block: the same
+ * piece's slot, else the first free one (the last piece's lists go on with
+ * the record it leaves unfinished, the carried parse's come back here). */
+static void keep_spares(hmmrt_reader *r, int k, fasta_parse *p)
+{
+    for (int slot = k > 0 ? k : 1, tries = 0; p->records && tries < MAX_PIECES; tries++) {
+        if (!r->spare_records[slot]) {
+            r->spare_records[slot] = p->records;
+            r->spare_records_cap[slot] = p->records_cap;
+            p->records = NULL;
+        }
+        slot = slot + 1 < MAX_PIECES ? slot + 1 : 1;
+    }
+    for (int slot = k > 0 ? k : 1, tries = 0; p->runs && tries < MAX_PIECES; tries++) {
+        if (!r->spare_runs[slot]) {
+            r->spare_runs[slot] = p->runs;
+            r->spare_runs_cap[slot] = p->runs_cap;
+            p->runs = NULL;
+        }
+        slot = slot + 1 < MAX_PIECES ? slot + 1 : 1;
+    }
+}
+
 static void parse_pieces(block_parse *bp, const char *block)
 {
-#pragma omp parallel for num_threads(bp->n) schedule(static, 1) if (bp->n > 1)
+    int threads = bp->threads < bp->n ? bp->threads : bp->n;
+    double busy = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1) \
+    reduction(+ : busy)
     for (int k = 0; k < bp->n; k++) {
+        double started = hmmrt_thread_seconds();
         fasta_parse *p = &bp->parses[k];
         if (k > 0 && fasta_parse_start(p, 1, bp->starts[k + 1] - bp->starts[k]) != 0)
             continue;
+        if (k > 0) /* the lists piece k had in the block before */
+            lend_spares(bp->reader, k, p);
         p->map = bp->parses[0].map;
         if (fasta_parse_bytes(p, block + bp->starts[k], bp->starts[k + 1] - bp->starts[k]) == 0 &&
             k + 1 < bp->n)
             fasta_parse_end_piece(p); /* the next piece starts with '>' */
+        busy += hmmrt_thread_seconds() - started;
     }
+    bp->busy = busy;
 }
 
 /* Line offsets, and the pieces up to the first that failed. */
@@ -593,16 +683,36 @@ static void number_pieces(block_parse *bp)
     }
 }
 
-/* Hands out the records of the pieces that were used, in order: 0, or -1
- * out of memory (the stores not handed over are freed). */
+/* Hands out the records of the pieces that were used, in order, room made
+ * for all at once: 0, or -1 out of memory (then none is, and the stores are
+ * freed). */
 static int hand_over_pieces(hmmrt_reader *r, block_parse *bp, char *stores[])
 {
-    int k = 0;
-    while (k < bp->used && hand_over(r, &bp->parses[k], stores[k], bp->line_offsets[k]) == 0)
-        k++;
-    for (int rest = k + 1; rest < bp->used; rest++)
-        hmmrt_store_give_back(stores[rest]);
-    return k == bp->used ? 0 : -1;
+    struct hmmrt_pool *pools[MAX_PIECES];
+    size_t first[MAX_PIECES], total = 0;
+    int failed = 0;
+    for (int k = 0; k < bp->used; k++) {
+        pools[k] = pool_of_store(&bp->parses[k], stores[k], &failed);
+        first[k] = r->n_pending + total;
+        total += bp->parses[k].n_records;
+    }
+    if (!failed && reserve_pending(r, total) != 0)
+        failed = 1;
+    if (failed) { /* none is handed out */
+        for (int k = 0; k < bp->used; k++)
+            if (pools[k]) {
+                hmmrt_store_give_back(pools[k]->data);
+                free(pools[k]);
+            }
+        return -1;
+    }
+    /* on this thread: a team started again for a few ms of copying cost
+     * more than it saved where the cores were busy (measured) */
+    for (int k = 0; k < bp->used; k++)
+        if (pools[k])
+            make_records(r, &bp->parses[k], pools[k], bp->line_offsets[k], r->pending + first[k]);
+    r->n_pending += total;
+    return 0;
 }
 
 /* Parses a block of n bytes of the current file into pending records; the
@@ -615,15 +725,21 @@ static void parse_block(hmmrt_reader *r, size_t n)
         set_error(r, r->line, 1, "out of memory");
         return;
     }
-    int wanted = (int)((n + r->piece_bytes - 1) / r->piece_bytes);
-    bp->n = cut_pieces(r->block, n, wanted < r->threads ? wanted : r->threads, bp->starts);
+    int wanted = (int)((n + r->range - 1) / r->range);
+    bp->n = cut_pieces(r->block, n, wanted < r->pieces ? wanted : r->pieces, bp->starts);
+    bp->threads = r->threads;
+    bp->reader = r;
     bp->starts[bp->n] = n;
     memset(bp->parses, 0, sizeof bp->parses[0] * (size_t)bp->n);
     bp->parses[0] = r->carry;
     memset(&r->carry, 0, sizeof r->carry);
-    parse_pieces(bp, r->block);
+    if (bp->n == 1) /* inside one record (a chromosome): its lines on every thread */
+        hmmrt_parse_long(&bp->parses[0], r->block, n, r->threads);
+    else
+        parse_pieces(bp, r->block);
     double parsed = hmmrt_seconds();
     r->seconds[HMMRT_READER_PARSING] += parsed - started;
+    r->seconds[HMMRT_READER_PARSING_CPU] += bp->busy;
     number_pieces(bp);
 
     /* the stores go to the records; the last piece keeps its record in
@@ -650,8 +766,10 @@ static void parse_block(hmmrt_reader *r, size_t n)
         r->carry.name_line += offset;
         r->line = r->carry.line;
     }
-    for (int k = 0; k < bp->n; k++)
+    for (int k = 0; k < bp->n; k++) {
+        keep_spares(r, k, &bp->parses[k]);
         fasta_parse_free(&bp->parses[k]);
+    }
     free(bp);
     r->seconds[HMMRT_READER_HANDING] += hmmrt_seconds() - parsed;
 }

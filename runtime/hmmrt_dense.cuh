@@ -44,7 +44,9 @@ static void hmmc_dense_describe(const hmmrt_dense *, int, char *buf, size_t len)
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/dense_choice.h"
 #include "gpu/dense_steps.h"
+#include "gpu/dense_tf32.h"
 
 enum { HMMC_DENSE_FORWARD, HMMC_DENSE_BACKWARD, HMMC_DENSE_VITERBI };
 
@@ -425,7 +427,49 @@ struct hmmc_dense_device {
     int *state_of;
     void *blas;     /* forward and backward in float: cuBLAS's handle, or NULL: the tiles */
     int blas_asked; /* ... once */
+    int mode;       /* ... its product (hmmrt_dense_choose), chosen at the upload */
+    float *hi, *lo; /* HMMRT_DENSE_TF32X2: the float matrix's TF32 parts */
 };
+
+/* The float matrix's TF32 parts (gpu/dense_tf32.h), for HMMRT_DENSE_TF32X2. */
+__global__ void hmmc_dense_split_tf32(int64_t cells, const float *__restrict__ matrix,
+                                      float *__restrict__ hi, float *__restrict__ lo)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
+         i += (int64_t)gridDim.x * blockDim.x)
+        hmmrt_tf32_split(matrix[i], &hi[i], &lo[i]);
+}
+
+/* Forward and backward in float: the product's mode for this model, and for
+ * TF32X2 the matrix's parts beside it. cudaSuccess or an error. */
+static cudaError_t hmmc_dense_choose_product(const hmmrt_dense *d, hmmc_dense_device *dev,
+                                             const float *matrix)
+{
+    char why[256];
+    dev->mode = hmmrt_dense_choose(d, why, sizeof why);
+    if (dev->mode != HMMRT_DENSE_TF32X2 || dev->hi)
+        return cudaSuccess;
+    const size_t nn = (size_t)d->n * (size_t)d->n;
+    float *parts = NULL;
+    cudaError_t err = cudaMalloc((void **)&parts, 2 * nn * sizeof(float));
+    if (err != cudaSuccess) { /* no room for the parts: FP32 keeps the contract without them */
+        cudaGetLastError();
+        dev->mode = HMMRT_DENSE_FP32;
+        return cudaSuccess;
+    }
+    const size_t blocks = (nn + 255) / 256;
+    hmmc_dense_split_tf32<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256>>>((int64_t)nn, matrix,
+                                                                              parts, parts + nn);
+    if ((err = cudaGetLastError()) == cudaSuccess)
+        err = cudaStreamSynchronize(0); /* the legacy stream's: the calls' streams read them */
+    if (err != cudaSuccess) {
+        cudaFree(parts);
+        return err;
+    }
+    dev->hi = parts;
+    dev->lo = parts + nn;
+    return cudaSuccess;
+}
 
 /* The float model from its natural logs, on the GPU: weights[] holds the
  * matrix (n x n), the emission (K x n), start and end (n each) as the
@@ -514,8 +558,12 @@ static cudaError_t hmmc_dense_upload(const hmmrt_dense *d, int alg, hmmc_dense_d
         if ((err = cudaMalloc((void **)&dv, sizeof(real) * (nn + nk + 2 * n))) != cudaSuccess)
             return err;
         if (hmmc_dense_upload_float(d, alg == HMMC_DENSE_BACKWARD, logs, (float *)dv) ==
-            cudaSuccess)
-            return hmmc_dense_uploaded<real>(d, dev, p, dv);
+            cudaSuccess) {
+            err = hmmc_dense_uploaded<real>(d, dev, p, dv);
+            if (err == cudaSuccess && !logs)
+                err = hmmc_dense_choose_product(d, dev, (const float *)dv);
+            return err;
+        }
         cudaFree(dv);
         cudaGetLastError(); /* a sticky error fails the host's upload below too */
         dv = NULL;
@@ -541,7 +589,10 @@ static cudaError_t hmmc_dense_upload(const hmmrt_dense *d, int alg, hmmc_dense_d
     free(host);
     if (err != cudaSuccess)
         return err;
-    return hmmc_dense_uploaded<real>(d, dev, p, dv);
+    err = hmmc_dense_uploaded<real>(d, dev, p, dv);
+    if (err == cudaSuccess && !logs && sizeof(real) == sizeof(float))
+        err = hmmc_dense_choose_product(d, dev, (const float *)dv);
+    return err;
 }
 
 /* The product of one step, in the tile that keeps the GPU busy: 128 x 128
@@ -629,6 +680,7 @@ __global__ void hmmc_dense_set_position(int64_t *at, int64_t value, int64_t add)
 template <typename real>
 static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg, int64_t t,
                                               int64_t replays, int64_t *t_base, void *blas,
+                                              const hmmc_dense_device *dev,
                                               const real *matrix, const real *start,
                                               const real *end, const real *emission, real *cur,
                                               real *next, double *shift, unsigned char *risky,
@@ -645,9 +697,10 @@ static cudaError_t hmmc_dense_graph_positions(int64_t active, int64_t n, int alg
         return err;
     int blas_status = 0;
     for (int k = 0; k < HMMRT_DENSE_GRAPH_POSITIONS && blas_status == 0; k++) {
-        blas_status = hmmrt_cublas_rows_product(blas, stream, (int)active, (int)n,
-                                                (const float *)cur, (const float *)matrix,
-                                                (float *)next, workspace, workspace_bytes);
+        blas_status = hmmrt_cublas_dense_product(blas, stream, dev->mode, (int)active, (int)n,
+                                                 (const float *)cur, (const float *)matrix,
+                                                 dev->hi, dev->lo, (float *)next, workspace,
+                                                 workspace_bytes);
         real *swap = cur;
         cur = next;
         next = swap;
@@ -735,7 +788,7 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
         if (replays > 0) {
             bool captured = false;
             err = hmmc_dense_graph_positions<real>(active, n, alg, t, replays, t_base, blas,
-                                                   matrix, start, end, emission, cur, next,
+                                                   dev, matrix, start, end, emission, cur, next,
                                                    shift, risky, scores, b->use_double, info,
                                                    workspace, workspace_bytes, stream,
                                                    &captured);
@@ -754,9 +807,10 @@ static cudaError_t hmmc_dense_chunk(const hmmrt_dense *d, int alg, const hmmc_de
             hmmc_dense_first<real><<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
                 (int)active, (int)n, alg, start, end, emission, cur, info);
         } else if (blas) { /* forward and backward in float: the emission comes after */
-            if (hmmrt_cublas_rows_product(blas, stream, (int)active, (int)n, (const float *)cur,
-                                          (const float *)matrix, (float *)next, workspace,
-                                          workspace_bytes) != 0) {
+            if (hmmrt_cublas_dense_product(blas, stream, dev->mode, (int)active, (int)n,
+                                           (const float *)cur, (const float *)matrix, dev->hi,
+                                           dev->lo, (float *)next, workspace,
+                                           workspace_bytes) != 0) {
                 err = cudaErrorLaunchFailure; /* cuBLAS refused a product it took before */
                 break;
             }
@@ -856,16 +910,21 @@ static void hmmc_dense_describe(const hmmrt_dense *d, int use_double, char *buf,
     }
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&most, cudaDevAttrMaxThreadsPerMultiProcessor, device);
-    const char *why = NULL;
-    const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_product_mode_for((int)d->n, &why);
-    char sums[512];
-    snprintf(sums, sizeof sums, "%s%s%s",
-             mode == HMMRT_DENSE_TF32   ? "forward and backward: cuBLAS, TF32 on the tensor cores"
-             : mode == HMMRT_DENSE_FP32 ? "forward and backward: cuBLAS, FP32"
-                                        : "forward and backward: the tiles",
-             why ? " (" : "", why ? why : "");
-    if (why)
-        strncat(sums, ")", sizeof sums - strlen(sums) - 1);
+    char why[256] = "";
+    const int mode = use_double ? HMMRT_DENSE_TILES : hmmrt_dense_choose(d, why, sizeof why);
+    char sums[768];
+    const int chunks = hmmrt_dense_product_chunks(d->n);
+    char parts[64] = "";
+    if (chunks > 1)
+        snprintf(parts, sizeof parts, " in %d chunks of states", chunks);
+    snprintf(sums, sizeof sums, "%s%s%s%s%s",
+             mode == HMMRT_DENSE_TF32     ? "forward and backward: cuBLAS, TF32 on the tensor cores"
+             : mode == HMMRT_DENSE_TF32X2 ? "forward and backward: cuBLAS, TF32 x 2 (the matrix "
+                                            "as hi + lo) on the tensor cores"
+             : mode == HMMRT_DENSE_FP32   ? "forward and backward: cuBLAS, FP32"
+                                          : "forward and backward: the tiles",
+             mode == HMMRT_DENSE_TF32 || mode == HMMRT_DENSE_TF32X2 ? parts : "",
+             why[0] ? " (" : "", why, why[0] ? ")" : "");
     if (mode != HMMRT_DENSE_TILES) {
         const char *no_graph = NULL;
         const int graphs = hmmrt_dense_graphs(&no_graph);

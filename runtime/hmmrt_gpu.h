@@ -47,11 +47,15 @@ enum {
     HMMRT_OUT_TABLE = 4      /* posterior: probability& */
 };
 
-/* A forward or viterbi score over real observations that libhmmrt_gpu
- * computes (runtime/gpu/real_gpu.c): the model's index into
- * hmmrt_program.models, viterbi (0: forward) and the output column. */
+/* A column over real observations that libhmmrt_gpu computes: the model's
+ * index into hmmrt_program.models, viterbi (0: forward) and the output
+ * column; what: a forward or viterbi score (runtime/gpu/real_gpu.c's
+ * recursion), or runtime/gpu/real_fb_gpu.c's backward score, posterior
+ * column or viterbi path column, out its HMMRT_OUT_* kind. */
+enum { HMMRT_RG_SCORE = 0, HMMRT_RG_BACKWARD = 1, HMMRT_RG_POSTERIOR = 2, HMMRT_RG_PATH = 3 };
 typedef struct hmmrt_real_gpu_call {
     int model, viterbi, column;
+    int what, out;
 } hmmrt_real_gpu_call;
 struct hmmrt_real_file; /* real_read.h */
 
@@ -158,6 +162,15 @@ typedef struct hmmrt_gpu_program {
                       unsigned char *done, char *err, size_t errlen);
     void (*real_report)(void *g, FILE *out);
     void (*real_close)(void *g);
+    /* --train's E-step over real observations (runtime/gpu/real_train_gpu.c,
+     * real_train_gpu.h says what each does); NULL: on the CPU */
+    void *(*real_train_open)(const struct hmmrt_model *m, int64_t n_seqs, const double *const *obs,
+                             const int64_t *length, int device, char *err, size_t errlen);
+    int (*real_train_expect)(void *g, const struct hmmrt_model *m, double *lnp,
+                             double *move_counts, double **gauss, int64_t **gauss_at,
+                             double **parts, int **part_start, char *err, size_t errlen);
+    void (*real_train_describe)(void *g, char *buf, size_t len);
+    void (*real_train_close)(void *g);
 } hmmrt_gpu_program;
 
 /* Block size for a kernel (a __global__ function's address) on the current
@@ -188,15 +201,15 @@ void hmmrt_gpu_fb_close(hmmrt_gpu_trainer *g);
 void hmmrt_gpu_fb_describe(const hmmrt_gpu_trainer *g, char *buf, size_t len);
 
 /* Dense models' forward and backward products (runtime/gpu/cublas_dl.c):
- * through cuBLAS, loaded at run time, on the tensor cores (TF32) or the CUDA
- * cores (FP32), or libhmmrt's tiles (HMMRT_DENSE_PRODUCT=tf32|fp32|tiles;
+ * through cuBLAS, loaded at run time, on the tensor cores (TF32, in chunks
+ * of states; TF32X2: the matrix split in two TF32 parts) or the CUDA cores
+ * (FP32), or libhmmrt's tiles (HMMRT_DENSE_PRODUCT=tf32|tf32x2|fp32|tiles;
  * tiles also where no cuBLAS is found: *why then says so). The product is 0
- * or cuBLAS's status. */
-enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32 };
+ * or cuBLAS's status. Which a model gets: runtime/gpu/dense_choice.h. */
+enum { HMMRT_DENSE_TILES, HMMRT_DENSE_TF32, HMMRT_DENSE_FP32, HMMRT_DENSE_TF32X2 };
 int hmmrt_dense_product_mode(const char **why);
-/* ... for a model of n states: FP32 where TF32 would leave the float contract */
-enum { HMMRT_DENSE_TF32_MOST = 1024 };
-#define HMMRT_DENSE_TF32_MOST_TEXT "1,024"
+int hmmrt_dense_product_forced(void); /* HMMRT_DENSE_PRODUCT named the mode */
+/* ... for a model of n states (TF32 in chunks of states above 1,024) */
 int hmmrt_dense_product_mode_for(int n, const char **why);
 void *hmmrt_cublas_handle(void); /* the current device's, made once; NULL: the tiles */
 /* Loads the kernel of a product of n states (0.07 s) and picks cublasLt's
@@ -211,6 +224,11 @@ int hmmrt_cublas_tf32_tn(void *handle, void *stream, int m, int n, int k, const 
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out, void *workspace,
                               size_t workspace_bytes);
+/* ... in a given mode; TF32X2 takes the matrix's TF32 parts hi and lo too */
+int hmmrt_cublas_dense_product(void *handle, void *stream, int mode, int rows, int n,
+                               const float *in, const float *matrix, const float *hi,
+                               const float *lo, float *out, void *workspace,
+                               size_t workspace_bytes);
 size_t hmmrt_cublas_workspace(int n);
 void hmmrt_cublas_describe(char *buf, size_t len); /* which algorithm, and its timing */
 /* Whether those products run as CUDA graphs (HMMRT_DENSE_GRAPH=on|off, on by
@@ -228,6 +246,14 @@ int hmmrt_real_gpu_score(void *g, const struct hmmrt_real_file *f, hmmrt_value *
                          unsigned char *done, char *err, size_t errlen);
 void hmmrt_real_gpu_report(void *g, FILE *out);
 void hmmrt_real_gpu_close(void *g);
+/* --train's E-step over real observations (runtime/gpu/real_train_gpu.c). */
+void *hmmrt_real_train_open(const struct hmmrt_model *m, int64_t n_seqs, const double *const *obs,
+                            const int64_t *length, int device, char *err, size_t errlen);
+int hmmrt_real_train_expect(void *g, const struct hmmrt_model *m, double *lnp,
+                            double *move_counts, double **gauss, int64_t **gauss_at,
+                            double **parts, int **part_start, char *err, size_t errlen);
+void hmmrt_real_train_describe(void *g, char *buf, size_t len);
+void hmmrt_real_train_close(void *g);
 int hmmrt_gpu_score(void *gpu, const hmmrt_gpu_input *in, char *err, size_t errlen);
 void hmmrt_gpu_report(void *gpu, FILE *out);
 void hmmrt_gpu_close(void *gpu);

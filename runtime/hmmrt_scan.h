@@ -24,6 +24,11 @@ typedef double (*hmmrt_sum_spans)(const void *x, int64_t L, int64_t i0, int64_t 
 /* Viterbi over [i0, i1): ln values less offset[0] + offset[1]. */
 typedef void (*hmmrt_max_span)(const void *x, int64_t L, int64_t i0, int64_t i1,
                                double *columns, double *offset, int first);
+/* The same for `width` columns at once: column v in columns[v * 2n ..
+ * v * 2n + n) (its other column after it), its offset pair in offsets[2v],
+ * offsets[2v + 1]. */
+typedef void (*hmmrt_max_spans)(const void *x, int64_t L, int64_t i0, int64_t i1,
+                                double *columns, double *offsets, int width);
 /* ... writing the back pointers of rows i0 + 1 .. i1 (and 0 when first)
  * into the call's whole table bp. */
 typedef void (*hmmrt_max_span_bp)(const void *x, int64_t L, int64_t i0, int64_t i1,
@@ -41,6 +46,7 @@ typedef struct hmmrt_scan_call {
     hmmrt_sum_spans sum_spans;    /* ... a transfer's columns together (NULL: one by one) */
     hmmrt_max_span max_span;      /* viterbi */
     hmmrt_max_span_bp max_span_bp;
+    hmmrt_max_spans max_spans;    /* ... a transfer's columns together (NULL: one by one) */
     /* a dense call's forward or backward (runtime/dense.c's model; no spans):
        transfers as matrix products (scan_dense.c) */
     struct hmmrt_dense *dense;
@@ -69,10 +75,20 @@ int hmmrt_scan_defers(const struct hmmrt_scan_call *const *calls, int n_calls, i
 /* Whether a sequence of length L counts as long for the rule above. */
 int hmmrt_scan_long(int64_t L);
 /* The chunks of [0, L): their count, and begin[0..count] (begin[count] = L).
- * work_first: what chunk 0 (which needs no transfer) costs relative to a
- * transfer's position. HMMRT_SCAN_CHUNK=N (tests) cuts every chunk N long.
- * begin is malloc'd; NULL without memory. */
-int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, int64_t *count);
+ * work_first: what a transfer's position costs in positions of chunk 0
+ * (which needs no transfer); chunk_bytes: the memory a chunk keeps (its
+ * transfer), which bounds the count. On T >= 2 threads, 4 T chunks (fewer
+ * where they would keep more than 64 MB, never fewer than T): chunk 0 on
+ * one thread as long as the others' transfers take on the other T - 1.
+ * HMMRT_SCAN_CHUNK=N (tests) cuts every chunk N long. begin is malloc'd;
+ * NULL without memory. */
+int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, size_t chunk_bytes,
+                           int64_t *count);
+/* Each thread's working memory for a scan: `doubles` a thread, at *stride
+ * doubles from one thread's to the next, each on 128-byte lines of its own
+ * (the span functions write their columns at every position: threads that
+ * shared a line would take it from each other at every one). free() it. */
+double *hmmrt_scan_thread_memory(size_t doubles, int threads, size_t *stride);
 /* --timing: the sequences scanned and their symbols, per kind of call; the
  * seconds they took, and the CPU time of each phase's busiest thread summed
  * (what they would take with a core for each thread). */

@@ -5,6 +5,7 @@
 
 #include "hmmrt.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -79,7 +80,19 @@ void hmmrt_describe_alphabet(hmmrt_buf *b, const char *alphabet);
 void hmmrt_reader_where(const hmmrt_reader *r, const char **path, long *line);
 /* The reader's time so far in reading blocks (pread, inflating), parsing
  * them (every thread) and handing their records over (one thread). */
-enum { HMMRT_READER_BLOCKS, HMMRT_READER_PARSING, HMMRT_READER_HANDING, HMMRT_READER_PHASES };
+/* The reader's phases (wall seconds), and the CPU seconds its team's threads
+ * spent in the first two, summed over the threads (--timing: far below wall
+ * x threads, the threads waited for cores or for one another). */
+enum {
+    HMMRT_READER_BLOCKS,
+    HMMRT_READER_PARSING,
+    HMMRT_READER_HANDING,
+    HMMRT_READER_BLOCKS_CPU,
+    HMMRT_READER_PARSING_CPU,
+    HMMRT_READER_PHASES
+};
+/* This thread's CPU seconds so far (timing.c). */
+double hmmrt_thread_seconds(void);
 void hmmrt_reader_seconds(const hmmrt_reader *r, double seconds[HMMRT_READER_PHASES]);
 /* From the next file on, the reader hands out records of text as codes of
  * alphabet (hmmrt_record.codes), mapped while they are parsed (one pass),
@@ -107,6 +120,29 @@ enum { HMMRT_READ_MAX_RANGES = 256 };
  * pread a range at *offset, on as many threads, then moves *offset on; with
  * offset NULL, read() in turn. Returns how many bytes, or -1 with errno set. */
 long hmmrt_read_block(int fd, off_t *offset, char *block, int n_ranges, size_t range);
+/* The same with the ranges shared out to a team of `threads` (at most
+ * n_ranges), each thread taking the next range when done with one; adds
+ * the CPU seconds the threads spent in them to *cpu_seconds (if not NULL). */
+/* ---- worker.c: a thread kept for jobs run one at a time --------------------- */
+typedef struct hmmrt_worker {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    void *(*job)(void *);
+    void *arg;
+    int busy, quit, started, failed;
+} hmmrt_worker;
+void hmmrt_worker_init(hmmrt_worker *w);
+/* Runs job(arg) on the worker's thread (started on first use), or on the
+ * caller's when no thread can be had; one job at a time: wait first. */
+void hmmrt_worker_run(hmmrt_worker *w, void *(*job)(void *), void *arg);
+/* Waits until the job run last has returned. */
+void hmmrt_worker_wait(hmmrt_worker *w);
+/* Waits for the job, ends the thread. */
+void hmmrt_worker_stop(hmmrt_worker *w);
+
+long hmmrt_read_ranges(int fd, off_t *offset, char *block, int n_ranges, size_t range, int threads,
+                       double *cpu_seconds);
 
 /* ---- names.c: sequence names used twice --------------------------------------- */
 /* Names checked at most: the table then holds 8M slots of 24 bytes (192 MB). */
@@ -265,7 +301,11 @@ typedef struct hmmrt_run_timing {
                                  and buffers), mapping and staging them, ordering by length */
     int64_t staged_batches;   /* batches staged for the GPU (score_batch.c), of ... */
     int64_t mapped_batches;   /* ... the batches mapped for it */
+    double writing_parts[3];  /* of writing: checking names for duplicates, rows into the
+                                 output's buffer, writing the buffer out */
     double waiting;           /* the main thread waiting: the GPU to open, a batch, the printer */
+    double waiting_reader, waiting_printer; /* of waiting (the GPU path): for the next batch's
+                                               reading and mapping, for the printer */
     double total;
     int64_t sequences_read, symbols_read;
     int64_t sequences_scored, symbols_scored;

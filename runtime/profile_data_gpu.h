@@ -48,10 +48,19 @@ typedef struct hmmrt_profile_kernel_args {
     int64_t n;
     void *scores;
     double *rows;              /* device: 6 * stride doubles a group */
+    /* device, or NULL: score only sequences pick[0 .. *picked - 1] (those the
+     * float kernel marked), writing float scores */
+    const int64_t *pick;
+    const int *picked;
 } hmmrt_profile_kernel_args;
 int hmmrt_profile_kernel_launch(const hmmrt_profile_kernel_args *a, int blocks, int threads,
                                 void *stream);
 const void *hmmrt_profile_kernel_address(void);
+
+/* Gathers into pick (and *picked, which must be 0 before) the sequences whose
+ * float score is NaN or -inf (marked by the float kernel), on the stream. */
+int hmmrt_profile_pick_launch(const float *scores, int64_t n, int64_t *pick, int *picked,
+                              void *stream);
 
 #ifdef __cplusplus
 }

@@ -75,15 +75,17 @@ static void scan_free(scan_memory *s)
 static int scan_alloc(scan_memory *s, const hmmrt_scan_call *c, int64_t L, int threads)
 {
     memset(s, 0, sizeof *s);
-    s->begin = hmmrt_scan_chunks(L, threads, hmmrt_scan_transfer_cost(c), &s->count);
-    size_t n = (size_t)c->n_states, nb = (size_t)c->n_boundary, count = (size_t)s->count;
+    size_t n = (size_t)c->n_states, nb = (size_t)c->n_boundary;
+    s->begin = hmmrt_scan_chunks(L, threads, hmmrt_scan_transfer_cost(c),
+                                 sizeof(double) * nb * (n + 1), &s->count);
+    size_t count = (size_t)s->count;
     if (s->begin) {
         s->transfers = malloc(sizeof(double) * count * nb * n);
         s->exponents = malloc(sizeof(int64_t) * count * nb);
-        /* two columns a thread, or a whole transfer's (nb x 2n) where they run together */
-        size_t per_thread = 2 * n * (c->sum_spans ? (nb ? nb : 1) : 1);
-        s->work = malloc(sizeof(double) * per_thread * (size_t)threads);
-        s->per_thread = per_thread;
+        /* two columns a thread, or a whole transfer's (nb x 2n) where they
+           run together; each thread's on lines of its own */
+        size_t per_thread = 2 * n * (c->sum_spans || c->max_spans ? (nb ? nb : 1) : 1);
+        s->work = hmmrt_scan_thread_memory(per_thread, threads, &s->per_thread);
         s->busy = calloc((size_t)threads, sizeof(double));
         s->threads = threads;
     }
@@ -113,7 +115,8 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
         feclearexcept(FE_UNDERFLOW | FE_OVERFLOW);
         double started = thread_seconds();
         if (task > 0 && c->sum_spans) {
-            int64_t *scales = s->exponents + (size_t)k * nb;
+            /* the exponents in the thread's own memory while the chunk runs */
+            int64_t scales[nb];
             for (int b = 0; b < nb; b++) {
                 double *col = columns + (size_t)b * 2 * n;
                 memset(col, 0, sizeof(double) * n);
@@ -121,6 +124,7 @@ static void sum_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, sc
                 scales[b] = -960;
             }
             double got = c->sum_spans(x, L, i0, i1, columns, scales, nb);
+            memcpy(s->exponents + (size_t)k * nb, scales, sizeof scales);
             for (int b = 0; b < nb; b++)
                 memcpy(s->transfers + ((size_t)k * nb + b) * n, columns + (size_t)b * 2 * n,
                        sizeof(double) * n);
@@ -221,19 +225,40 @@ double hmmrt_scan_sum(const hmmrt_scan_call *c, const void *x, int64_t L)
 }
 
 /* Viterbi's first phase: chunk 0 from the start (its back pointers too),
- * every other chunk from each boundary state (ln values, -inf: no path). */
+ * every other chunk from each boundary state (ln values, -inf: no path):
+ * with max_spans, task k >= 1 is chunk k's whole transfer, its columns
+ * run together. */
 static void max_transfers(const hmmrt_scan_call *c, const void *x, int64_t L, scan_memory *s,
                           double *first, void *bp)
 {
     int n = c->n_states, nb = c->n_boundary;
-    int64_t tasks = 1 + (s->count - 1) * nb;
+    int64_t per_chunk = c->max_spans ? 1 : nb, tasks = 1 + (s->count - 1) * per_chunk;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t task = 0; task < tasks; task++) {
         double *columns = s->work + (size_t)omp_get_thread_num() * s->per_thread;
-        int64_t k = task == 0 ? 0 : 1 + (task - 1) / nb, i0, i1;
-        int j = task == 0 ? 0 : (int)((task - 1) % nb);
+        int64_t k = task == 0 ? 0 : 1 + (task - 1) / per_chunk, i0, i1;
+        int j = task == 0 ? 0 : (int)((task - 1) % per_chunk);
         chunk_range(c, s->begin, s->count, k, L, &i0, &i1);
         double offset[2] = {0.0, 0.0}, started = thread_seconds();
+        if (task > 0 && c->max_spans) {
+            double offsets[2 * nb];
+            for (int b = 0; b < nb; b++) {
+                double *col = columns + (size_t)b * 2 * n;
+                for (int s2 = 0; s2 < n; s2++)
+                    col[s2] = -INFINITY;
+                col[c->boundary[b]] = 0.0;
+                offsets[2 * b] = offsets[2 * b + 1] = 0.0;
+            }
+            c->max_spans(x, L, i0, i1, columns, offsets, nb);
+            for (int b = 0; b < nb; b++) {
+                const double *col = columns + (size_t)b * 2 * n;
+                double *t = s->transfers + ((size_t)k * nb + b) * n;
+                for (int s2 = 0; s2 < n; s2++)
+                    t[s2] = col[s2] + (offsets[2 * b] + offsets[2 * b + 1]);
+            }
+            s->busy[omp_get_thread_num()] += thread_seconds() - started;
+            continue;
+        }
         if (task == 0) {
             if (bp)
                 c->max_span_bp(x, L, i0, i1, columns, offset, bp, 1);

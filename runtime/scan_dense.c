@@ -145,9 +145,11 @@ double hmmrt_scan_dense_sum(const hmmrt_scan_call *c, const void *xs, int64_t L)
     if (blas)
         hmmrt_openblas_single_threaded(); /* one product a thread */
     size_t nn = (size_t)n * (size_t)n;
-    int64_t count, *begin = hmmrt_scan_chunks(L - 1, threads, hmmrt_scan_dense_cost(n), &count);
+    int64_t count, *begin = hmmrt_scan_chunks(L - 1, threads, hmmrt_scan_dense_cost(n),
+                                              sizeof(double) * (nn + (size_t)n), &count);
     double *t = begin ? malloc(sizeof(double) * nn * (size_t)count) : NULL;
-    double *work = t ? malloc(sizeof(double) * nn * (size_t)threads) : NULL;
+    size_t stride;
+    double *work = t ? hmmrt_scan_thread_memory(nn, threads, &stride) : NULL;
     int64_t *e = work ? malloc(sizeof(int64_t) * (size_t)n * (size_t)count) : NULL;
     int *identity = e ? malloc(sizeof(int) * (size_t)n) : NULL;
     double *v = identity ? malloc(sizeof(double) * 2 * (size_t)n) : NULL;
@@ -163,7 +165,7 @@ double hmmrt_scan_dense_sum(const hmmrt_scan_call *c, const void *xs, int64_t L)
     int alive = 1;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = 0; k < count; k++) {
-        double *mine = work + nn * (size_t)omp_get_thread_num();
+        double *mine = work + stride * (size_t)omp_get_thread_num();
         if (k == 0) {
             const double *e0 = d->p_emission + (size_t)x[0] * n;
             for (int j = 0; j < n; j++)

@@ -252,17 +252,24 @@ static double scan_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *
     }
     double started = omp_get_wtime();
     int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-    s.begin = hmmrt_scan_chunks(L, threads, (double)s.nb, &s.count);
+    const size_t per_counts = (size_t)fb->n_moves + (size_t)fb->n_emissions * (size_t)fb->K;
+    s.begin = hmmrt_scan_chunks(L, threads, (double)s.nb,
+                                sizeof(double) * ((size_t)s.nb * (n + 1) + 2 * n +
+                                                  (move_counts ? per_counts : 0)),
+                                &s.count);
     size_t count = s.begin ? (size_t)s.count : 0;
-    s.per_thread = 2 * n + (size_t)fb->max_comp + 8; /* two rows and g */
     s.t = malloc(sizeof(double) * count * (size_t)s.nb * n + 1);
     s.lw = malloc(sizeof(double) * count * (size_t)s.nb + 1);
     s.entries = malloc(sizeof(double) * count * n + 1);
     s.tops = malloc(sizeof(double) * count * n + 1);
-    s.work = malloc(sizeof(double) * s.per_thread * (size_t)threads);
+    /* two rows and g a thread, on lines of its own (they are written at every position) */
+    s.work = hmmrt_scan_thread_memory(2 * n + (size_t)fb->max_comp + 8, threads, &s.per_thread);
     /* each chunk's counts, summed in chunk order at the end */
-    const size_t per_counts = (size_t)fb->n_moves + (size_t)fb->n_emissions * (size_t)fb->K;
-    s.counts = move_counts ? calloc(count * per_counts + 1, sizeof(double)) : NULL;
+    /* (each chunk's on lines of its own: they are added to at every position) */
+    size_t counts_stride = 0;
+    s.counts = move_counts ? hmmrt_scan_thread_memory(per_counts, (int)count, &counts_stride) : NULL;
+    if (s.counts)
+        memset(s.counts, 0, sizeof(double) * counts_stride * count);
     if (!s.begin || !s.t || !s.lw || !s.entries || !s.tops || !s.work ||
         (move_counts && !s.counts)) {
         fb_scan_free(&s);
@@ -376,7 +383,7 @@ static double scan_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *
         double *mine = s.work + s.per_thread * (size_t)omp_get_thread_num();
         backward_run(fb, x, f, ls, inv_p, L - s.begin[k + 1], L - s.begin[k],
                      s.entries + (size_t)(k - 1) * n, posterior != NULL, s.tops + (size_t)k * n,
-                     s.counts ? s.counts + per_counts * (size_t)k : NULL, NULL, mine);
+                     s.counts ? s.counts + counts_stride * (size_t)k : NULL, NULL, mine);
     }
     if (posterior) {
         for (int64_t k = 1; k < s.count; k++) /* the rows a neighbour read as forward rows */
@@ -384,7 +391,7 @@ static double scan_run(const hmmrt_fb *fb, const uint8_t *x, int64_t L, double *
         *posterior = f + n;
     }
     for (int64_t k = 0; s.counts && k < s.count; k++) {
-        const double *c = s.counts + per_counts * (size_t)k;
+        const double *c = s.counts + counts_stride * (size_t)k;
         for (int m = 0; m < fb->n_moves; m++)
             move_counts[m] += c[m];
         for (size_t v = 0; v < per_counts - (size_t)fb->n_moves; v++)

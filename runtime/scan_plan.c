@@ -38,10 +38,11 @@ static int scan_threads(void)
 
 /* A transfer runs its chunk once from each boundary state: nb runs of the
  * one-thread function's cost, or, where the nb columns run together
- * (sum_spans), less for small models, whose one run is a chain of dependent
- * operations that the other columns' overlap. Measured on the 2-core machine
- * (docs/scan.md): 0.64 of a run per column at nb = 2 (the casino), 0.69 at
- * 4, 0.95 at 8 and about 1 from 16 on (each run already keeps the core busy). */
+ * (sum_spans, max_spans), less for small models, whose one run is a chain of
+ * dependent operations that the other columns' overlap. Measured on the
+ * 2-core machine (docs/scan.md): forward 0.64 of a run per column at nb = 2
+ * (the casino), 0.69 at 4, 0.95 at 8 and about 1 from 16 on (each run
+ * already keeps the core busy); viterbi 0.69 at nb = 2. */
 static const double TOGETHER_SMALL = 0.65;
 enum { SMALL_BOUNDARY = 4 };
 
@@ -50,7 +51,7 @@ double hmmrt_scan_transfer_cost(const hmmrt_scan_call *c)
     double nb = c->n_boundary;
     if (c->dense)
         return hmmrt_scan_dense_cost(c->n_boundary);
-    if (!c->sum_spans || c->n_boundary > SMALL_BOUNDARY)
+    if ((!c->sum_spans && !c->max_spans) || c->n_boundary > SMALL_BOUNDARY)
         return nb;
     return nb * TOGETHER_SMALL > 1.0 ? nb * TOGETHER_SMALL : 1.0;
 }
@@ -111,15 +112,32 @@ static int64_t chunk_from_environment(void)
     return *end == '\0' && n > 0 ? (int64_t)n : 0;
 }
 
-int64_t *hmmrt_scan_chunks(int64_t L, int threads, double first_ratio, int64_t *count)
+/* Chunks a thread: enough that a thread slowed down (a core shared with
+ * another program, or its hyperthread's twin) leaves its share to the
+ * others; the transfers they keep at most CHUNK_MEMORY bytes. */
+enum { CHUNKS_A_THREAD = 4 };
+static const double CHUNK_MEMORY = 64.0 * 1024 * 1024;
+
+int64_t *hmmrt_scan_chunks(int64_t L, int threads, double work_first, size_t chunk_bytes,
+                           int64_t *count)
 {
     int64_t fixed = chunk_from_environment(), n;
+    double first_ratio = work_first;
     if (fixed)
         n = (L + fixed - 1) / fixed;
-    else {
-        n = threads < 2 && mode == HMMRT_SCAN_ON ? 2 : threads;
-        n = n > L ? L : n < 1 ? 1 : n;
+    else if (threads < 2) {
+        n = mode == HMMRT_SCAN_ON ? 2 : 1;
+    } else {
+        n = (int64_t)CHUNKS_A_THREAD * threads;
+        double most = CHUNK_MEMORY / (double)(chunk_bytes ? chunk_bytes : 1);
+        n = (double)n > most ? (int64_t)most : n;
+        n = n < threads ? threads : n;
+        /* chunk 0's thread runs it alone while the other threads share the
+           n - 1 transfers: it is as long as n - 1 of them over T - 1 threads */
+        first_ratio = work_first * (double)(n - 1) / (double)(threads - 1);
     }
+    if (!fixed)
+        n = n > L ? L : n < 1 ? 1 : n;
     int64_t *begin = malloc(sizeof(int64_t) * (size_t)(n + 1));
     if (!begin)
         return NULL;
@@ -137,6 +155,16 @@ int64_t *hmmrt_scan_chunks(int64_t L, int threads, double first_ratio, int64_t *
     begin[n] = L;
     *count = n;
     return begin;
+}
+
+double *hmmrt_scan_thread_memory(size_t doubles, int threads, size_t *stride)
+{
+    enum { LINE_DOUBLES = 16 }; /* 128 bytes: a line and the one fetched with it */
+    *stride = (doubles + LINE_DOUBLES - 1) / LINE_DOUBLES * LINE_DOUBLES;
+    if (*stride == 0)
+        *stride = LINE_DOUBLES;
+    return aligned_alloc(LINE_DOUBLES * sizeof(double),
+                         *stride * sizeof(double) * (size_t)(threads > 0 ? threads : 1));
 }
 
 /* ---- what --timing says ------------------------------------------------------ */

@@ -401,9 +401,11 @@ static void prepare_scan_hits(run *r, const batch *b, work *w)
 static int print_rows(run *r, const batch *b, work *w)
 {
     int n_columns = r->prog->n_columns;
+    double started = hmmrt_seconds();
     if (!r->names_unchecked)
         hmmrt_names_check(r->names, b->records, w->name_hashes, b->n, w->names_seen,
                           r->n_scratches);
+    r->timing.writing_parts[0] += hmmrt_seconds() - started;
     if (r->hits && r->hits->queries)
         prepare_scan_hits(r, b, w);
     int status = 0;
@@ -442,9 +444,11 @@ static int print_rows(run *r, const batch *b, work *w)
 
 int hmmrt_print_batch(run *r, const batch *b, work *w)
 {
-    double started = hmmrt_seconds();
+    double started = hmmrt_seconds(), names = r->timing.writing_parts[0];
     int status = print_rows(r, b, w);
-    r->timing.writing += hmmrt_seconds() - started;
+    double took = hmmrt_seconds() - started;
+    r->timing.writing += took;
+    r->timing.writing_parts[1] += took - (r->timing.writing_parts[0] - names);
     return status;
 }
 
@@ -478,6 +482,8 @@ int hmmrt_flush_output(run *r)
 {
     double started = hmmrt_seconds();
     int status = hmmrt_out_flush(&r->out);
-    r->timing.writing += hmmrt_seconds() - started;
+    double took = hmmrt_seconds() - started;
+    r->timing.writing += took;
+    r->timing.writing_parts[2] += took;
     return status;
 }

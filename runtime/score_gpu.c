@@ -4,7 +4,9 @@
  * driver in one call (hmmrt_gpus_score, gpu_multi.c: sorting, transfers, kernels,
  * tracebacks); then batch k goes to the printer, which formats its rows in
  * parallel and prints batches in input order. The main thread, which feeds
- * the GPU, does no more between two batches than it must. Skips, stops and
+ * the GPU, does no more between two batches than it must; the reader's and
+ * the printer's threads (and so their OpenMP teams) are kept for the run
+ * (worker.c). Skips, stops and
  * exit statuses follow the CPU path's rules: nothing after a sequence that
  * stops the run is printed, and nothing is written to the output while the
  * printer may be writing. */
@@ -109,8 +111,10 @@ void hmmrt_map_first_batch_for_gpu(run *r)
 
 /* ---- reading and mapping the next batch on a thread of its own ---------------- */
 
+/* The reader's thread is kept for the whole run (worker.c), so that its
+ * OpenMP team is too. */
 typedef struct read_ahead {
-    pthread_t thread;
+    hmmrt_worker *worker;
     int running;
 } read_ahead;
 
@@ -132,10 +136,8 @@ static void start_reading(run *r, read_ahead *ra)
     ra->running = 0;
     if (hmmrt_is_last_batch(r->current))
         return;
-    if (pthread_create(&ra->thread, NULL, read_next_batch, r) == 0)
-        ra->running = 1;
-    else
-        read_next_batch(r); /* no thread to be had: read it now */
+    hmmrt_worker_run(ra->worker, read_next_batch, r); /* or now, without a thread */
+    ra->running = 1;
 }
 
 static void finish_reading(run *r, read_ahead *ra)
@@ -143,8 +145,10 @@ static void finish_reading(run *r, read_ahead *ra)
     if (!ra->running)
         return;
     double started = hmmrt_seconds();
-    pthread_join(ra->thread, NULL);
-    r->timing.waiting += hmmrt_seconds() - started;
+    hmmrt_worker_wait(ra->worker);
+    double waited = hmmrt_seconds() - started;
+    r->timing.waiting += waited;
+    r->timing.waiting_reader += waited;
     ra->running = 0;
 }
 
@@ -316,7 +320,7 @@ static void format_batch(run *r, const batch *b, work *w, int64_t first_index)
 /* ---- printing on a thread of its own ------------------------------------------- */
 
 typedef struct printer {
-    pthread_t thread;
+    hmmrt_worker worker; /* kept for the run, as the reader's */
     int running;
     run *r;
     batch *b; /* the batch it prints, or NULL */
@@ -344,9 +348,8 @@ static void start_printing(printer *p, batch *b, work *w, int64_t first_index)
     p->b = b;
     p->w = w;
     p->first_index = first_index;
-    p->running = pthread_create(&p->thread, NULL, print_and_write, p) == 0;
-    if (!p->running)
-        print_and_write(p); /* no thread to be had: print it now */
+    p->running = 1;
+    hmmrt_worker_run(&p->worker, print_and_write, p); /* or now, without a thread */
 }
 
 /* Waits for the batch being printed, frees its records: its status. */
@@ -356,8 +359,10 @@ static int finish_printing(printer *p)
         return 0;
     if (p->running) {
         double started = hmmrt_seconds();
-        pthread_join(p->thread, NULL);
-        p->r->timing.waiting += hmmrt_seconds() - started;
+        hmmrt_worker_wait(&p->worker);
+        double waited = hmmrt_seconds() - started;
+        p->r->timing.waiting += waited;
+        p->r->timing.waiting_printer += waited;
         p->running = 0;
     }
     hmmrt_free_records(p->b);
@@ -372,10 +377,10 @@ static int finish_printing(printer *p)
  * to the printer. 0, or an exit status (the printer has finished then, and
  * the reader too). *stops: a sequence of this batch stops the run (an
  * invalid symbol), so that no batch after it needs scoring. */
-static int process_batch(run *r, printer *p, int *stops)
+static int process_batch(run *r, printer *p, hmmrt_worker *reader, int *stops)
 {
     batch *b = r->current;
-    read_ahead ra;
+    read_ahead ra = {.worker = reader};
     start_reading(r, &ra);
     map_batch_once(r, b); /* the first batch; the reader maps the others */
     r->timing.mapping += b->mapping;
@@ -403,18 +408,19 @@ static int process_batch(run *r, printer *p, int *stops)
     return status;
 }
 
-int hmmrt_score_batches_on_gpu(run *r)
+/* The batches in turn; when it returns, neither the reader nor the printer
+ * is running. */
+static int score_batches(run *r, printer *p, hmmrt_worker *reader)
 {
-    printer p = {.r = r};
     batch *printed = &r->batches[2]; /* the slot of the batch before the current */
     for (;;) {
         batch *b = r->current;
         int stops = 0;
-        int status = b->n > 0 ? process_batch(r, &p, &stops) : 0;
+        int status = b->n > 0 ? process_batch(r, p, reader, &stops) : 0;
         if (status)
             return status;
         if (stops || hmmrt_is_last_batch(b)) {
-            status = finish_printing(&p);
+            status = finish_printing(p);
             if (!status && b->failed)
                 status = hmmrt_stop_at_input_error(r, b);
             return status;
@@ -427,4 +433,16 @@ int hmmrt_score_batches_on_gpu(run *r)
         r->w = work_of(r, r->current);
         r->first_index += b->n;
     }
+}
+
+int hmmrt_score_batches_on_gpu(run *r)
+{
+    printer p = {.r = r};
+    hmmrt_worker reader;
+    hmmrt_worker_init(&p.worker);
+    hmmrt_worker_init(&reader);
+    int status = score_batches(r, &p, &reader);
+    hmmrt_worker_stop(&reader);
+    hmmrt_worker_stop(&p.worker);
+    return status;
 }

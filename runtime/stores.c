@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-enum { KEPT_STORES = 128 };
+enum { KEPT_STORES = 1024 }; /* a block of 16 threads is 64 pieces */
 #define KEPT_BYTES ((size_t)512 << 20)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -26,6 +26,13 @@ double hmmrt_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+double hmmrt_thread_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static void print_phase(FILE *out, const char *phase, double seconds, int64_t symbols)
 {
     if (symbols > 0 && seconds > 0)
@@ -45,10 +52,16 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
     print_phase(out, "reading (overlaps the rest)", t->reading, t->symbols_read);
     if (t->reader[HMMRT_READER_PARSING] > 0) {
         print_phase(out, "  of which reading blocks", t->reader[HMMRT_READER_BLOCKS], t->symbols_read);
+        print_phase(out, "    CPU s of its threads (summed)", t->reader[HMMRT_READER_BLOCKS_CPU], 0);
         print_phase(out, "  of which parsing", t->reader[HMMRT_READER_PARSING],
                     t->symbols_read);
+        print_phase(out, "    CPU s of its threads (summed)", t->reader[HMMRT_READER_PARSING_CPU],
+                    0);
         print_phase(out, "  of which handing records over", t->reader[HMMRT_READER_HANDING],
                     t->symbols_read);
+        double rest = t->reading - t->reader[HMMRT_READER_BLOCKS] -
+                      t->reader[HMMRT_READER_PARSING] - t->reader[HMMRT_READER_HANDING];
+        print_phase(out, "  of which the rest (into the batch)", rest > 0 ? rest : 0, 0);
     }
     char scoring[128];
     if (t->fused) {
@@ -68,7 +81,16 @@ void hmmrt_print_timing(FILE *out, const hmmrt_run_timing *t)
         print_phase(out, "formatting", t->formatting, t->symbols_scored);
     }
     print_phase(out, "writing", t->writing, t->symbols_scored);
+    print_phase(out, "  of which checking names", t->writing_parts[0], 0);
+    print_phase(out, "  of which rows into the buffer", t->writing_parts[1], 0);
+    print_phase(out, "  of which writing the buffer out", t->writing_parts[2], 0);
     print_phase(out, t->fused ? "waiting for input" : "waiting (GPU, reader, printer)", t->waiting, 0);
+    if (!t->fused) {
+        double opening = t->waiting - t->waiting_reader - t->waiting_printer;
+        print_phase(out, "  of which for the GPU to open", opening > 0 ? opening : 0, 0);
+        print_phase(out, "  of which for the next batch (reader)", t->waiting_reader, 0);
+        print_phase(out, "  of which for the printer", t->waiting_printer, 0);
+    }
     print_phase(out, "total, end to end", t->total, t->symbols_scored);
     fflush(out);
 }

@@ -46,6 +46,7 @@ typedef struct trainer {
     const hmmrt_dense_batching *tiles; /* the E-step in tiles of matrix products
                                           (fb_blas.c), or NULL: one sequence at a time */
     real_trainer *real;     /* a model over real observations (train_real.c), or NULL */
+    void *real_gpu;         /* its E-step on the GPU (runtime/gpu/real_train_gpu.c), or NULL */
     int64_t all_sequences;  /* seqs.n, or under mpirun every rank's together */
     int64_t *share_from;    /* under mpirun: where this rank's E-step shares start */
     int n_shares;           /* ... (hmmrt_mpi_deal_shares), else NULL */
@@ -412,11 +413,68 @@ static int sum_ranks(trainer *t, share *shares, int n, int failed)
     return failed;
 }
 
+/* The model over real observations with its current numbers: its moves
+ * with fb's weights (moves: n_moves of them), its densities the trainer's. */
+static hmmrt_model real_model_now(const trainer *t, hmmrt_model_move *moves)
+{
+    hmmrt_model m = *t->model;
+    for (int k = 0; k < t->fb->n_moves; k++) {
+        moves[k] = t->fb->moves[k];
+        moves[k].weight = t->fb->live[k] ? t->fb->w[k] : 0;
+    }
+    m.moves = moves;
+    m.n_moves = t->fb->n_moves;
+    m.densities = real_densities(t->real);
+    return m;
+}
+
+/* The E-step over real observations on the GPU (real_train_gpu.c): the
+ * moves' uses and the densities' statistics, each sequence's ln P. */
+static int expect_real_on_gpu(trainer *t)
+{
+    const hmmrt_gpu_program *gp = t->prog->gpu;
+    hmmrt_model_move *moves = malloc(((size_t)t->fb->n_moves + 1) * sizeof *moves);
+    if (!moves || !t->gpu_lnp) {
+        free(moves);
+        hmmrt_error("out of memory during training");
+        return HMMRT_EXIT_INTERNAL;
+    }
+    const hmmrt_model m = real_model_now(t, moves);
+    memset(t->move_counts, 0, (size_t)t->fb->n_moves * sizeof *t->move_counts);
+    memset(t->emission_counts, 0, t->n_values * sizeof *t->emission_counts);
+    double *gauss, *parts;
+    int64_t *gauss_at;
+    int *part_start;
+    char err[512];
+    int failed = gp->real_train_expect(t->real_gpu, &m, t->gpu_lnp, t->move_counts, &gauss,
+                                       &gauss_at, &parts, &part_start, err, sizeof err);
+    free(moves);
+    if (failed) {
+        hmmrt_error("training on the GPU: %s", err);
+        return HMMRT_EXIT_INTERNAL;
+    }
+    real_add_gpu_stats(t->real, gauss, gauss_at, parts, part_start, t->emission_counts);
+    long double ll = 0;
+    t->no_path = 0;
+    for (int64_t i = 0; i < t->seqs.n; i++) {
+        if (!isfinite(t->gpu_lnp[i])) {
+            t->seqs.left_out[i] = t->seqs.left_out[i] ? t->seqs.left_out[i] : 1;
+            t->no_path++;
+            continue;
+        }
+        ll += t->gpu_lnp[i];
+    }
+    t->log_likelihood = ll;
+    return 0;
+}
+
 /* One E-step over every sequence: 0, or an exit status. */
 static int expect(trainer *t)
 {
     if (t->gpu)
         return expect_on_gpu(t);
+    if (t->real_gpu)
+        return expect_real_on_gpu(t);
     int n = t->n_threads < 1 ? 1 : t->n_threads;
     if ((int64_t)n > t->seqs.n)
         n = (int)t->seqs.n;
@@ -698,8 +756,33 @@ static const char *open_gpu(trainer *t)
     const hmmrt_gpu_program *gp = t->prog->gpu;
     snprintf(where, sizeof where, "on the CPU, %d threads", t->n_threads);
     if (t->real) {
-        snprintf(where + strlen(where), sizeof where - strlen(where),
-                 gp ? " (real observations train on the CPU)" : "");
+        char err[512] = "";
+        const char *why = !gp || !gp->real_train_open ? NULL
+                          : t->o->cpu                 ? "--cpu"
+                          : t->o->viterbi_training    ? "viterbi training runs on the CPU"
+                          : t->o->use_double          ? "--double: the GPU trains in float"
+                          : hmmrt_mpi_active()        ? "under mpirun, on the CPU"
+                                                      : NULL;
+        hmmrt_model_move *moves = malloc(((size_t)t->fb->n_moves + 1) * sizeof *moves);
+        t->gpu_lnp = malloc(((size_t)t->seqs.n + 1) * sizeof *t->gpu_lnp);
+        if (gp && gp->real_train_open && !why && moves && t->gpu_lnp) {
+            const hmmrt_model m = real_model_now(t, moves);
+            t->real_gpu = gp->real_train_open(&m, t->seqs.n, real_observations(t->real),
+                                              real_lengths(t->real), t->o->device, err,
+                                              sizeof err);
+        }
+        free(moves);
+        if (t->real_gpu) {
+            char shape[300];
+            gp->real_train_describe(t->real_gpu, shape, sizeof shape);
+            snprintf(where, sizeof where, "on GPU %d (%s)", t->o->device, shape);
+        } else if (gp && gp->real_train_open) {
+            snprintf(where + strlen(where), sizeof where - strlen(where), " (%s%s)",
+                     why ? why : "the GPU cannot train it: ", why ? "" : err[0] ? err : "out of memory");
+        } else if (gp) {
+            snprintf(where + strlen(where), sizeof where - strlen(where),
+                     " (this program's real observations train on the CPU)");
+        }
         return where;
     }
     if (!gp || !gp->fb_open || !gp->fb_launch)
@@ -745,6 +828,8 @@ static void free_trainer(trainer *t)
     free(t->out_start), free(t->out), free(t->changed);
     if (t->gpu)
         t->prog->gpu->fb_close(t->gpu);
+    if (t->real_gpu)
+        t->prog->gpu->real_train_close(t->real_gpu);
     free(t->gpu_lnp);
     hmmrt_fb_free(t->fb);
 }

@@ -335,6 +335,43 @@ double real_expect(const real_trainer *r, const hmmrt_fb *fb, int64_t i, int vit
     return lnp;
 }
 
+const hmmrt_densities *real_densities(const real_trainer *r) { return &r->dens; }
+const double *const *real_observations(const real_trainer *r) { return r->obs; }
+const int64_t *real_lengths(const real_trainer *r) { return r->length; }
+
+void real_add_gpu_stats(const real_trainer *r, const double *gauss, const int64_t *gauss_at,
+                        const double *parts, const int *part_start, double *stats)
+{
+    const int D = r->D;
+    int j = 0; /* the distinct gaussians: r->g in emission order */
+    for (int em = 0; em < r->n; em++) {
+        if (!r->is_gaussian[em])
+            continue;
+        const double *src = gauss + gauss_at[j++];
+        double *s = stats + r->stat_at[em], *s2 = s + 1 + D;
+        for (int i = 0; i <= D; i++)
+            s[i] += src[i];
+        const double *t = src + 1 + D;
+        if (r->diagonal[em]) {
+            for (int i = 0; i < D; i++)
+                s2[i] += t[i];
+            continue;
+        }
+        for (int i = 0, e = 0; i < D; i++)
+            for (int k = 0; k <= i; k++, e++)
+                s2[(size_t)i * D + k] += t[e];
+    }
+    for (int em = 0; em < r->n; em++) {
+        if (r->is_gaussian[em])
+            continue;
+        const hmmrt_density *d = &r->d[em];
+        double *counts = stats + r->stat_at[em];
+        for (int k = 0, p = part_start[em]; k < d->n_parts; k++)
+            if (d->log_weights[k] != -INFINITY)
+                counts[k] += parts[p++];
+    }
+}
+
 /* ---- the maximisation step ---------------------------------------------------- */
 
 int real_has_free_parameter(const real_trainer *r)

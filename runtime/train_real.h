@@ -36,6 +36,18 @@ size_t real_scratch(const real_trainer *r, int64_t L);
  * densities' statistics to stats. */
 double real_expect(const real_trainer *r, const hmmrt_fb *fb, int64_t i, int viterbi,
                    double *scratch, double *move_counts, double *stats);
+/* The densities with their current numbers, and the corpus (for the GPU's
+ * E-step, runtime/gpu/real_train_gpu.c). */
+const hmmrt_densities *real_densities(const real_trainer *r);
+const double *const *real_observations(const real_trainer *r);
+const int64_t *real_lengths(const real_trainer *r);
+/* Adds the GPU's E-step statistics to stats (real_stats_size doubles): per
+ * distinct gaussian, in the order of the emissions that are gaussians
+ * (runtime/real_gpu_model.c's), W, the sums of z and of z_i z_k (k <= i, row
+ * by row; a diagonal one z_i^2) at gauss + gauss_at[j]; the counts of every
+ * density's parts of weight above 0 at parts[part_start[em] ..]. */
+void real_add_gpu_stats(const real_trainer *r, const double *gauss, const int64_t *gauss_at,
+                        const double *parts, const int *part_start, double *stats);
 /* Whether some density has a number to fit (a free gaussian, or a free
  * mixture of two or more weights above 0). */
 int real_has_free_parameter(const real_trainer *r);

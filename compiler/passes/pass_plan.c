@@ -6,6 +6,23 @@
 #include "passes/pass.h"
 
 #include "analysis/dense.h"
+#include "gpu/dense_tf32.h"
+
+/* How a dense call's float sums run on the GPU (runtime/gpu/cublas_dl.c,
+ * dense_choice.c; docs/program.md): TF32 in chunks of at most
+ * HMMRT_DENSE_TF32_CHUNK states, or TF32 x 2 where the matrix's rounding
+ * to TF32 is systematic. */
+static const char *dense_gpu_sums(Arena *a, int n)
+{
+    const int chunks = hmmrt_dense_chunks(n);
+    return arena_printf(a, " (float forward and backward: cuBLAS, TF32 on the tensor cores%s, "
+                           "or TF32 x 2 (the matrix as two TF32 parts) where its rounding to TF32 "
+                           "is systematic, decided at run time; HMMRT_DENSE_PRODUCT="
+                           "tf32|tf32x2|fp32|tiles forces one)",
+                        chunks > 1 ? arena_printf(a, " in %d chunks of states (the tensor cores' "
+                                                     "sums drop bits as they grow)", chunks)
+                                   : "");
+}
 
 int pass_plan(Program *p, const PassOptions *o, Diag *d)
 {
@@ -68,13 +85,14 @@ int pass_plan(Program *p, const PassOptions *o, Diag *d)
             if (o->verbose)
                 fprintf(o->verbose, "hmmc: plan %s: dense (%d live states, %d moves): the model "
                         "as a matrix; on the CPU %s; a tiled matrix product per position over "
-                        "a batch on the GPU, back pointers %d bytes\n", call->label, plan->n_live,
+                        "a batch on the GPU%s, back pointers %d bytes\n", call->label, plan->n_live,
                         m->n_moves, call->alg == ALG_VITERBI
                             ? "a vector-matrix product per position (max-plus has no BLAS form)"
                             : "a matrix product per position over each batch of 4 or more "
                               "sequences a thread, through OpenBLAS (HMMRT_DENSE_BLAS=auto|on|off "
                               "at run time; --timing says which ran), else a vector-matrix "
                               "product per position",
+                        call->alg == ALG_VITERBI ? "" : dense_gpu_sums(p->arena, plan->n_live),
                         plan->bp_bytes);
             continue;
         }

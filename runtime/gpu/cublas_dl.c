@@ -2,10 +2,14 @@
  * (hmmrt_dense.cuh), loaded at run time (dlopen) the first time a dense call
  * asks: a program starts on a machine without cuBLAS, and there keeps
  * libhmmrt's tiled products. HMMRT_DENSE_PRODUCT picks the product: tf32
- * (tensor cores; the default), fp32 (cuBLAS on the CUDA cores) or tiles;
- * HMMRT_DENSE_GRAPH whether its launches are replayed as CUDA graphs. */
+ * (tensor cores, in chunks of states: dense_tf32.h; the default), tf32x2
+ * (the matrix in two TF32 parts: two passes), fp32 (cuBLAS on the CUDA
+ * cores) or tiles; unnamed, dense_choice.c picks tf32 or tf32x2 by the
+ * model. HMMRT_DENSE_GRAPH: whether its launches are replayed as CUDA graphs. */
 #include "hmmrt_gpu.h"
+#include "dense_choice.h"
 #include "dense_lt.h"
+#include "dense_tf32.h"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>
@@ -39,6 +43,11 @@ static void load(void)
         mode = HMMRT_DENSE_TILES;
     else if (asked && strcmp(asked, "fp32") == 0)
         mode = HMMRT_DENSE_FP32;
+    else if (asked && strcmp(asked, "tf32x2") == 0)
+        mode = HMMRT_DENSE_TF32X2;
+    else if (asked && *asked && strcmp(asked, "tf32") != 0)
+        fprintf(stderr, "hmmrt: HMMRT_DENSE_PRODUCT=%s: expected tf32, tf32x2, fp32 or tiles; "
+                        "the dense products are chosen as if it were unset\n", asked);
     blas.forced = asked && (strcmp(asked, "tf32") == 0 || mode != HMMRT_DENSE_TF32);
     blas.mode = HMMRT_DENSE_TILES;
     if (mode == HMMRT_DENSE_TILES)
@@ -69,21 +78,27 @@ int hmmrt_dense_product_mode(const char **why)
     return blas.mode;
 }
 
+int hmmrt_dense_product_forced(void)
+{
+    pthread_once(&loaded, load);
+    return blas.forced;
+}
+
 /* TF32's error grows with the length of the products' sums: on an H200
  * (2026-11-26, benchmarks/dense-blas/side-by-side, 1,000 x 1,000 DNA) the
  * worst score was 0.29 of the float contract's tolerance at 256 states, 0.58
- * at 1,024 and 2.2 at 4,096 (every sequence over). So TF32 serves models of
- * at most HMMRT_DENSE_TF32_MOST states, FP32 the larger ones, unless
- * HMMRT_DENSE_PRODUCT=tf32 asks for it whatever the size. */
+ * at 1,024 and 2.2 at 4,096 (every sequence over): the tensor cores' sums
+ * drop bits (tests/unit/test_dense_tf32.c models it: 0.61 and 1.9). So a
+ * TF32 product over more than HMMRT_DENSE_TF32_CHUNK states sums chunks of
+ * states, each from zero (dense_tf32.h; emulated: 0.47 at 4,096). */
 int hmmrt_dense_product_mode_for(int n, const char **why)
 {
     int mode = hmmrt_dense_product_mode(why);
-    if (mode == HMMRT_DENSE_TF32 && !blas.forced && n > HMMRT_DENSE_TF32_MOST) {
-        if (why)
-            *why = "TF32 keeps the float contract up to " HMMRT_DENSE_TF32_MOST_TEXT
-                   " states (docs/program.md)";
-        return HMMRT_DENSE_FP32;
-    }
+    if ((mode == HMMRT_DENSE_TF32 || mode == HMMRT_DENSE_TF32X2) &&
+        hmmrt_dense_product_chunks(n) > 1 &&
+        why && !*why)
+        *why = "TF32 sums chunks of states: the tensor cores' sums drop bits "
+               "as they grow (docs/program.md)";
     return mode;
 }
 
@@ -110,37 +125,109 @@ void *hmmrt_cublas_handle(void)
     return h;
 }
 
-/* The product through cublasGemmEx (cuBLAS's own choice of algorithm). */
-static int hmmrt_cublas_rows_product_ex(void *handle, void *stream, int rows, int n,
-                                        const float *in, const float *matrix, float *out)
+static int chunk_states = -1; /* HMMRT_DENSE_CHUNK: -1 unset, 0 one product */
+static pthread_once_t chunk_read = PTHREAD_ONCE_INIT;
+
+static void read_chunk(void)
+{
+    const char *asked = getenv("HMMRT_DENSE_CHUNK");
+    char *end = NULL;
+    if (!asked || !*asked)
+        return;
+    const long v = strtol(asked, &end, 10);
+    if (*end || v < 0 || v > 1 << 30)
+        fprintf(stderr, "hmmrt: HMMRT_DENSE_CHUNK=%s: expected a count of states (0: one "
+                        "product); chunks of at most %d states are summed\n",
+                asked, (int)HMMRT_DENSE_TF32_CHUNK);
+    else
+        chunk_states = (int)v;
+}
+
+int hmmrt_dense_product_chunks(int n)
+{
+    pthread_once(&chunk_read, read_chunk);
+    if (chunk_states < 0)
+        return hmmrt_dense_chunks(n);
+    if (chunk_states == 0 || chunk_states >= n)
+        return 1;
+    return (n + chunk_states - 1) / chunk_states;
+}
+
+/* out (+)= in[:, k0:k1) x matrix[k0:k1, :] through cublasGemmEx (cuBLAS's
+ * own choice of algorithm), row-major as hmmrt_cublas_rows_product; beta 0
+ * or 1 (add to out). */
+static cublasStatus_t gemm_part(cublasHandle_t h, int tf32, int rows, int n, int k0, int k1,
+                                const float *in, const float *matrix, float *out, float beta)
+{
+    const float one = 1.0f;
+    return blas.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, k1 - k0, &one, matrix + (size_t)k0 * n,
+                     CUDA_R_32F, n, in + k0, CUDA_R_32F, n, &beta, out, CUDA_R_32F, n,
+                     tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT);
+}
+
+/* The product in a mode through GemmEx: FP32 in one call; TF32 in chunks of
+ * states (dense_tf32.h), each summed from zero and added by the epilogue
+ * (rounded to nearest); TF32X2 the same over lo, then hi (small parts
+ * first). */
+static int gemm_mode(void *handle, void *stream, int mode, int rows, int n, const float *in,
+                     const float *matrix, const float *hi, const float *lo, float *out)
 {
     cublasHandle_t h = (cublasHandle_t)handle;
-    const float one = 1.0f, zero = 0.0f;
     cublasStatus_t s = blas.set_stream(h, (cudaStream_t)stream);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = blas.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, n, &one, matrix, CUDA_R_32F, n, in,
-                      CUDA_R_32F, n, &zero, out, CUDA_R_32F, n,
-                      hmmrt_dense_product_mode_for(n, NULL) == HMMRT_DENSE_TF32
-                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                          : CUBLAS_COMPUTE_32F,
-                      CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return (int)s;
+    if (mode != HMMRT_DENSE_TF32 && mode != HMMRT_DENSE_TF32X2)
+        return (int)gemm_part(h, 0, rows, n, 0, n, in, matrix, out, 0.0f);
+    const float *passes[2] = {matrix, NULL};
+    if (mode == HMMRT_DENSE_TF32X2 && hi && lo)
+        passes[0] = lo, passes[1] = hi;
+    const int chunks = hmmrt_dense_product_chunks(n);
+    float beta = 0.0f;
+    for (int p = 0; p < 2 && passes[p] && s == CUBLAS_STATUS_SUCCESS; p++)
+        for (int c = 0; c < chunks && s == CUBLAS_STATUS_SUCCESS; c++) {
+            s = gemm_part(h, 1, rows, n, hmmrt_dense_chunk_first(n, chunks, c),
+                          hmmrt_dense_chunk_first(n, chunks, c + 1), in, passes[p], out, beta);
+            beta = 1.0f;
+        }
     return (int)s;
 }
 
+static int hmmrt_cublas_rows_product_ex(void *handle, void *stream, int rows, int n,
+                                        const float *in, const float *matrix, float *out)
+{
+    return gemm_mode(handle, stream, hmmrt_dense_product_mode_for(n, NULL), rows, n, in, matrix,
+                     NULL, NULL, out);
+}
+
 /* out = in x matrix, rows x n by n x n, all row-major floats on the device:
- * in cuBLAS's column-major terms out' = matrix' x in'. Through cublasLt's
- * algorithm where the GPU's opening tuned one (dense_lt.c), else GemmEx. 0,
- * or cuBLAS's status. */
+ * in cuBLAS's column-major terms out' = matrix' x in'. In one product,
+ * through cublasLt's algorithm where the GPU's opening tuned one
+ * (dense_lt.c; FP32 and TF32), else through GemmEx, in chunks or passes
+ * (TF32 over more than HMMRT_DENSE_TF32_CHUNK states, TF32X2). 0, or
+ * cuBLAS's status. */
+int hmmrt_cublas_dense_product(void *handle, void *stream, int mode, int rows, int n,
+                               const float *in, const float *matrix, const float *hi,
+                               const float *lo, float *out, void *workspace,
+                               size_t workspace_bytes)
+{
+    /* cublasLt's tuned algorithm stands for the chunks too: the tuning took it
+       only where its bias is no larger than theirs (dense_lt.c) */
+    if (mode == HMMRT_DENSE_FP32 || mode == HMMRT_DENSE_TF32) {
+        const int through_lt = hmmrt_dense_lt_product(mode, stream, rows, n, in, matrix, out,
+                                                      workspace, workspace_bytes);
+        if (through_lt >= 0)
+            return through_lt;
+    }
+    return gemm_mode(handle, stream, mode, rows, n, in, matrix, hi, lo, out);
+}
+
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out, void *workspace,
                               size_t workspace_bytes)
 {
-    const int mode = hmmrt_dense_product_mode_for(n, NULL);
-    const int through_lt = hmmrt_dense_lt_product(mode, stream, rows, n, in, matrix, out,
-                                                  workspace, workspace_bytes);
-    if (through_lt >= 0)
-        return through_lt;
-    return hmmrt_cublas_rows_product_ex(handle, stream, rows, n, in, matrix, out);
+    return hmmrt_cublas_dense_product(handle, stream, hmmrt_dense_product_mode_for(n, NULL), rows,
+                                      n, in, matrix, NULL, NULL, out, workspace, workspace_bytes);
 }
 
 /* CUDA graphs for the products through cuBLAS (hmmrt_dense.cuh's

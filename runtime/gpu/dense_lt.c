@@ -2,8 +2,13 @@
  * (loaded at run time beside cuBLAS), with each device's algorithm chosen by
  * timing while the GPU opens: cublasGemmEx's own choice for these thin
  * products (a batch's rows by the n x n matrix) can leave multiprocessors
- * idle. Every candidate's numbers are checked against GemmEx's first. Off
- * unless HMMRT_DENSE_LT=on: the product it wins alone lost whole steps. */
+ * idle. The candidates: cublasLt's heuristic ones, and split-K (2, 4, 8,
+ * partial sums added in FP32) forced on its first four, which fills the
+ * machine and shortens the tensor cores' truncated sums (dense_tf32.h).
+ * Every candidate's numbers are checked against GemmEx's, and its bias (the
+ * mean relative error against a double product of 8 rows, which adds up
+ * over a sequence's positions) may not exceed GemmEx's path's. Off unless
+ * HMMRT_DENSE_LT=on: the product it wins alone lost whole steps. */
 #include "dense_lt.h"
 #include "hmmrt_gpu.h"
 
@@ -34,6 +39,8 @@ typedef cublasStatus_t (*heuristic_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, l
 typedef cublasStatus_t (*check_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, layout_t, layout_t,
                                    layout_t, layout_t, const cublasLtMatmulAlgo_t *,
                                    cublasLtMatmulHeuristicResult_t *);
+typedef cublasStatus_t (*config_set_fn)(cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t,
+                                       const void *, size_t);
 typedef cublasStatus_t (*matmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
                                     const void *, layout_t, const void *, layout_t, const void *,
                                     const void *, layout_t, void *, layout_t,
@@ -53,6 +60,7 @@ static struct {
     heuristic_fn heuristic;
     check_fn check;
     matmul_fn matmul;
+    config_set_fn config_set; /* may be NULL: no split-K candidates */
 } lt;
 static pthread_once_t loaded = PTHREAD_ONCE_INIT;
 
@@ -95,6 +103,7 @@ static void load(void)
     lt.heuristic = (heuristic_fn)dlsym(lib, "cublasLtMatmulAlgoGetHeuristic");
     lt.check = (check_fn)dlsym(lib, "cublasLtMatmulAlgoCheck");
     lt.matmul = (matmul_fn)dlsym(lib, "cublasLtMatmul");
+    lt.config_set = (config_set_fn)dlsym(lib, "cublasLtMatmulAlgoConfigSetAttribute");
     lt.ok = lt.create && lt.desc_create && lt.desc_destroy && lt.layout_create &&
             lt.layout_destroy && lt.pref_create && lt.pref_set && lt.pref_destroy &&
             lt.heuristic && lt.check && lt.matmul;
@@ -102,7 +111,8 @@ static void load(void)
         snprintf(lt.why, sizeof lt.why, "libcublasLt lacks a function of cublasLtMatmul's");
 }
 
-enum { DEVICES = 64, CANDIDATES = 16, TUNE_ROWS = 1024, REPEATS = 5 };
+enum { DEVICES = 64, CANDIDATES = 16, TUNE_ROWS = 1024, REPEATS = 5, BIAS_ROWS = 8,
+       SPLIT_ON = 4 /* heuristic candidates split-K is forced on */ };
 #define WORKSPACE_MAX ((size_t)32 << 20) /* what cuBLAS asks for on Hopper */
 
 /* A device's tuned product (n, mode), and the layouts of the last row count
@@ -221,6 +231,17 @@ static double worst_difference(const float *want, const float *got, int rows, in
     return worst;
 }
 
+/* The mean of (got - want) / want over the first BIAS_ROWS rows, want the
+ * double product of the tuning's rows and matrix (row-major, n x n). */
+static double bias_of(const float *got, const double *want, int n)
+{
+    double sum = 0;
+    const size_t cells = (size_t)BIAS_ROWS * n;
+    for (size_t i = 0; i < cells; i++)
+        sum += ((double)got[i] - want[i]) / want[i];
+    return sum / (double)cells;
+}
+
 /* Microseconds a product, the mean of REPEATS after one unmeasured; a
  * negative value where one failed. */
 typedef struct {
@@ -260,8 +281,8 @@ static double time_product(const product_run *p, cudaEvent_t e0, cudaEvent_t e1)
 
 /* The tuning proper, on buffers made by hmmrt_dense_lt_tune. Under the lock. */
 static void tune(lt_device *d, hmmrt_dense_gemm_fn gemm, const float *in, const float *matrix,
-                 float *want_dev, float *got_dev, float *want, float *got, void *workspace,
-                 cudaStream_t stream, cudaEvent_t e0, cudaEvent_t e1)
+                 float *want_dev, float *got_dev, float *want, float *got, const double *exact,
+                 void *workspace, cudaStream_t stream, cudaEvent_t e0, cudaEvent_t e1)
 {
     const int n = d->n;
     const size_t cells = (size_t)TUNE_ROWS * n;
@@ -274,7 +295,8 @@ static void tune(lt_device *d, hmmrt_dense_gemm_fn gemm, const float *in, const 
     }
     cublasLtMatmulPreference_t pref = NULL;
     const size_t most = WORKSPACE_MAX;
-    cublasLtMatmulHeuristicResult_t found[CANDIDATES];
+    cublasLtMatmulHeuristicResult_t found[CANDIDATES + 3 * SPLIT_ON];
+    int32_t forced[CANDIDATES + 3 * SPLIT_ON] = {0}; /* split-K forced on it, or 0 */
     int count = 0;
     if (lt.pref_create(&pref) != CUBLAS_STATUS_SUCCESS ||
         lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &most, sizeof most) !=
@@ -284,10 +306,31 @@ static void tune(lt_device *d, hmmrt_dense_gemm_fn gemm, const float *in, const 
         count = 0;
     if (pref)
         lt.pref_destroy(pref);
+    /* split-K forced on the first candidates, its partial sums added in FP32 */
+    const int heuristic = count;
+    for (int i = 0; i < heuristic && i < SPLIT_ON && lt.config_set; i++)
+        for (int32_t split = 2; split <= 8 && count < CANDIDATES + 3 * SPLIT_ON; split *= 2) {
+            cublasLtMatmulHeuristicResult_t r = found[i];
+            const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+            if (r.state != CUBLAS_STATUS_SUCCESS ||
+                lt.config_set(&r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split) !=
+                    CUBLAS_STATUS_SUCCESS ||
+                lt.config_set(&r.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                              sizeof scheme) != CUBLAS_STATUS_SUCCESS ||
+                lt.check(d->handle, d->desc, d->a, d->b, d->c, d->c, &r.algo, &r) !=
+                    CUBLAS_STATUS_SUCCESS)
+                continue;
+            r.state = CUBLAS_STATUS_SUCCESS;
+            forced[count] = split;
+            found[count++] = r;
+        }
     const double tolerance = d->mode == HMMRT_DENSE_TF32 ? 1e-2 : 1e-4;
-    int best = -1, wrong = 0, tried = 0;
+    /* no candidate may add up to more than GemmEx's path does */
+    const double gemm_bias = bias_of(want, exact, n);
+    const double bias_most = fabs(gemm_bias) * 1.25 + 2e-7;
+    int best = -1, wrong = 0, biased = 0, tried = 0;
     double best_us = gemm_us * 0.97; /* Lt only where it gains something */
-    double fastest = -1;
+    double fastest = -1, best_bias = 0;
     for (int i = 0; i < count; i++) {
         if (found[i].state != CUBLAS_STATUS_SUCCESS || found[i].workspaceSize > WORKSPACE_MAX)
             continue;
@@ -306,6 +349,11 @@ static void tune(lt_device *d, hmmrt_dense_gemm_fn gemm, const float *in, const 
             wrong++;
             continue;
         }
+        const double bias = bias_of(got, exact, n);
+        if (!(fabs(bias) <= bias_most)) {
+            biased++;
+            continue;
+        }
         const double us = time_product(&p, e0, e1);
         cudaGetLastError();
         if (us < 0)
@@ -315,20 +363,28 @@ static void tune(lt_device *d, hmmrt_dense_gemm_fn gemm, const float *in, const 
         if (us < best_us) {
             best_us = us;
             best = i;
+            best_bias = bias;
         }
     }
     if (best >= 0) {
+        char split[32] = "";
+        if (forced[best])
+            snprintf(split, sizeof split, ", split-K %d", (int)forced[best]);
         d->use = 1;
         d->algo = found[best].algo;
         d->workspace = found[best].workspaceSize;
         snprintf(d->said, sizeof d->said,
-                 "cublasLt's algorithm %d of %d: %.1f us a product of %d rows, GemmEx %.1f us%s",
-                 best + 1, tried, best_us, TUNE_ROWS, gemm_us,
-                 wrong ? " (some disagreed with GemmEx: left out)" : "");
+                 "cublasLt's algorithm %d of %d%s: %.1f us a product of %d rows, bias %.2g; "
+                 "GemmEx's path %.1f us, bias %.2g%s%s",
+                 best + 1, tried, split, best_us, TUNE_ROWS, best_bias, gemm_us, gemm_bias,
+                 wrong ? " (some disagreed with GemmEx: left out)" : "",
+                 biased ? " (some more biased: left out)" : "");
     } else {
         snprintf(d->said, sizeof d->said,
-                 "cublasGemmEx: %.1f us a product of %d rows (cublasLt's best of %d: %.1f us%s)",
-                 gemm_us, TUNE_ROWS, tried, fastest, wrong ? "; some disagreed" : "");
+                 "cublasGemmEx's path: %.1f us a product of %d rows, bias %.2g (cublasLt's best "
+                 "of %d: %.1f us%s%s)",
+                 gemm_us, TUNE_ROWS, gemm_bias, tried, fastest, wrong ? "; some disagreed" : "",
+                 biased ? "; some more biased" : "");
     }
 }
 
@@ -393,9 +449,18 @@ void hmmrt_dense_lt_tune(int n, int mode, hmmrt_dense_gemm_fn gemm)
         ready = cudaMemcpy(dev, host, sizeof(float) * (nn + cells), cudaMemcpyHostToDevice) ==
                 cudaSuccess;
     }
-    if (ready)
+    double *exact = ready ? calloc((size_t)BIAS_ROWS * n, sizeof(double)) : NULL;
+    if (exact) { /* the first rows' product in double, for the candidates' bias */
+        for (int r = 0; r < BIAS_ROWS; r++)
+            for (int k = 0; k < n; k++) {
+                const double x = host[nn + (size_t)r * n + k];
+                for (int j = 0; j < n; j++)
+                    exact[(size_t)r * n + j] += x * host[(size_t)k * n + j];
+            }
         tune(d, gemm, dev + nn, dev, dev + nn + cells, dev + nn + 2 * cells, host + nn + cells,
-             host + nn + 2 * cells, workspace, stream, e0, e1);
+             host + nn + 2 * cells, exact, workspace, stream, e0, e1);
+    }
+    free(exact);
     d->rows = TUNE_ROWS;
     d->rows_ok = d->use;
     cudaGetLastError();

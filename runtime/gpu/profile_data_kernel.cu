@@ -3,7 +3,8 @@
 // of each row, in double, over profile_data_lanes.h's arithmetic (the same
 // functions the CPU emulation in profile_data_lanes.c calls, unit-tested
 // against the CPU's generic scorer). The rows lie in global memory, a
-// group's own; a warp runs sequence after sequence of the batch.
+// group's own; a warp runs sequence after sequence of the batch, or of the
+// sequences the float kernel marked (hmmrt_profile_pick_kernel gathers them).
 #include "profile_data_gpu.h"
 #include "profile_data_lanes.h"
 
@@ -32,7 +33,9 @@ __global__ void hmmrt_profile_kernel(const hmmrt_profile_kernel_args a)
     const int64_t groups = (int64_t)gridDim.x * blockDim.x / PD_LANES;
     const int S = a.stride, M = a.M, V = a.viterbi, tiles = (M + PD_LANES - 1) / PD_LANES;
     double *rows = a.rows + group * 6 * (int64_t)S;
-    for (int64_t j = group; j < a.n; j += groups) {
+    const int64_t n = a.pick ? (int64_t)*a.picked : a.n;
+    for (int64_t i = group; i < n; i += groups) {
+        const int64_t j = a.pick ? a.pick[i] : i;
         pd_view v = {M, S, a.n_cols, V, a.tables, a.col, {0}};
         pd_specials(&v, a.special, a.special_lw, a.lw ? a.lw + j * a.n_lw : a.lw);
         const uint8_t *x = a.codes + a.offsets[j];
@@ -105,6 +108,21 @@ __global__ void hmmrt_profile_kernel(const hmmrt_profile_kernel_args a)
 }
 
 #ifndef HMMC_HOST_EMULATION
+__global__ void hmmrt_profile_pick_kernel(const float *scores, int64_t n, int64_t *pick, int *picked)
+{
+    const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n && (isnan(scores[j]) || scores[j] == -INFINITY))
+        pick[atomicAdd(picked, 1)] = j;
+}
+
+extern "C" int hmmrt_profile_pick_launch(const float *scores, int64_t n, int64_t *pick, int *picked,
+                                         void *stream)
+{
+    hmmrt_profile_pick_kernel<<<(unsigned)((n + 255) / 256), 256, 0, (cudaStream_t)stream>>>(
+        scores, n, pick, picked);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int hmmrt_profile_kernel_launch(const hmmrt_profile_kernel_args *a, int blocks,
                                            int threads, void *stream)
 {

@@ -6,12 +6,16 @@
  * pass of each model (the matrix product's mode: real_product.h), the
  * recursion of each call over the chunk's pieces (a sequence longer than a
  * chunk carries its column to the next) with the scores back; so the next
- * chunk's packing, copy and emission pass overlap this one's recursion. */
+ * chunk's packing, copy and emission pass overlap this one's recursion.
+ * A program that prints backward, posteriors or paths (real_fb_gpu.c) runs
+ * its chunks one at a time: their kernels read the slot's table and rows
+ * after its recursions, and the host waits for them before it goes on. */
 #include "hmmrt_gpu.h"
 #include "internal.h"
 #include "real_gpu_model.h"
 #include "real_read.h"
 #include "real_gpu.h"
+#include "real_fb_gpu.h" /* backward, posteriors, paths */
 #include "gpu/real_math.cuh" /* HMMRT_RG_MAX_D */
 #include "real_product.h"
 
@@ -88,6 +92,7 @@ typedef struct rg_gpu {
     double t_pack, t_in, t_feat, t_prod, t_mix, t_emit, t_step, t_out, t_wall, t_first;
     int64_t frames, sequences, chunks;
     double flops; /* of the emission passes, seed paper 003's count */
+    hmmrt_rfb *rfb; /* real_fb_gpu.c's columns, or NULL: scores only */
 } rg_gpu;
 
 static double now(void)
@@ -248,6 +253,7 @@ void hmmrt_real_gpu_close(void *ctx)
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             cudaFree(dev[i]);
+    hmmrt_rfb_close(g->rfb);
     cudaStream_t st[] = {g->copy, g->emit, g->step};
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
         if (st[i])
@@ -363,6 +369,8 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
         frames = frames < most ? frames : most;
     }
     frames = frames < MOST_FRAMES ? frames : MOST_FRAMES;
+    if (hmmrt_rfb_wanted(g->prog)) /* real_fb_gpu.c's stored columns */
+        frames = hmmrt_rfb_frames(g->max_states, g->use_double, frames);
     const char *env = getenv("HMMRT_REAL_FRAMES");
     if (env && atol(env) > 0)
         frames = atol(env);
@@ -395,6 +403,9 @@ static int open_buffers(rg_gpu *g, char *err, size_t errlen)
         CK(cudaMalloc((void **)&g->phi_d, F * g->max_k * sizeof(float)));
         CK(cudaMalloc((void **)&g->gauss_d, F * g->max_gauss * sizeof(float)));
     }
+    if (hmmrt_rfb_wanted(g->prog) &&
+        !(g->rfb = hmmrt_rfb_open(g->prog, g->use_double, g->max_frames, g->max_pieces, err, errlen)))
+        return -1;
     return 0;
 }
 
@@ -490,7 +501,7 @@ static int emit_model(rg_gpu *g, rg_slot *b, int mi, char *err, size_t errlen)
  * model before's recursions: they share the table), then its calls'
  * recursions (after its emission pass); the scores back. Nothing waits
  * here: hmmrt_real_gpu_score harvests the slot before it packs it again. */
-static int issue_chunk(rg_gpu *g, rg_slot *b, char *err, size_t errlen)
+static int issue_chunk(rg_gpu *g, rg_slot *b, hmmrt_value *values, char *err, size_t errlen)
 {
     const hmmrt_gpu_program *gp = g->gp;
     const int n = b->n;
@@ -523,8 +534,8 @@ static int issue_chunk(rg_gpu *g, rg_slot *b, char *err, size_t errlen)
         CK(cudaStreamWaitEvent(g->step, ev[EV_E3], 0));
         CK(cudaEventRecord(ev[EV_R0], g->step));
         for (int c = 0; c < gp->n_real_calls; c++) {
-            if (gp->real_calls[c].model != mi)
-                continue;
+            if (gp->real_calls[c].model != mi || gp->real_calls[c].what != HMMRT_RG_SCORE)
+                continue; /* real_fb_gpu.c's */
             int block = (d->m.n_states + 31) / 32 * 32;
             block = block < 1024 ? block : 1024;
             hmmrt_rg_step_job sj = {
@@ -542,6 +553,15 @@ static int issue_chunk(rg_gpu *g, rg_slot *b, char *err, size_t errlen)
             CK((cudaError_t)hmmrt_rg_step_launch(&sj));
         }
         CK(cudaEventRecord(ev[EV_R1], g->step));
+        /* backward, posteriors and paths (real_fb_gpu.c) over this slot's
+         * table, rows and lengths, on the recursions' stream after the
+         * emission pass; it waits for its kernels and copies before it
+         * returns, so neither the next model's emission pass into the table
+         * nor the next chunk packed into this slot can race them */
+        if (g->rfb && hmmrt_rfb_chunk(g->rfb, mi, &d->m, b->table_d, n, b->row_d, b->len_d,
+                                      b->flags_d, b->row_h, b->len_h, b->seq_h, values, g->step,
+                                      err, errlen) != 0)
+            return -1;
         before = mi;
     }
     g->carry_side = !g->carry_side;
@@ -598,8 +618,9 @@ static int harvest(rg_gpu *g, rg_slot *b, hmmrt_value *values, unsigned char *do
         if (!(b->flags_h[p] & RG_LAST))
             continue;
         for (int c = 0; c < gp->n_real_calls; c++)
-            values[(size_t)b->seq_h[p] * n_columns + gp->real_calls[c].column].score =
-                b->score_h[(size_t)c * g->max_pieces + p];
+            if (gp->real_calls[c].what == HMMRT_RG_SCORE) /* the others: real_fb_gpu.c */
+                values[(size_t)b->seq_h[p] * n_columns + gp->real_calls[c].column].score =
+                    b->score_h[(size_t)c * g->max_pieces + p];
         done[b->seq_h[p]] = 1;
         g->sequences++;
     }
@@ -610,10 +631,12 @@ static int harvest(rg_gpu *g, rg_slot *b, hmmrt_value *values, unsigned char *do
 
 /* Whether the float path holds q's observations: |x| below 1e15, so that
  * (x - mean)^2 and the features stay far inside float's range (larger
- * ones, which double holds, are the CPU path's). */
+ * ones, which double holds, are the CPU path's); with posteriors or paths
+ * printed, in double too: ln P of such a sequence is beyond 1e20, where
+ * posteriors from logs lose every digit and viterbi's paths tie. */
 static int fits_float(const rg_gpu *g, const hmmrt_real_seq *q)
 {
-    if (g->use_double)
+    if (g->use_double && !g->rfb) /* posteriors and paths: in double too (real_fb_gpu.c) */
         return 1;
     for (size_t k = 0; k < (size_t)q->length * g->D; k++)
         if (!(fabs(q->obs[k]) < 1e15))
@@ -639,11 +662,14 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
         int64_t frames = 0;
         while (s < f->n && n < g->max_pieces && frames < g->max_frames) {
             const hmmrt_real_seq *q = &f->seqs[s];
-            if (q->length == 0 || (pos == 0 && !fits_float(g, q))) { /* the CPU path's */
+            if (q->length == 0 || (pos == 0 && !fits_float(g, q)) ||
+                (g->rfb && q->length > g->max_frames)) { /* the CPU path's */
                 s++;
                 continue;
             }
             int64_t take = q->length - pos, room = g->max_frames - frames;
+            if (g->rfb && take > room)
+                break; /* real_fb_gpu.c's kernels take whole sequences: the next chunk */
             take = take < room ? take : room;
             b->row_h[n] = frames;
             b->len_h[n] = take;
@@ -670,7 +696,7 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
         b->n = n;
         b->frames = frames;
         if (n > 0) {
-            if (issue_chunk(g, b, err, errlen))
+            if (issue_chunk(g, b, values, err, errlen))
                 return -1;
             g->next = !g->next;
         }
@@ -690,9 +716,12 @@ void hmmrt_real_gpu_report(void *ctx, FILE *out)
                  "forward/viterbi recursion (runtime/gpu/real_kernel.cu)\n",
             g->device, g->device_name, g->use_double ? "double" : "float", g->product);
     fprintf(out, "timing:   %lld sequences, %lld frames in %lld chunks of at most %lld frames, "
-                 "two in flight (copy, emission pass and recursion streams)\n",
+                 "%s\n",
             (long long)g->sequences, (long long)g->frames, (long long)g->chunks,
-            (long long)g->max_frames);
+            (long long)g->max_frames,
+            g->rfb ? "one at a time (backward, posteriors or paths: each chunk's kernels end "
+                     "before the next chunk is packed)"
+                   : "two in flight (copy, emission pass and recursion streams)");
     fprintf(out, "timing:   wall %.3f s: packing %.3f s on the host; on the GPU (overlapping "
                  "one another): to the device %.3f s, emission pass %.3f s, recursion %.3f s, "
                  "back %.3f s\n", g->t_wall, g->t_pack, g->t_in, g->t_emit, g->t_step, g->t_out);
@@ -706,4 +735,6 @@ void hmmrt_real_gpu_report(void *ctx, FILE *out)
     if (g->t_wall > 0)
         fprintf(out, "timing:   1/RTF at 100 frames/s, packing and transfers included: %.0f\n",
                 (double)g->frames / 100.0 / g->t_wall);
+    if (g->rfb)
+        hmmrt_rfb_report(g->rfb, out);
 }

@@ -8,7 +8,9 @@
 #   tied     a mixture of G of a pool of 2G shared full gaussians, and states
 #            2k and 2k+1 share one emission
 # Usage: awk -v D=36 -v S=5 -v G=3 -v KIND=full -v SEED=1 -f real-model.awk
-# It prints forward and viterbi scores (PRINT=both, forward or viterbi).
+# It prints forward and viterbi scores (PRINT=both, forward or viterbi), or
+# with PRINT=all also backward, viterbi's traceback and segments and
+# posterior's score, decode, segments and probability&.
 function full(name,    i, j, k, c) {
     for (i = 0; i < D; i++)
         for (j = 0; j <= i; j++)
@@ -80,6 +82,13 @@ BEGIN {
         if (out) printf "    s%d -> z %.2f;\n", s, out
     }
     printf "}\n\nmain {\n    m = new r();\n"
+    if (PRINT == "all") { # every column of real_fb_gpu.c too
+        printf "    print forward(m).score;\n    print backward(m).score;\n"
+        printf "    v = viterbi(m);\n    print v.score;\n    print v.traceback;\n    print v.segments;\n"
+        printf "    p = posterior(m);\n    print p.score;\n    print p.decode;\n    print p.segments;\n"
+        printf "    print p.probability&;\n}\n"
+        exit
+    }
     if (PRINT != "viterbi") printf "    print forward(m).score;\n"
     if (PRINT != "forward") printf "    print viterbi(m).score;\n"
     printf "}\n"

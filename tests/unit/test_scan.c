@@ -2,8 +2,9 @@
  * (runtime/scan_combine.c) and engine (runtime/scan.c): transfers applied
  * in order equal their composition (associativity, sum-product with
  * exponents and max-plus), exponents far apart, no path, a column of zeros
- * beside live ones, and a hand-written
- * two-state model scored in chunks of every length against one run. */
+ * beside live ones, a hand-written two-state model scored in chunks of
+ * every length against one run (viterbi's transfers one column at a time
+ * and together), and the cut into chunks and each thread's memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,10 +211,25 @@ static void max_span(const void *xs, int64_t L, int64_t i0, int64_t i1, double *
         memcpy(columns, cur, sizeof(double) * N);
 }
 
+/* max_span for `width` columns at once (hmmrt_max_spans' layout) */
+static void max_spans(const void *xs, int64_t L, int64_t i0, int64_t i1, double *columns,
+                      double *offsets, int width)
+{
+    for (int v = 0; v < width; v++) {
+        double pair[2] = {offsets[2 * v], offsets[2 * v + 1]};
+        max_span(xs, L, i0, i1, columns + (size_t)v * 2 * N, pair, 0);
+        offsets[2 * v] = pair[0];
+        offsets[2 * v + 1] = pair[1];
+    }
+}
+
 static const hmmrt_scan_call sum_call = {.label = "test", .n_states = N, .n_boundary = NB,
                                          .boundary = boundary, .last = 3, .sum_span = sum_span};
 static const hmmrt_scan_call max_call = {.label = "test", .n_states = N, .n_boundary = NB,
                                          .boundary = boundary, .last = 3, .max_span = max_span};
+static const hmmrt_scan_call max_call_together = {
+    .label = "test", .n_states = N, .n_boundary = NB, .boundary = boundary, .last = 3,
+    .max_span = max_span, .max_spans = max_spans};
 
 static void test_engine_every_chunk_length(void **state)
 {
@@ -235,10 +251,55 @@ static void test_engine_every_chunk_length(void **state)
         setenv("HMMRT_SCAN_CHUNK", lengths[k], 1);
         assert_true(rel(hmmrt_scan_sum(&sum_call, x, L), want) < 1e-13);
         assert_true(rel(hmmrt_scan_max(&max_call, x, L, NULL), want_max) < 1e-13);
+        assert_true(rel(hmmrt_scan_max(&max_call_together, x, L, NULL), want_max) < 1e-13);
     }
     unsetenv("HMMRT_SCAN_CHUNK");
     assert_int_equal(hmmrt_scan_set_mode("sideways"), -1);
     assert_int_equal(hmmrt_scan_set_mode("auto"), 0);
+}
+
+/* The cut (auto mode): four chunks a thread, chunk 0 as long as the other
+ * threads' share of the transfers; fewer chunks where their transfers would
+ * keep more than 64 MB, never fewer than the threads; one without a second
+ * thread. Each thread's memory on 128-byte lines of its own. */
+static void test_chunks_and_thread_memory(void **state)
+{
+    assert_int_equal(hmmrt_scan_set_mode("auto"), 0);
+    unsetenv("HMMRT_SCAN_CHUNK");
+    const int64_t L = 1000000;
+    struct { int threads; size_t bytes; int64_t count; double first; } cases[] = {
+        {16, 64, 64, 1.3 * 63 / 15}, /* the casino on 16 threads */
+        {2, 64, 8, 1.3 * 7},
+        {16, 8u << 20, 16, 1.3},     /* 8 MB a transfer: 16 chunks, not 8 */
+        {4, 1u << 20, 16, 1.3 * 15 / 3},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t count;
+        int64_t *begin = hmmrt_scan_chunks(L, cases[k].threads, 1.3, cases[k].bytes, &count);
+        assert_non_null(begin);
+        assert_int_equal(count, cases[k].count);
+        assert_int_equal(begin[0], 0);
+        assert_int_equal(begin[count], L);
+        for (int64_t c = 0; c < count; c++)
+            assert_true(begin[c + 1] > begin[c]);
+        double other = (double)(begin[2] - begin[1]);
+        assert_true(fabs((double)begin[1] / other - cases[k].first) < 0.01 * cases[k].first);
+        free(begin);
+    }
+    int64_t count;
+    int64_t *begin = hmmrt_scan_chunks(L, 1, 1.3, 64, &count);
+    assert_int_equal(count, 1);
+    free(begin);
+    size_t sizes[] = {1, 8, 16, 17, 1000}, strides[] = {16, 16, 16, 32, 1008};
+    for (size_t k = 0; k < 5; k++) {
+        size_t stride;
+        double *memory = hmmrt_scan_thread_memory(sizes[k], 3, &stride);
+        assert_non_null(memory);
+        assert_int_equal(stride, strides[k]);
+        assert_int_equal((uintptr_t)memory % 128, 0);
+        memset(memory, 0, sizeof(double) * stride * 3);
+        free(memory);
+    }
 }
 
 int main(void)
@@ -250,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_sum_column_of_zeros),
         cmocka_unit_test(test_max_associative),
         cmocka_unit_test(test_engine_every_chunk_length),
+        cmocka_unit_test(test_chunks_and_thread_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -648,6 +648,57 @@ static void write_viterbi_span(CallWriter *w, int with_bp)
     w->dp.back_pointers = saved;
 }
 
+/* cN_viterbi_spans: the span above for `width` columns at once (the transfer
+ * of a chunk: one column from each boundary state), each position's
+ * statements applied to every column in turn, so that the columns' chains
+ * of operations overlap (as cN_forward_spans). Column v lies in
+ * columns[v * 2n .. v * 2n + n), the other half its second column; its
+ * offset pair (a sum and its rounding error) in offsets[2v], offsets[2v + 1]. */
+static void write_viterbi_spans(CallWriter *w)
+{
+    const IrModel *m = w->m;
+    int n = m->n_states;
+    int saved = w->dp.back_pointers;
+    w->dp.back_pointers = 0;
+    emit_comment(w->e, "viterbi over positions [i0, i1) for `width` columns at once (the transfer "
+                       "of a chunk, runtime/scan.c): column col in columns[col * %d ..+%d), ln "
+                       "values less offsets[2 col] + offsets[2 col + 1]; columns[col * %d + %d "
+                       "..+%d) is its other column.", 2 * n, n, 2 * n, n, n);
+    emit_open(w->e, "static void %s(const void *xs, int64_t L, int64_t i0, int64_t i1, "
+                    "double *columns, double *offsets, int width)",
+              name_of(w, "viterbi_spans"));
+    emit_line(w->e, "%sx = xs;", x_type(w));
+    dp_length_weights(&w->dp, 1);
+    if (w->position == &position_table)
+        c_table_length_weights(&w->dp, 1);
+    emit_line(w->e, "for (int col = 0; col < width; col++)");
+    emit_line(w->e, "    for (int s = 0; s < %d; s++)", n);
+    emit_line(w->e, "        columns[(size_t)col * %d + %d + s] = -INFINITY;", 2 * n, n);
+    emit_open(w->e, "for (int64_t i = i0; i < i1; i++)");
+    emit_line(w->e, "const int64_t step = i - i0; /* the columns swap halves each position */");
+    emit_open(w->e, "for (int col = 0; col < width; col++)");
+    emit_line(w->e, "double *prev = columns + (size_t)col * %d + (step & 1) * %d;", 2 * n, n);
+    emit_line(w->e, "double *cur = columns + (size_t)col * %d + ((step + 1) & 1) * %d;", 2 * n, n);
+    emit_line(w->e, "double top = prev[0];");
+    emit_line(w->e, "for (int s = 1; s < %d; s++)", n);
+    emit_line(w->e, "    top = prev[s] > top ? prev[s] : top;");
+    emit_line(w->e, "top = top > -INFINITY ? top : 0.0; /* no path so far */");
+    emit_line(w->e, "const double offset = offsets[2 * col], sum = offset + top;");
+    emit_line(w->e, "offsets[2 * col + 1] += fabs(offset) >= fabs(top) ? (offset - sum) + top : "
+                    "(top - sum) + offset;");
+    emit_line(w->e, "offsets[2 * col] = sum;");
+    write_position_symbol(w, w->dp.log_table);
+    w->position->viterbi_position(&w->dp);
+    emit_close(w->e, "");
+    emit_close(w->e, "");
+    emit_line(w->e, "if ((i1 - i0) & 1)");
+    emit_line(w->e, "    for (int col = 0; col < width; col++)");
+    emit_line(w->e, "        memcpy(columns + (size_t)col * %d, columns + (size_t)col * %d + %d, "
+                    "sizeof(double) * %d);", 2 * n, 2 * n, n, n);
+    emit_close(w->e, "");
+    w->dp.back_pointers = saved;
+}
+
 /* The call's spans and its descriptor cN_scan (hmmrt_scan.h). */
 static void write_scan(CallWriter *w)
 {
@@ -658,6 +709,10 @@ static void write_scan(CallWriter *w)
     int bp = viterbi && w->call->plan.bp_bytes > 0;
     if (viterbi) {
         write_viterbi_span(w, 0);
+        if (!m->real_dim) {
+            emit_blank(w->e);
+            write_viterbi_spans(w);
+        }
         if (bp) {
             emit_blank(w->e);
             write_viterbi_span(w, 1);
@@ -681,8 +736,9 @@ static void write_scan(CallWriter *w)
     emit_line(w->e, "    .last = %d, .backward = %d, .bp_bytes = %d,", backward ? m->start : m->end,
               backward, bp ? w->call->plan.bp_bytes : 0);
     if (viterbi)
-        emit_line(w->e, "    .max_span = %s, .max_span_bp = %s,", name_of(w, "viterbi_span"),
-                  bp ? name_of(w, "viterbi_span_bp") : "NULL");
+        emit_line(w->e, "    .max_span = %s, .max_span_bp = %s, .max_spans = %s,",
+                  name_of(w, "viterbi_span"), bp ? name_of(w, "viterbi_span_bp") : "NULL",
+                  m->real_dim ? "NULL" : name_of(w, "viterbi_spans"));
     else
         emit_line(w->e, "    .sum_span = %s, .sum_spans = %s,",
                   name_of(w, backward ? "backward_span" : "forward_span"),

@@ -7,7 +7,10 @@
  * all share one), so nvcc's work does not grow with the number of models. */
 #include "codegen/cuda/backend_cuda_profile_data.h"
 
+#include <ctype.h>
 #include <string.h>
+
+#include "gpu/profile_data_regs.h" /* runtime/: the float kernel's shapes */
 
 #include "codegen/c/c_plan.h"
 #include "codegen/layout.h"
@@ -123,4 +126,22 @@ void cuda_write_profile_data_host(Emitter *e, const Program *p, const Plans *pla
                         "{\n    hmmrt_gpu_profile_describe(&%s, device, use_double, buf, len);\n}\n",
                 layout_name(layout, c, "describe"), gpu);
     }
+}
+
+const char *cuda_profile_data_plan_text(Arena *a, const IrCall *call)
+{
+    const IrModel *m = call->model;
+    int M = 0, viterbi = call->alg == ALG_VITERBI, G, S;
+    for (int s = 0; s < m->n_states; s++) {
+        const char *n = m->states[s].name;
+        M += n[0] == 'M' && isdigit((unsigned char)n[1]);
+    }
+    if (!hmmrt_pd_regs_shape(M, viterbi, &G, &S))
+        return arena_printf(a, "libhmmrt_gpu's generic profile kernel (a warp a sequence, double: "
+                               "M %d is beyond the float kernel's %d nodes a lane)", M,
+                            HMMRT_PD_NODES_MOST);
+    return arena_printf(a, "libhmmrt_gpu's float profile kernel (%d lanes a sequence, %d nodes a "
+                           "lane in registers, M %d; sequences float cannot hold, and --double, "
+                           "on the double kernel; a model whose weights float cannot hold too: "
+                           "PROG --timing says which)", G, S, M);
 }

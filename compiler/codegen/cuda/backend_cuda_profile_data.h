@@ -16,4 +16,8 @@ void cuda_write_profile_data(Emitter *e, const Program *p, const Plans *plans);
  * hmmrt_gpu_profile_call and its launch and describe functions. */
 void cuda_write_profile_data_host(Emitter *e, const Program *p, const Plans *plans);
 
+/* hmmc -v's words for the GPU side of such a call: the float kernel's
+ * shape for the model's M (match states M1..Mm), or why the double kernel. */
+const char *cuda_profile_data_plan_text(Arena *a, const IrCall *call);
+
 #endif

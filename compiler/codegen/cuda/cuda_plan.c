@@ -13,6 +13,7 @@
 #include "hmmrt_fb_gpu.h"
 #include "occupancy_rules.h"
 #include "codegen/cuda/profile_tuning.h"
+#include "codegen/cuda/backend_cuda_profile_data.h"
 #include "codegen/cuda/backend_cuda_real.h"
 #include "ir/graph.h"
 
@@ -158,12 +159,12 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
             memset(plan, 0, sizeof *plan);
             plan->profile_data = 1;
             if (verbose)
-                fprintf(verbose, "hmmc: plan %s: GPU: profile as data: libhmmrt_gpu's generic "
-                        "profile kernel (a warp a sequence, double) on the model's tables; "
-                        "no kernel of its own\n", call->label);
+                fprintf(verbose, "hmmc: plan %s: GPU: profile as data: %s on the model's "
+                        "tables; no kernel of its own\n", call->label,
+                        cuda_profile_data_plan_text(p->arena, call));
             continue;
         }
-        if (call->alg == ALG_POSTERIOR) {
+        if (call->alg == ALG_POSTERIOR && !m->real_dim) {
             plan_posterior(p, call, plan, verbose);
             continue;
         }
@@ -180,10 +181,17 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
                         "densities: a block per group of densities and 128 frames, or from 1,024 "
                         "distinct gaussians in float a matrix product of expanded features "
                         "through cuBLAS, TF32 x 3 on the tensor cores or FP32 as a bound of its "
-                        "error says when the model is loaded: --timing says which) then the %s "
-                        "recursion (a block per sequence), in float, or double with --double\n",
-                        call->label,
-                        m->n_emissions, call->alg == ALG_VITERBI ? "viterbi" : "forward");
+                        "error says when the model is loaded: --timing says which) then %s, in "
+                        "float, or double with --double\n",
+                        call->label, m->n_emissions,
+                        call->alg == ALG_FORWARD ? "the forward recursion (a block per sequence)"
+                        : call->alg == ALG_VITERBI
+                            ? "the viterbi recursion (a block per sequence); a traceback or "
+                              "segments from back pointers kept on the device "
+                              "(real_fb_kernel.cu, whole sequences of a chunk)"
+                            : "forward storing its columns, then backward and the posteriors "
+                              "(real_fb_kernel.cu: a block per whole sequence of a chunk; a "
+                              "sequence longer than a chunk: the CPU path)");
             continue;
         }
         if (m->n_length_weights && verbose) /* cuda_write_length_weights */
@@ -246,8 +254,8 @@ void gpu_plan_dump(const GpuPlan *plan, FILE *out)
         return;
     }
     if (plan->real) {
-        fprintf(out, "  gpu-plan real (libhmmrt_gpu's emission pass and recursion, where every "
-                     "column is a forward or viterbi score; else the CPU)\n");
+        fprintf(out, "  gpu-plan real (libhmmrt_gpu's emission pass, recursions and "
+                     "forward-backward, where no column is a whole table; else the CPU)\n");
         return;
     }
     if (plan->posterior) {

@@ -1,0 +1,43 @@
+// profile_data_regs_viterbi.cu: viterbi, up to 18 nodes a lane
+// (profile_data_regs.cuh's kernel; profile_data_regs.cu picks one by G and S).
+#include "profile_data_regs.cuh"
+
+extern const hmmrt_pd_regs_instance hmmrt_pd_regs_viterbi[];
+const hmmrt_pd_regs_instance hmmrt_pd_regs_viterbi[] = {
+    HMMRT_PD_REGS(8, 1, true)
+    HMMRT_PD_REGS(8, 2, true)
+    HMMRT_PD_REGS(8, 3, true)
+    HMMRT_PD_REGS(8, 4, true)
+    HMMRT_PD_REGS(8, 5, true)
+    HMMRT_PD_REGS(8, 6, true)
+    HMMRT_PD_REGS(8, 7, true)
+    HMMRT_PD_REGS(8, 8, true)
+    HMMRT_PD_REGS(8, 9, true)
+    HMMRT_PD_REGS(8, 10, true)
+    HMMRT_PD_REGS(8, 11, true)
+    HMMRT_PD_REGS(8, 12, true)
+    HMMRT_PD_REGS(8, 13, true)
+    HMMRT_PD_REGS(8, 14, true)
+    HMMRT_PD_REGS(8, 15, true)
+    HMMRT_PD_REGS(8, 16, true)
+    HMMRT_PD_REGS(8, 17, true)
+    HMMRT_PD_REGS(8, 18, true)
+    HMMRT_PD_REGS(16, 10, true)
+    HMMRT_PD_REGS(32, 10, true)
+    HMMRT_PD_REGS(16, 11, true)
+    HMMRT_PD_REGS(32, 11, true)
+    HMMRT_PD_REGS(16, 12, true)
+    HMMRT_PD_REGS(32, 12, true)
+    HMMRT_PD_REGS(16, 13, true)
+    HMMRT_PD_REGS(32, 13, true)
+    HMMRT_PD_REGS(16, 14, true)
+    HMMRT_PD_REGS(32, 14, true)
+    HMMRT_PD_REGS(16, 15, true)
+    HMMRT_PD_REGS(32, 15, true)
+    HMMRT_PD_REGS(16, 16, true)
+    HMMRT_PD_REGS(32, 16, true)
+    HMMRT_PD_REGS(16, 17, true)
+    HMMRT_PD_REGS(32, 17, true)
+    HMMRT_PD_REGS(16, 18, true)
+    HMMRT_PD_REGS(32, 18, true)
+    {0, 0, 0, 0}};
