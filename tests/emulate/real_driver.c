@@ -242,6 +242,17 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
                 printf("FAIL real-driver: HMMRT_REAL_PRODUCT=%s, but: %s", runs[r].product, said);
                 failed++;
             }
+            /* backward, posteriors or paths: chunks one at a time, and said so */
+            int columns = 0;
+            for (int c = 0; c < n_calls; c++)
+                columns |= calls[c].what != HMMRT_RG_SCORE;
+            if (columns != (strstr(said, "one at a time") != NULL) ||
+                columns != (strstr(said, "backward, posteriors and paths") != NULL) ||
+                !columns != (strstr(said, "two in flight") != NULL)) {
+                printf("FAIL real-driver: --timing does not say how its chunks ran (%s): %s",
+                       columns ? "one at a time" : "two in flight", said);
+                failed++;
+            }
             for (int64_t i = 0; i < f.n; i++) {
                 if (!done[i]) {
                     int huge = 0;
