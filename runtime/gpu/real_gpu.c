@@ -500,7 +500,9 @@ static int emit_model(rg_gpu *g, rg_slot *b, int mi, char *err, size_t errlen)
  * copy in; per model its emission pass (after the copy, and after the
  * model before's recursions: they share the table), then its calls'
  * recursions (after its emission pass); the scores back. Nothing waits
- * here: hmmrt_real_gpu_score harvests the slot before it packs it again. */
+ * here (but real_fb_gpu.c's kernels, which write their columns into values
+ * and wait for themselves): hmmrt_real_gpu_score harvests the slot before
+ * it packs it again. */
 static int issue_chunk(rg_gpu *g, rg_slot *b, hmmrt_value *values, char *err, size_t errlen)
 {
     const hmmrt_gpu_program *gp = g->gp;
