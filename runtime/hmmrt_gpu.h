@@ -219,6 +219,8 @@ void hmmrt_cublas_warm(int n);
  * memory for cublasLt's algorithm (without it, cublasGemmEx runs it). */
 int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const float *a,
                           const float *b, float *c); /* FP32: real observations' emission pass */
+int hmmrt_cublas_tf32_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                         const float *b, float *c); /* the same on the tensor cores (TF32) */
 int hmmrt_cublas_rows_product(void *handle, void *stream, int rows, int n, const float *in,
                               const float *matrix, float *out, void *workspace,
                               size_t workspace_bytes);

@@ -10,7 +10,13 @@
  * by the paper's count, and checks the first utterances against the CPU
  * path's engine (runtime/fb.c over runtime/gaussian.c) within the float
  * contract.
+ * --modes runs the scoring once per emission product named (a list of
+ * HMMRT_REAL_PRODUCT values, default for the path's own choice; a name
+ * ending in ? is shown without its check counting), the CPU path's scores
+ * computed once; each mode's line gives its worst checked utterance as a
+ * fraction of the float contract's tolerance.
  *   gmm-bench [-S 5000] [-G 16] [-D 36] [-F 1000000] [-U 1000] [-c 2] [--double]
+ *             [--modes default,fp32,tf32x3,tf32x2?]
  *             [--write-npz FILE] (the frames, for the peers: benchmarks/gmm/peers.py) */
 #include "fb.h"
 #include "hmmrt.h"
@@ -44,18 +50,19 @@ int main(int argc, char **argv)
 {
     long S = 5000, G = 16, D = 36, F = 1000000, U = 1000, check = 2;
     int use_double = 0;
-    const char *npz = NULL, *params = NULL;
+    const char *npz = NULL, *params = NULL, *modes = "default";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--double")) { use_double = 1; continue; }
         if (!strcmp(a, "--write-npz")) { npz = v; i++; continue; }
         if (!strcmp(a, "--write-params")) { params = v; i++; continue; }
+        if (!strcmp(a, "--modes") && *v) { modes = v; i++; continue; }
         long *to = !strcmp(a, "-S") ? &S : !strcmp(a, "-G") ? &G : !strcmp(a, "-D") ? &D
                  : !strcmp(a, "-F") ? &F : !strcmp(a, "-U") ? &U : !strcmp(a, "-c") ? &check : NULL;
         if (!to || !*v) {
             fprintf(stderr, "usage: gmm-bench [-S states] [-G gaussians a state] [-D reals] "
                             "[-F frames] [-U frames an utterance] [-c utterances checked] "
-                            "[--double] [--write-npz FILE] [--write-params FILE]\n");
+                            "[--double] [--write-npz FILE] [--write-params FILE] [--modes LIST]\n");
             return 2;
         }
         *to = atol(v);
@@ -179,35 +186,16 @@ int main(int argc, char **argv)
     hmmrt_program prog = {.name = "gmm", .target = "cuda", .n_columns = 1, .columns = columns,
                           .n_models = 1, .models = &model, .gpu = &gp, .real_dim = (int)D};
     char err[2048];
-    double o0 = now();
-    void *g = hmmrt_real_gpu_open(&prog, 0, use_double, err, sizeof err);
-    if (!g) {
-        fprintf(stderr, "gmm-bench: %s\n", err);
-        return 1;
-    }
-    const double opened = now() - o0;
-    hmmrt_value *values = calloc((size_t)n_utt, sizeof *values);
-    unsigned char *done = calloc((size_t)n_utt, 1);
-    double s0 = now();
-    if (hmmrt_real_gpu_score(g, &file, values, done, err, sizeof err) != 0) {
-        fprintf(stderr, "gmm-bench: %s\n", err);
-        return 1;
-    }
-    const double wall = now() - s0;
-    hmmrt_real_gpu_report(g, stdout);
-    hmmrt_real_gpu_close(g);
-    /* the paper's count: per gaussian 5 flops an off-diagonal covariance
-     * element, 4 a diagonal one; 9 a log-add of a state's parts */
-    const double flops = (double)F * ((double)n_g * (4.0 * D + 5.0 * D * (D - 1)) + 9.0 * S * (G - 1));
-    printf("gmm-bench: %s, %ld states x %ld gaussians, D = %ld, %ld frames: opening %.2f s "
-           "(the model packed and copied), scoring %.3f s: 1/RTF %.0f at 100 frames/s "
-           "(transfers included), %.0f GFLOPS by the paper's count\n",
-           use_double ? "double" : "float", S, G, D, F, opened, wall, (double)F / 100.0 / wall,
-           flops / wall * 1e-9);
-    /* the first utterances against the CPU path's engine */
-    int bad = 0;
+    /* the first utterances' scores on the CPU path's engine, once for every mode */
+    double *want = calloc((size_t)(check > 0 ? check : 1), sizeof *want);
     hmmrt_fb *fb = check > 0 ? hmmrt_fb_new(&model, 1, err, sizeof err) : NULL;
-    for (long u = 0; u < check && u < n_utt && fb; u++) {
+    if (check > 0 && !fb) {
+        fprintf(stderr, "gmm-bench: the CPU path's engine: %s\n", err);
+        return 1;
+    }
+    check = check < n_utt ? check : n_utt;
+    double c0 = now();
+    for (long u = 0; u < check; u++) {
         const long L = seqs[u].length;
         double *scratch = calloc(hmmrt_fb_scratch(fb, L), sizeof *scratch);
         double *rows = malloc((size_t)L * S * sizeof *rows);
@@ -217,16 +205,72 @@ int main(int argc, char **argv)
         for (long i = 0; i < L; i++)
             k += hmmrt_density_probs(&ds, seqs[u].obs + (size_t)i * D, rows + (size_t)i * S);
         const long double shift = k * 0.693147180559945309417232121458176568L;
-        double want = hmmrt_fb_run_rows(fb, rows, L, scratch, NULL, NULL, NULL);
-        want = want == -INFINITY ? want : (double)(want + shift);
-        const double got = values[u].score, m = fabs(want) > 1 ? fabs(want) : 1;
-        const double tol = use_double ? 1e-10 * m + 1e-12 * L : 1e-5 * m + 1e-8 * L;
-        const int ok = done[u] && (got == want || fabs(got - want) <= tol);
-        bad += !ok;
-        printf("gmm-bench: check %s: GPU %.10g, CPU path %.10g: %s (%.3g of the tolerance)\n",
-               seqs[u].name, got, want, ok ? "ok" : "FAIL", fabs(got - want) / tol);
+        double w = hmmrt_fb_run_rows(fb, rows, L, scratch, NULL, NULL, NULL);
+        want[u] = w == -INFINITY ? w : (double)(w + shift);
         free(scratch);
         free(rows);
+    }
+    if (check > 0)
+        fprintf(stderr, "gmm-bench: %ld utterances scored on the CPU path in %.1f s\n", check,
+                now() - c0);
+    /* the paper's count: per gaussian 5 flops an off-diagonal covariance
+     * element, 4 a diagonal one; 9 a log-add of a state's parts */
+    const double flops = (double)F * ((double)n_g * (4.0 * D + 5.0 * D * (D - 1)) + 9.0 * S * (G - 1));
+    hmmrt_value *values = calloc((size_t)n_utt, sizeof *values);
+    unsigned char *done = calloc((size_t)n_utt, 1);
+    int bad = 0;
+    char list[256];
+    snprintf(list, sizeof list, "%s", modes);
+    for (char *mode = strtok(list, ","); mode; mode = strtok(NULL, ",")) {
+        const size_t ml = strlen(mode);
+        const int informational = ml > 0 && mode[ml - 1] == '?';
+        if (informational)
+            mode[ml - 1] = 0;
+        if (strcmp(mode, "default") == 0)
+            unsetenv("HMMRT_REAL_PRODUCT");
+        else
+            setenv("HMMRT_REAL_PRODUCT", mode, 1);
+        double o0 = now();
+        void *g = hmmrt_real_gpu_open(&prog, 0, use_double, err, sizeof err);
+        if (!g) {
+            fprintf(stderr, "gmm-bench: %s: %s\n", mode, err);
+            return 1;
+        }
+        const double opened = now() - o0;
+        memset(done, 0, (size_t)n_utt);
+        double s0 = now();
+        if (hmmrt_real_gpu_score(g, &file, values, done, err, sizeof err) != 0) {
+            fprintf(stderr, "gmm-bench: %s: %s\n", mode, err);
+            return 1;
+        }
+        const double wall = now() - s0;
+        printf("gmm-bench: ---- %s, HMMRT_REAL_PRODUCT=%s%s\n", use_double ? "double" : "float", mode,
+               informational ? " (shown, not required to keep the contract)" : "");
+        hmmrt_real_gpu_report(g, stdout);
+        hmmrt_real_gpu_close(g);
+        /* the first utterances against the CPU path's engine */
+        double worst = 0;
+        int failed = 0;
+        for (long u = 0; u < check; u++) {
+            const long L = seqs[u].length;
+            const double got = values[u].score, m = fabs(want[u]) > 1 ? fabs(want[u]) : 1;
+            const double tol = use_double ? 1e-10 * m + 1e-12 * L : 1e-5 * m + 1e-8 * L;
+            const int ok = done[u] && (got == want[u] || fabs(got - want[u]) <= tol);
+            const double frac = got == want[u] ? 0 : fabs(got - want[u]) / tol;
+            failed += !ok;
+            worst = frac > worst || frac != frac ? frac : worst;
+            printf("gmm-bench: check %s: GPU %.10g, CPU path %.10g: %s (%.3g of the "
+                       "tolerance)\n", seqs[u].name, got, want[u], ok ? "ok" : "FAIL", frac);
+        }
+        if (!informational)
+            bad += failed;
+        printf("gmm-bench: %s %s: %ld states x %ld gaussians, D = %ld, %ld frames: opening %.2f s "
+               "(the model packed and copied), scoring %.3f s: 1/RTF %.0f at 100 frames/s "
+               "(transfers included), %.0f GFLOPS by the paper's count; worst of %ld utterances "
+               "against the CPU path: %.3g of the float contract's tolerance (%s)\n",
+               use_double ? "double" : "float", mode, S, G, D, F, opened, wall,
+               (double)F / 100.0 / wall, flops / wall * 1e-9, check, worst,
+               failed ? "FAIL" : "ok");
     }
     return bad ? 1 : 0;
 }

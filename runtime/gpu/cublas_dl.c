@@ -301,6 +301,23 @@ int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const
     return (int)s;
 }
 
+/* The same product on the tensor cores (TF32 inputs, FP32 accumulation):
+ * the emission pass's split products (runtime/gpu/real_gpu.c), whose
+ * operands are already rounded to TF32 so that nothing more is lost in
+ * the tensor cores. 0, or cuBLAS's status. */
+int hmmrt_cublas_tf32_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                         const float *b, float *c)
+{
+    cublasHandle_t h = (cublasHandle_t)handle;
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = blas.set_stream(h, (cudaStream_t)stream);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, k, b, CUDA_R_32F,
+                      k, &zero, c, CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32,
+                      CUBLAS_GEMM_DEFAULT);
+    return (int)s;
+}
+
 void hmmrt_cublas_warm(int n)
 {
     enum { ROWS = 1024 }; /* the product of a batch's first positions */

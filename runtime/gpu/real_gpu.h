@@ -30,11 +30,13 @@ typedef struct hmmrt_rg_emit_job {
 } hmmrt_rg_emit_job;
 
 /* The emission pass as a matrix product (float): features of each frame
- * (phi[f * n_feat + j], real_math.cuh's hmmrt_rg_feature of feat_i[j],
- * feat_k[j] over the frame less center), the product (cuBLAS:
- * gauss[f * n_gauss + g]), then each density's log-sum into table. */
+ * (real_math.cuh's hmmrt_rg_feature of feat_i[j], feat_k[j] over the frame
+ * less center, j < n_feat, zero to n_pad) in the mode's sections
+ * (phi[f * n_k + s * n_pad + j]: hmmrt_rg_feature_part), the product
+ * (cuBLAS: gauss[f * n_gauss + g]), then each density's log-sum into
+ * table. */
 typedef struct hmmrt_rg_gemm_job {
-    int D, n_feat, n_gauss, n_dens;
+    int D, n_feat, n_pad, n_k, mode, n_gauss, n_dens;
     int64_t n_frames;
     const float *frames, *center;
     const int *feat_i, *feat_k;

@@ -77,20 +77,28 @@ __global__ void rg_emit(const hmmrt_rg_emit_job job)
     }
 }
 
-/* The expanded features of every frame: a thread a (frame, feature). */
+/* The expanded features of every frame: a thread a (frame, padded
+ * feature), writing it into each of the mode's sections. */
 __global__ void rg_features(const hmmrt_rg_gemm_job job)
 {
     const int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= job.n_frames * job.n_feat)
+    if (idx >= job.n_frames * job.n_pad)
         return;
-    const int64_t f = idx / job.n_feat;
-    const int j = (int)(idx % job.n_feat), i = job.feat_i[j], k = job.feat_k[j];
-    const float *x = job.frames + f * job.D;
-    float xc[2];
-    xc[0] = i < 0 ? 0.0f : x[i] - job.center[i];
-    xc[1] = k < 0 ? 0.0f : x[k] - job.center[k];
-    /* hmmrt_rg_feature over the two values it reads */
-    job.phi[idx] = hmmrt_rg_featuref(i < 0 ? -1 : 0, k < 0 ? -1 : 1, xc);
+    const int64_t f = idx / job.n_pad;
+    const int j = (int)(idx % job.n_pad);
+    float v = 0.0f;
+    if (j < job.n_feat) {
+        const int i = job.feat_i[j], k = job.feat_k[j];
+        const float *x = job.frames + f * job.D;
+        float xc[2];
+        xc[0] = i < 0 ? 0.0f : x[i] - job.center[i];
+        xc[1] = k < 0 ? 0.0f : x[k] - job.center[k];
+        /* hmmrt_rg_feature over the two values it reads */
+        v = hmmrt_rg_featuref(i < 0 ? -1 : 0, k < 0 ? -1 : 1, xc);
+    }
+    float *phi = job.phi + f * job.n_k + j;
+    for (int s = 0, n = hmmrt_rg_sections(job.mode); s < n; s++)
+        phi[(int64_t)s * job.n_pad] = hmmrt_rg_feature_part(job.mode, s, v);
 }
 
 /* Each density's log-sum over its gaussians' log-densities: a thread a
@@ -267,7 +275,7 @@ static int launch_flat(void (*kernel)(const hmmrt_rg_gemm_job), const hmmrt_rg_g
 
 extern "C" int hmmrt_rg_features_launch(const hmmrt_rg_gemm_job *job)
 {
-    return launch_flat(rg_features, job, job->n_frames * job->n_feat);
+    return launch_flat(rg_features, job, job->n_frames * job->n_pad);
 }
 
 extern "C" int hmmrt_rg_mix_launch(const hmmrt_rg_gemm_job *job)

@@ -7,6 +7,7 @@
 #define HMMRT_REAL_MATH_CUH
 
 #include <math.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define HMMRT_RG_HD __host__ __device__ static inline
@@ -108,6 +109,63 @@ HMMRT_RG_HD int hmmrt_rg_row(int i) { return i * (i + 1) / 2; }
             hmmrt_rg_lse_add##SFX(&top, &sum, logw[p] + grow[part_gauss[p]]);                  \
         return top == (RT)-INFINITY ? top : top + LOG(sum);                                    \
     }
+
+/* v rounded to TF32 (10 mantissa bits, the tensor cores' input), to the
+ * nearest, ties away from zero: the low 13 bits of the float zero, so that
+ * the tensor cores take it as it is (they drop those bits, rounding toward
+ * zero). Finite v only (a NaN or an infinity comes back as it is). */
+HMMRT_RG_HD float hmmrt_rg_tf32(float v)
+{
+    unsigned int b;
+#ifdef __CUDA_ARCH__
+    b = __float_as_uint(v);
+#else
+    memcpy(&b, &v, sizeof b);
+#endif
+    if ((b & 0x7f800000u) == 0x7f800000u)
+        return v;
+    b = (b + 0x1000u) & 0xffffe000u;
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(b);
+#else
+    memcpy(&v, &b, sizeof v);
+    return v;
+#endif
+}
+
+/* The emission product's modes (runtime/gpu/real_product.h says which a
+ * model takes and why): FP32 on the CUDA cores; TF32 x 2, frames' features
+ * rounded to TF32 times the weights split hi + lo (two products into one
+ * accumulator); TF32 x 3, the features split too (x_hi w_hi + x_hi w_lo +
+ * x_lo w_hi); plain TF32 (both sides rounded once: the tests' foil, which
+ * breaks the float contract). The product runs over sections of padded
+ * length, side by side in one product of sections x padded features. */
+enum { HMMRT_RG_FP32, HMMRT_RG_TF32X2, HMMRT_RG_TF32X3, HMMRT_RG_TF32 };
+
+HMMRT_RG_HD int hmmrt_rg_sections(int mode)
+{
+    return mode == HMMRT_RG_TF32X3 ? 3 : mode == HMMRT_RG_TF32X2 ? 2 : 1;
+}
+
+/* Section s of feature value v as the product takes it: x_hi in the
+ * sections that meet w_hi and w_lo, x_lo in the one that meets w_hi. */
+HMMRT_RG_HD float hmmrt_rg_feature_part(int mode, int s, float v)
+{
+    if (mode == HMMRT_RG_FP32)
+        return v;
+    const float hi = hmmrt_rg_tf32(v);
+    return mode == HMMRT_RG_TF32X3 && s == 2 ? hmmrt_rg_tf32(v - hi) : hi;
+}
+
+/* Section s of weight w (double, as the model packs it): w_hi, then w_lo
+ * (what w_hi leaves, itself rounded to TF32), then w_hi again (TF32 x 3). */
+HMMRT_RG_HD float hmmrt_rg_weight_part(int mode, int s, double w)
+{
+    if (mode == HMMRT_RG_FP32)
+        return (float)w;
+    const float hi = hmmrt_rg_tf32((float)w);
+    return s == 1 ? hmmrt_rg_tf32((float)(w - (double)hi)) : hi;
+}
 
 HMMRT_RG_GAUSSIAN(float, f)
 HMMRT_RG_GAUSSIAN(double, d)

@@ -24,6 +24,16 @@ cudaError_t cudaStreamCreate(cudaStream_t *s)
     *s = NULL;
     return cudaSuccess;
 }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int priority)
+{
+    *s = NULL;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    *least = *greatest = 0;
+    return cudaSuccess;
+}
 cudaError_t cudaStreamDestroy(cudaStream_t s) { return cudaSuccess; }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
 cudaError_t cudaMalloc(void **p, size_t bytes)
@@ -53,6 +63,28 @@ cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, enum cudaM
 }
 const char *cudaGetErrorString(cudaError_t e) { return "an emulated error"; }
 
+/* Events and the streams' waits on them: every call is done when it
+ * returns here, so there is nothing to wait for and no time between. */
+static char an_event;
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = (cudaEvent_t)&an_event;
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) { return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t e) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    *ms = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    return cudaSuccess;
+}
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
     *free_bytes = *total = (size_t)1 << 32;
@@ -77,6 +109,13 @@ int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const
             c[(size_t)j * m + i] = t;
         }
     return 0;
+}
+/* The tensor cores' product: its operands come rounded to TF32 already
+ * (runtime/gpu/real_product.h), so the plain loop in float stands in. */
+int hmmrt_cublas_tf32_tn(void *handle, void *stream, int m, int n, int k, const float *a,
+                         const float *b, float *c)
+{
+    return hmmrt_cublas_sgemm_tn(handle, stream, m, n, k, a, b, c);
 }
 
 /* runtime/gpu/real_train_gpu.c's zeroing of the sums */

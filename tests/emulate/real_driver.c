@@ -206,7 +206,8 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
     /* (double, frames a chunk ("": the path's own), the emission pass) */
     static const struct { int use_double; const char *frames, *product; } runs[] = {
         {0, "1", "direct"}, {0, "7", "direct"}, {0, "", "direct"}, {0, "7", "gemm"},
-        {0, "", "gemm"},    {1, "1", "direct"}, {1, "7", "direct"}, {1, "", ""},
+        {0, "", "gemm"},    {0, "7", "tf32x3"}, {0, "", "fp32"},    {1, "1", "direct"},
+        {1, "7", "direct"}, {1, "", ""},
     };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
         {
@@ -236,8 +237,20 @@ int real_driver_main(int argc, char **argv, const hmmrt_program *prog)
             hmmrt_real_gpu_report(g, report);
             fclose(report);
             hmmrt_real_gpu_close(g);
-            if ((strcmp(runs[r].product, "gemm") == 0) != (strstr(said, "matrix product") != NULL)) {
+            const int product = *runs[r].product && strcmp(runs[r].product, "direct") != 0;
+            if (product != (strstr(said, "matrix product") != NULL)) {
                 printf("FAIL real-driver: HMMRT_REAL_PRODUCT=%s, but: %s", runs[r].product, said);
+                failed++;
+            }
+            /* backward, posteriors or paths: chunks one at a time, and said so */
+            int columns = 0;
+            for (int c = 0; c < n_calls; c++)
+                columns |= calls[c].what != HMMRT_RG_SCORE;
+            if (columns != (strstr(said, "one at a time") != NULL) ||
+                columns != (strstr(said, "backward, posteriors and paths") != NULL) ||
+                !columns != (strstr(said, "two in flight") != NULL)) {
+                printf("FAIL real-driver: --timing does not say how its chunks ran (%s): %s",
+                       columns ? "one at a time" : "two in flight", said);
                 failed++;
             }
             for (int64_t i = 0; i < f.n; i++) {

@@ -179,8 +179,10 @@ GpuPlan *gpu_plan(const Program *p, FILE *verbose, const unsigned char *generic)
                 fprintf(verbose, "hmmc: plan %s: GPU: libhmmrt_gpu's path over real observations: "
                         "an emission pass (each frame's log-density under each of the model's %d "
                         "densities: a block per group of densities and 128 frames, or from 1,024 "
-                        "distinct gaussians in float an FP32 matrix product of expanded features "
-                        "through cuBLAS) then %s, in float, or double with --double\n",
+                        "distinct gaussians in float a matrix product of expanded features "
+                        "through cuBLAS, TF32 x 3 on the tensor cores or FP32 as a bound of its "
+                        "error says when the model is loaded: --timing says which) then %s, in "
+                        "float, or double with --double\n",
                         call->label, m->n_emissions,
                         call->alg == ALG_FORWARD ? "the forward recursion (a block per sequence)"
                         : call->alg == ALG_VITERBI
