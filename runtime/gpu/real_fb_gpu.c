@@ -91,34 +91,15 @@ int64_t hmmrt_rfb_frames(int n_states, int use_double, int64_t frames)
     return frames < most ? frames : most > 1 ? most : 1;
 }
 
-/* n doubles of v to the device as reals. */
+/* n doubles of v to the device as reals; n ints: real_gpu.c's uploads. */
 static int reals(hmmrt_rfb *r, void **to, const double *v, int64_t n, char *err, size_t errlen)
 {
-    size_t bytes = (size_t)(n > 0 ? n : 1) * r->rs;
-    void *h = malloc(bytes);
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int64_t i = 0; i < n; i++)
-        if (r->use_double)
-            ((double *)h)[i] = v[i];
-        else
-            ((float *)h)[i] = (float)v[i];
-    cudaError_t e = cudaMalloc(to, bytes);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(*to, h, bytes, cudaMemcpyHostToDevice);
-    free(h);
-    CK(e);
-    return 0;
+    return hmmrt_rg_upload_reals(to, v, n, r->use_double, err, errlen);
 }
 
 static int ints(int **to, const int *v, int64_t n, char *err, size_t errlen)
 {
-    CK(cudaMalloc((void **)to, (size_t)(n > 0 ? n : 1) * sizeof(int)));
-    if (n > 0)
-        CK(cudaMemcpy(*to, v, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
-    return 0;
+    return hmmrt_rg_upload((void **)to, v, (size_t)(n > 0 ? n : 0) * sizeof(int), err, errlen);
 }
 
 /* Model m's moves on the device, once. */

@@ -112,17 +112,17 @@ static double now(void)
         }                                                                                      \
     } while (0)
 
-/* n values of v (doubles) to the device as reals. */
-static int upload_reals(rg_gpu *g, void **to, const double *v, int64_t n, char *err, size_t errlen)
+int hmmrt_rg_upload_reals(void **to, const double *v, int64_t n, int use_double, char *err,
+                          size_t errlen)
 {
-    size_t bytes = (size_t)(n > 0 ? n : 1) * g->rs;
+    size_t bytes = (size_t)(n > 0 ? n : 1) * (use_double ? sizeof(double) : sizeof(float));
     void *h = malloc(bytes);
     if (!h) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (int64_t i = 0; i < n; i++)
-        if (g->use_double)
+        if (use_double)
             ((double *)h)[i] = v[i];
         else
             ((float *)h)[i] = (float)v[i];
@@ -134,7 +134,7 @@ static int upload_reals(rg_gpu *g, void **to, const double *v, int64_t n, char *
     return 0;
 }
 
-static int upload(void **to, const void *v, size_t bytes, char *err, size_t errlen)
+int hmmrt_rg_upload(void **to, const void *v, size_t bytes, char *err, size_t errlen)
 {
     CK(cudaMalloc(to, bytes ? bytes : 1));
     if (bytes)
@@ -146,19 +146,19 @@ static int upload_model(rg_gpu *g, dev_model *d, char *err, size_t errlen)
 {
     const hmmrt_rg_model *m = &d->m;
     const size_t I = sizeof(int);
-    if (upload_reals(g, &d->par, m->par, m->n_par, err, errlen) ||
-        upload_reals(g, &d->log_norm, m->log_norm, m->n_gauss, err, errlen) ||
-        upload_reals(g, &d->part_logw, m->part_logw, m->n_parts, err, errlen) ||
-        upload_reals(g, &d->in_logw, m->in_logw, m->n_in, err, errlen) ||
-        upload_reals(g, &d->end_logw, m->end_logw, m->n_end, err, errlen) ||
-        upload((void **)&d->par_at, m->par_at, (size_t)m->n_gauss * sizeof(int64_t), err, errlen) ||
-        upload((void **)&d->diagonal, m->diagonal, (size_t)m->n_gauss * I, err, errlen) ||
-        upload((void **)&d->part_start, m->part_start, ((size_t)m->n_dens + 1) * I, err, errlen) ||
-        upload((void **)&d->part_gauss, m->part_gauss, (size_t)m->n_parts * I, err, errlen) ||
-        upload((void **)&d->in_start, m->in_start, ((size_t)m->n_states + 1) * I, err, errlen) ||
-        upload((void **)&d->in_from, m->in_from, (size_t)m->n_in * I, err, errlen) ||
-        upload((void **)&d->in_em, m->in_em, (size_t)m->n_in * I, err, errlen) ||
-        upload((void **)&d->end_from, m->end_from, (size_t)m->n_end * I, err, errlen))
+    if (hmmrt_rg_upload_reals(&d->par, m->par, m->n_par, g->use_double, err, errlen) ||
+        hmmrt_rg_upload_reals(&d->log_norm, m->log_norm, m->n_gauss, g->use_double, err, errlen) ||
+        hmmrt_rg_upload_reals(&d->part_logw, m->part_logw, m->n_parts, g->use_double, err, errlen) ||
+        hmmrt_rg_upload_reals(&d->in_logw, m->in_logw, m->n_in, g->use_double, err, errlen) ||
+        hmmrt_rg_upload_reals(&d->end_logw, m->end_logw, m->n_end, g->use_double, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->par_at, m->par_at, (size_t)m->n_gauss * sizeof(int64_t), err, errlen) ||
+        hmmrt_rg_upload((void **)&d->diagonal, m->diagonal, (size_t)m->n_gauss * I, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->part_start, m->part_start, ((size_t)m->n_dens + 1) * I, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->part_gauss, m->part_gauss, (size_t)m->n_parts * I, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->in_start, m->in_start, ((size_t)m->n_states + 1) * I, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->in_from, m->in_from, (size_t)m->n_in * I, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->in_em, m->in_em, (size_t)m->n_in * I, err, errlen) ||
+        hmmrt_rg_upload((void **)&d->end_from, m->end_from, (size_t)m->n_end * I, err, errlen))
         return -1;
     return 0;
 }
@@ -192,10 +192,10 @@ static int upload_gemm(dev_model *d, int forced, char *err, size_t errlen)
         for (int k = 0; k < m->D; k++)
             cf[k] = (float)center[k];
         hmmrt_rg_feature_index(m->D, fi, fi + F);
-        failed = upload((void **)&d->w, wf, (size_t)m->n_gauss * d->n_k * sizeof *wf, err, errlen) ||
-                 upload((void **)&d->center, cf, (size_t)m->D * sizeof *cf, err, errlen) ||
-                 upload((void **)&d->feat_i, fi, (size_t)F * sizeof *fi, err, errlen) ||
-                 upload((void **)&d->feat_k, fi + F, (size_t)F * sizeof *fi, err, errlen);
+        failed = hmmrt_rg_upload((void **)&d->w, wf, (size_t)m->n_gauss * d->n_k * sizeof *wf, err, errlen) ||
+                 hmmrt_rg_upload((void **)&d->center, cf, (size_t)m->D * sizeof *cf, err, errlen) ||
+                 hmmrt_rg_upload((void **)&d->feat_i, fi, (size_t)F * sizeof *fi, err, errlen) ||
+                 hmmrt_rg_upload((void **)&d->feat_k, fi + F, (size_t)F * sizeof *fi, err, errlen);
     } else {
         snprintf(err, errlen, "out of memory for the matrix product's weights");
     }

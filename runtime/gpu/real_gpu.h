@@ -88,6 +88,13 @@ int hmmrt_rg_mix_launch(const hmmrt_rg_gemm_job *job);
  * between shared memory and work. */
 size_t hmmrt_rg_step_shared(int n_states, int use_double);
 
+/* The model's tables to the device (real_gpu.c; real_fb_gpu.c's too): n
+ * doubles of v as floats or doubles, or bytes as they are. 0, or -1 with
+ * err written. */
+int hmmrt_rg_upload_reals(void **to, const double *v, int64_t n, int use_double, char *err,
+                          size_t errlen);
+int hmmrt_rg_upload(void **to, const void *v, size_t bytes, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
