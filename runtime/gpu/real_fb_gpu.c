@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* A chunk's stored columns (forward's, the posteriors, viterbi's back
  * pointers) are kept under this many bytes: a sequence longer than the
@@ -49,13 +48,6 @@ struct hmmrt_rfb {
     double t_fb, t_viterbi, t_back, t_write;
     int64_t sequences;
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 #define CK(call)                                                                               \
     do {                                                                                       \
@@ -315,7 +307,7 @@ int hmmrt_rfb_chunk(hmmrt_rfb *r, int mi, const hmmrt_rg_model *m, const void *t
     const size_t N = (size_t)m->n_states;
     cudaStream_t st = (cudaStream_t)stream;
     if (fb) {
-        double t0 = now();
+        double t0 = hmmrt_seconds();
         CK((cudaError_t)hmmrt_rfb_launch(&job));
         CK(cudaMemcpyAsync(r->bscore_h, r->bscore, (size_t)n * sizeof(double),
                            cudaMemcpyDeviceToHost, st));
@@ -328,11 +320,11 @@ int hmmrt_rfb_chunk(hmmrt_rfb *r, int mi, const hmmrt_rg_model *m, const void *t
             CK(cudaMemcpyAsync(r->best_h, r->best, (size_t)frames * sizeof(int),
                                cudaMemcpyDeviceToHost, st));
         CK(cudaStreamSynchronize(st));
-        r->t_fb += now() - t0;
+        r->t_fb += hmmrt_seconds() - t0;
     }
     double *vscore = NULL;
     if (path) {
-        double t0 = now();
+        double t0 = hmmrt_seconds();
         /* viterbi's scores into the device's fscore after forward's were
          * copied back */
         job.viterbi = 1;
@@ -347,9 +339,9 @@ int hmmrt_rfb_chunk(hmmrt_rfb *r, int mi, const hmmrt_rg_model *m, const void *t
         CK(cudaMemcpyAsync(vscore, r->fscore, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost,
                            st));
         CK(cudaStreamSynchronize(st));
-        r->t_viterbi += now() - t0;
+        r->t_viterbi += hmmrt_seconds() - t0;
     }
-    double t0 = now();
+    double t0 = hmmrt_seconds();
     const int nc = r->prog->n_columns;
     hmmrt_value *vals = values;
     for (int p = 0; p < n; p++) {
@@ -357,7 +349,7 @@ int hmmrt_rfb_chunk(hmmrt_rfb *r, int mi, const hmmrt_rg_model *m, const void *t
         write_piece(r, mi, p, row_h[p], len_h[p], v, fb, vscore);
     }
     free(vscore);
-    r->t_write += now() - t0;
+    r->t_write += hmmrt_seconds() - t0;
     r->sequences += n;
     return 0;
 }

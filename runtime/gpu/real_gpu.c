@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The emission table of a chunk is kept under this many bytes (1 GiB; the
  * gaussians' table of the matrix product under GEMM_BYTES, at most a
@@ -94,13 +93,6 @@ typedef struct rg_gpu {
     double flops; /* of the emission passes, seed paper 003's count */
     hmmrt_rfb *rfb; /* real_fb_gpu.c's columns, or NULL: scores only */
 } rg_gpu;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 #define CK(call)                                                                               \
     do {                                                                                       \
@@ -665,13 +657,13 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
     const int D = g->D;
     int64_t s = 0, pos = 0;
     CK(cudaSetDevice(g->device));
-    const double w0 = now();
+    const double w0 = hmmrt_seconds();
     while (s < f->n) {
         rg_slot *b = &g->slot[g->next];
         /* the chunk before the last one leaves this slot: its scores first */
         if (harvest(g, b, values, done, err, errlen))
             return -1;
-        double t0 = now();
+        double t0 = hmmrt_seconds();
         int n = 0;
         int64_t frames = 0;
         while (s < f->n && n < g->max_pieces && frames < g->max_frames) {
@@ -706,7 +698,7 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
                 pos = 0;
             }
         }
-        g->t_pack += now() - t0;
+        g->t_pack += hmmrt_seconds() - t0;
         b->n = n;
         b->frames = frames;
         if (n > 0) {
@@ -719,7 +711,7 @@ int hmmrt_real_gpu_score(void *ctx, const hmmrt_real_file *f, hmmrt_value *value
     for (int k = 0; k < 2; k++)
         if (harvest(g, &g->slot[(g->next + k) % 2], values, done, err, errlen))
             return -1;
-    g->t_wall += now() - w0;
+    g->t_wall += hmmrt_seconds() - w0;
     return 0;
 }
 
