@@ -312,15 +312,28 @@ int hmmrt_cublas_sgemm_tn(void *handle, void *stream, int m, int n, int k, const
  * features (TF32 x 3) as three products of 704 put its 8 checked utterances
  * at 0.18 of the float contract's tolerance, one product at up to 0.83 (H200,
  * 2026-11-26); 0: one product. */
+static int real_chunk = 1024;
+static pthread_once_t real_chunk_read = PTHREAD_ONCE_INIT;
+
+static void read_real_chunk(void)
+{
+    const char *asked = getenv("HMMRT_REAL_TF32_KCHUNK");
+    char *end = NULL;
+    if (!asked || !*asked)
+        return;
+    const long v = strtol(asked, &end, 10);
+    if (*end || v < 0 || v > 1 << 30)
+        fprintf(stderr, "hmmrt: HMMRT_REAL_TF32_KCHUNK=%s: expected a count of features (0: one "
+                        "product); pieces of at most %d are summed\n",
+                asked, real_chunk);
+    else
+        real_chunk = (int)v;
+}
+
 static int real_kchunk(void)
 {
-    static int chunk = -1;
-    if (chunk < 0) {
-        const char *v = getenv("HMMRT_REAL_TF32_KCHUNK");
-        chunk = v && *v ? atoi(v) : 1024;
-        chunk = chunk > 0 ? chunk : 0;
-    }
-    return chunk;
+    pthread_once(&real_chunk_read, read_real_chunk);
+    return real_chunk;
 }
 
 int hmmrt_cublas_tf32_tn(void *handle, void *stream, int m, int n, int k, const float *a,
